@@ -1,0 +1,612 @@
+//! Codex rollouts (`<home>/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+//!
+//! A turn runs from `event_msg` `task_started` / `turn_started` (with its `turn_id`) to
+//! `task_complete` / `turn_complete` or `turn_aborted`. Old rollouts without those events fall
+//! back to `turn_context` boundaries.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::lenient::{Bool, Int, Obj, Str};
+use crate::model::{Event, TurnStatus};
+use crate::parse::{LineError, ParserCore};
+use crate::patch::summarize_patch;
+use crate::text::{self, MAX_ARGS, MAX_ASSISTANT_TEXT, MAX_COMMAND, MAX_PROMPT};
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(borrow, default)]
+    timestamp: Str<'a>,
+    #[serde(rename = "type", borrow, default)]
+    kind: Str<'a>,
+    #[serde(borrow, default)]
+    payload: Obj<Payload<'a>>,
+}
+
+/// The union of the payload fields the parser reads; every payload kind parses into it.
+#[derive(Deserialize, Default)]
+struct Payload<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Str<'a>,
+    // session_meta
+    #[serde(borrow, default)]
+    id: Str<'a>,
+    #[serde(borrow, default)]
+    cwd: Str<'a>,
+    #[serde(borrow, default)]
+    cli_version: Str<'a>,
+    #[serde(borrow, default)]
+    forked_from_id: Str<'a>,
+    #[serde(borrow, default)]
+    git: Option<&'a RawValue>,
+    // turn events
+    #[serde(borrow, default)]
+    turn_id: Str<'a>,
+    #[serde(borrow, default)]
+    reason: Str<'a>,
+    // messages
+    #[serde(borrow, default)]
+    role: Str<'a>,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    message: Str<'a>,
+    // tools
+    #[serde(borrow, default)]
+    name: Str<'a>,
+    #[serde(borrow, default)]
+    arguments: Str<'a>,
+    #[serde(borrow, default)]
+    call_id: Str<'a>,
+    #[serde(borrow, default)]
+    output: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    input: Str<'a>,
+    #[serde(borrow, default)]
+    action: Option<&'a RawValue>,
+    #[serde(default)]
+    success: Bool,
+    #[serde(borrow, default)]
+    changes: Option<&'a RawValue>,
+    #[serde(default)]
+    exit_code: Int,
+}
+
+#[derive(Deserialize, Default)]
+struct Git<'a> {
+    #[serde(borrow, default)]
+    branch: Str<'a>,
+}
+
+#[derive(Deserialize)]
+struct ContentItem<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Str<'a>,
+    #[serde(borrow, default)]
+    text: Str<'a>,
+}
+
+#[derive(Deserialize, Default)]
+struct ShellArgs<'a> {
+    #[serde(borrow, default)]
+    command: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    cmd: Str<'a>,
+    #[serde(borrow, default)]
+    input: Str<'a>,
+    #[serde(borrow, default)]
+    patch: Str<'a>,
+}
+
+#[derive(Deserialize, Default)]
+struct LocalShellAction<'a> {
+    #[serde(borrow, default)]
+    command: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+struct OutputEnvelope<'a> {
+    #[serde(borrow, default)]
+    output: Str<'a>,
+    #[serde(borrow, default)]
+    metadata: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+struct OutputMeta {
+    #[serde(default)]
+    exit_code: Int,
+}
+
+/// A command given as a string or an argv array (`["bash","-lc","cargo test"]`).
+fn command_text(raw: Option<&RawValue>) -> Option<String> {
+    let raw = raw?;
+    let s = raw.get();
+    match s.as_bytes().first() {
+        Some(b'"') => serde_json::from_str::<String>(s).ok(),
+        Some(b'[') => {
+            let argv: Vec<String> = serde_json::from_str::<Vec<serde_json::Value>>(s)
+                .ok()?
+                .into_iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect();
+            // `bash -lc "<script>"` is the script.
+            if argv.len() == 3
+                && matches!(
+                    argv[0].as_str(),
+                    "bash" | "sh" | "zsh" | "/bin/bash" | "/bin/sh"
+                )
+                && matches!(argv[1].as_str(), "-lc" | "-c")
+            {
+                return Some(argv[2].clone());
+            }
+            Some(argv.join(" "))
+        }
+        _ => None,
+    }
+}
+
+/// Message text parts joined, skipping images.
+fn content_text(raw: Option<&RawValue>) -> Vec<String> {
+    let Some(raw) = raw else { return Vec::new() };
+    let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(raw.get()) else {
+        return Vec::new();
+    };
+    items
+        .into_iter()
+        .filter_map(|i| serde_json::from_str::<ContentItem>(i.get()).ok())
+        .filter(|i| matches!(i.kind.get(), Some("input_text" | "output_text" | "text")))
+        .filter_map(|i| i.text.0.map(|t| t.into_owned()))
+        .collect()
+}
+
+/// Context Codex injects as user messages: not the user's words.
+fn is_injected(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with("<environment_context>")
+        || t.starts_with("<user_instructions>")
+        || t.starts_with("<INSTRUCTIONS>")
+        || t.starts_with("# AGENTS.md instructions")
+        || t.starts_with("<skill>")
+        || t.starts_with("<user_shell_command>")
+        || t.starts_with("<turn_aborted>")
+        || t.starts_with("<subagent_notification>")
+}
+
+/// Exit code of a function_call_output: a JSON envelope with `metadata.exit_code`, or the
+/// "Exit code: N" / "Process exited with code N" header of newer shell tools.
+fn output_text_and_code(raw: Option<&RawValue>) -> (String, Option<i64>) {
+    use crate::text::{OUTPUT_HEAD, OUTPUT_TAIL, cap_head_tail, json_string_head_tail};
+    let Some(raw) = raw else {
+        return (String::new(), None);
+    };
+    let s = raw.get();
+    let text = match s.as_bytes().first() {
+        // Old shell tools wrapped output in a JSON envelope (a string holding an object whose
+        // exit code sits at the end): decode those whole, they are bounded by the tool.
+        Some(b'"') if s.starts_with("\"{\\\"output\\\"") && s.len() < (8 << 20) => {
+            let full: String = serde_json::from_str(s).unwrap_or_default();
+            let (t, c) = envelope(&full);
+            return (cap_head_tail(&t, OUTPUT_HEAD, OUTPUT_TAIL).into_owned(), c);
+        }
+        Some(b'"') => json_string_head_tail(s, OUTPUT_HEAD, OUTPUT_TAIL).unwrap_or_default(),
+        Some(b'[') => cap_head_tail(
+            &content_text(Some(raw)).join("\n"),
+            OUTPUT_HEAD,
+            OUTPUT_TAIL,
+        )
+        .into_owned(),
+        Some(b'{') => {
+            // Some versions store the envelope as an object.
+            let (t, c) = envelope(s);
+            return (cap_head_tail(&t, OUTPUT_HEAD, OUTPUT_TAIL).into_owned(), c);
+        }
+        _ => String::new(),
+    };
+    let code = header_exit_code(&text);
+    (text, code)
+}
+
+fn envelope(s: &str) -> (String, Option<i64>) {
+    match serde_json::from_str::<OutputEnvelope>(s) {
+        Ok(env) => {
+            let code = env
+                .metadata
+                .and_then(|m| serde_json::from_str::<OutputMeta>(m.get()).ok())
+                .and_then(|m| m.exit_code.0);
+            let text = env.output.get().unwrap_or("").to_owned();
+            (text, code)
+        }
+        Err(_) => (s.to_owned(), None),
+    }
+}
+
+fn header_exit_code(text: &str) -> Option<i64> {
+    let mut end = text.len().min(600);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &text[..end];
+    for pat in [
+        "Process exited with code ",
+        "Exit code: ",
+        "exit code: ",
+        "Exit code ",
+    ] {
+        if let Some(i) = head.find(pat) {
+            let rest = &head[i + pat.len()..];
+            let end = rest
+                .char_indices()
+                .find(|&(j, c)| !(c.is_ascii_digit() || (j == 0 && c == '-')))
+                .map(|(j, _)| j)
+                .unwrap_or(rest.len());
+            if let Ok(n) = rest[..end].parse::<i64>() {
+                return Some(n);
+            }
+        }
+    }
+    None
+}
+
+/// The Codex half of [`crate::Parser`].
+pub(crate) fn feed(core: &mut ParserCore, line: &str, line_no: u64) -> Result<(), LineError> {
+    let l: Line = serde_json::from_str(line).map_err(LineError::json)?;
+    let ts = l.timestamp.non_empty().map(str::to_owned);
+    let Some(p) = l.payload.0 else {
+        return Ok(());
+    };
+    let kind = l.kind.get().unwrap_or("");
+    let filter = core.filter;
+    match kind {
+        "session_meta" => {
+            let s = &mut core.state.session;
+            if let Some(id) = p.id.non_empty() {
+                s.id = id.to_owned();
+            }
+            if let Some(cwd) = p.cwd.non_empty() {
+                s.cwd = Some(cwd.to_owned());
+            }
+            if s.cli_version.is_none() {
+                s.cli_version = p.cli_version.non_empty().map(str::to_owned);
+            }
+            if s.parent.is_none() {
+                s.parent = p.forked_from_id.non_empty().map(str::to_owned);
+            }
+            if s.started_at.is_none() {
+                s.started_at = ts;
+            }
+            if let Some(g) = p
+                .git
+                .and_then(|g| serde_json::from_str::<Git>(g.get()).ok())
+                && let Some(b) = g.branch.non_empty()
+            {
+                s.git_branch = Some(b.to_owned());
+            }
+        }
+        "turn_context" => {
+            let cwd = p.cwd.non_empty().map(str::to_owned);
+            if let Some(c) = &cwd {
+                core.state.session.cwd.get_or_insert_with(|| c.clone());
+            }
+            let turn_id = p.turn_id.non_empty();
+            let same = match (core.state.current.as_ref(), turn_id) {
+                (Some(t), Some(id)) => t.key == id,
+                (Some(_), None) => core.state.task_events,
+                (None, _) => false,
+            };
+            let open_task_turn = core.state.task_events
+                && core
+                    .state
+                    .current
+                    .as_ref()
+                    .is_some_and(|t| t.status == TurnStatus::Open && turn_id.is_none());
+            if same || open_task_turn {
+                if let (Some(t), Some(c)) = (core.current_mut(line_no), cwd) {
+                    t.cwd = Some(c);
+                }
+            } else if !core.state.task_events
+                || core
+                    .state
+                    .current
+                    .as_ref()
+                    .is_none_or(|t| t.status != TurnStatus::Open)
+            {
+                let key = turn_id
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("ctx-{}", core.state.next_seq));
+                let t = core.start_turn(key, line_no);
+                t.started_at = ts;
+                if cwd.is_some() {
+                    t.cwd = cwd;
+                }
+                core.state.current_from_context = true;
+            }
+        }
+        "event_msg" => match p.kind.get().unwrap_or("") {
+            "task_started" | "turn_started" => {
+                core.state.task_events = true;
+                let id = p
+                    .turn_id
+                    .non_empty()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("task-{}", core.state.next_seq));
+                let adopt = core.state.current.as_ref().is_some_and(|t| {
+                    t.key == id
+                        || (core.state.current_from_context
+                            && t.prompt.is_empty()
+                            && t.key.starts_with("ctx-"))
+                });
+                if adopt {
+                    if let Some(t) = core.current_mut(line_no) {
+                        t.key = id;
+                        if t.started_at.is_none() {
+                            t.started_at = ts;
+                        }
+                    }
+                    core.state.current_from_context = false;
+                } else {
+                    let t = core.start_turn(id, line_no);
+                    t.started_at = ts;
+                }
+            }
+            "task_complete" | "turn_complete" => {
+                if let Some(t) = core.current_mut(line_no)
+                    && p.turn_id.non_empty().is_none_or(|id| id == t.key)
+                {
+                    t.status = TurnStatus::Complete;
+                    t.ended_at = ts;
+                }
+                core.close_current();
+            }
+            "turn_aborted" => {
+                if let Some(t) = core.current_mut(line_no) {
+                    t.status = TurnStatus::Aborted;
+                    t.ended_at = ts.clone();
+                    t.push(Event::Aborted {
+                        reason: p.reason.get().unwrap_or("aborted").to_owned(),
+                        at: ts,
+                    });
+                }
+                core.close_current();
+            }
+            "user_message" => {
+                if let Some(msg) = p.message.non_empty()
+                    && !is_injected(msg)
+                {
+                    user_prompt(core, msg, ts, line_no);
+                }
+            }
+            "patch_apply_end" => {
+                let paths: Vec<String> = p
+                    .changes
+                    .and_then(|c| {
+                        serde_json::from_str::<std::collections::BTreeMap<String, &RawValue>>(
+                            c.get(),
+                        )
+                        .ok()
+                    })
+                    .map(|m| m.into_keys().map(|k| filter(&k).into_owned()).collect())
+                    .unwrap_or_default();
+                let turn = core.current_or_implicit(p.turn_id.get(), line_no);
+                turn.push(Event::PatchApplied {
+                    call_id: p.call_id.get().unwrap_or("").to_owned(),
+                    success: p.success.is_true(),
+                    paths,
+                    at: ts,
+                });
+            }
+            "exec_command_end" => {
+                let call_id = p.call_id.get().unwrap_or("").to_owned();
+                let turn = core.current_or_implicit(p.turn_id.get(), line_no);
+                let seen = turn
+                    .events
+                    .iter()
+                    .any(|e| matches!(e, Event::ToolResult { call_id: c, .. } if *c == call_id));
+                if !seen {
+                    turn.push(Event::ToolResult {
+                        call_id,
+                        exit_code: p.exit_code.0,
+                        is_error: p.exit_code.0.is_some_and(|c| c != 0),
+                        output: String::new(),
+                        at: ts,
+                    });
+                }
+            }
+            "context_compacted" => {
+                if let Some(t) = core.current_mut(line_no)
+                    && !matches!(t.events.last(), Some(Event::Compacted { .. }))
+                {
+                    t.push(Event::Compacted { at: ts });
+                }
+            }
+            _ => {}
+        },
+        "compacted" => {
+            if let Some(t) = core.current_mut(line_no)
+                && !matches!(t.events.last(), Some(Event::Compacted { .. }))
+            {
+                t.push(Event::Compacted { at: ts });
+            }
+        }
+        "response_item" => response_item(core, &p, ts, line_no),
+        _ => {}
+    }
+    Ok(())
+}
+
+fn user_prompt(core: &mut ParserCore, msg: &str, ts: Option<String>, line_no: u64) {
+    let filter = core.filter;
+    let prompt = text::keep(filter, msg, MAX_PROMPT);
+    let needs_turn = match core.state.current.as_ref() {
+        None => true,
+        // Old rollouts: a second prompt without a turn boundary starts a new turn.
+        Some(t) => !t.prompt.is_empty() && t.prompt != prompt && !core.state.task_events,
+    };
+    if needs_turn {
+        let key = format!("ctx-{}", core.state.next_seq);
+        let t = core.start_turn(key, line_no);
+        t.started_at = ts.clone();
+    }
+    let Some(turn) = core.current_mut(line_no) else {
+        return;
+    };
+    if turn.prompt.is_empty() {
+        turn.prompt = prompt.clone();
+        turn.push(Event::UserPrompt {
+            text: prompt,
+            at: ts,
+        });
+    } else if turn.prompt != prompt {
+        // A follow-up message inside the same turn (steering): keep it as an event.
+        turn.push(Event::UserPrompt {
+            text: prompt,
+            at: ts,
+        });
+    }
+}
+
+fn response_item(core: &mut ParserCore, p: &Payload, ts: Option<String>, line_no: u64) {
+    let filter = core.filter;
+    match p.kind.get().unwrap_or("") {
+        "message" => match p.role.get().unwrap_or("") {
+            "user" => {
+                let parts: Vec<String> = content_text(p.content)
+                    .into_iter()
+                    .filter(|t| !is_injected(t) && !t.trim().is_empty())
+                    .collect();
+                if !parts.is_empty() {
+                    user_prompt(core, &parts.join("\n"), ts, line_no);
+                }
+            }
+            "assistant" => {
+                let text = content_text(p.content).join("\n");
+                if !text.trim().is_empty() {
+                    let turn = core.current_or_implicit(None, line_no);
+                    turn.push(Event::AssistantText {
+                        text: text::keep(filter, &text, MAX_ASSISTANT_TEXT),
+                        at: ts,
+                    });
+                }
+            }
+            _ => {}
+        },
+        "function_call" => {
+            let name = p.name.get().unwrap_or("").to_owned();
+            let call_id = p.call_id.get().unwrap_or("").to_owned();
+            let raw_args = p.arguments.get().unwrap_or("");
+            let args: ShellArgs = serde_json::from_str(raw_args).unwrap_or_default();
+            let turn = core.current_or_implicit(None, line_no);
+            if name == "apply_patch" {
+                let patch = args.input.get().or(args.patch.get()).unwrap_or("");
+                push_patch(turn, filter, call_id, name, patch, ts);
+                return;
+            }
+            let command = match name.as_str() {
+                "shell" | "shell_command" | "exec_command" | "container.exec" | "local_shell" => {
+                    args.cmd
+                        .get()
+                        .map(str::to_owned)
+                        .or_else(|| command_text(args.command))
+                }
+                _ => None,
+            };
+            turn.push(Event::ToolCall {
+                call_id,
+                tool: name,
+                command: command.map(|c| text::keep(filter, &c, MAX_COMMAND)),
+                args: Some(text::keep(filter, raw_args, MAX_ARGS)),
+                at: ts,
+            });
+        }
+        "local_shell_call" => {
+            let call_id = p.call_id.get().unwrap_or("").to_owned();
+            let action: LocalShellAction = p
+                .action
+                .and_then(|a| serde_json::from_str(a.get()).ok())
+                .unwrap_or_default();
+            let command = command_text(action.command);
+            let turn = core.current_or_implicit(None, line_no);
+            turn.push(Event::ToolCall {
+                call_id,
+                tool: "local_shell".into(),
+                command: command.map(|c| text::keep(filter, &c, MAX_COMMAND)),
+                args: None,
+                at: ts,
+            });
+        }
+        "custom_tool_call" => {
+            let name = p.name.get().unwrap_or("").to_owned();
+            let call_id = p.call_id.get().unwrap_or("").to_owned();
+            let input = p.input.get().unwrap_or("");
+            let turn = core.current_or_implicit(None, line_no);
+            if name == "apply_patch" {
+                push_patch(turn, filter, call_id, name, input, ts);
+            } else {
+                turn.push(Event::ToolCall {
+                    call_id,
+                    tool: name,
+                    command: None,
+                    args: Some(text::keep(filter, input, MAX_ARGS)),
+                    at: ts,
+                });
+            }
+        }
+        "function_call_output" | "custom_tool_call_output" => {
+            let call_id = p.call_id.get().unwrap_or("").to_owned();
+            let (out, code) = output_text_and_code(p.output);
+            let turn = core.current_or_implicit(None, line_no);
+            turn.push(Event::ToolResult {
+                call_id,
+                exit_code: code,
+                is_error: code.is_some_and(|c| c != 0),
+                output: filter(&out).into_owned(),
+                at: ts,
+            });
+        }
+        _ => {}
+    }
+}
+
+fn push_patch(
+    turn: &mut crate::model::Turn,
+    filter: text::TextFilter,
+    call_id: String,
+    name: String,
+    patch: &str,
+    ts: Option<String>,
+) {
+    let s = summarize_patch(patch);
+    turn.push(Event::ToolCall {
+        call_id: call_id.clone(),
+        tool: name.clone(),
+        command: None,
+        args: Some(text::keep(filter, patch, MAX_ARGS)),
+        at: ts.clone(),
+    });
+    turn.push(Event::FileEdit {
+        call_id,
+        tool: name,
+        paths: s.paths.iter().map(|p| filter(p).into_owned()).collect(),
+        added: s.added,
+        removed: s.removed,
+        at: ts,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_from_output_headers() {
+        assert_eq!(
+            header_exit_code("Process exited with code 2\n\nOutput:\nx"),
+            Some(2)
+        );
+        assert_eq!(header_exit_code("Exit code: 0\nWall time: 1s"), Some(0));
+        assert_eq!(header_exit_code("nothing here"), None);
+        let (t, c) =
+            envelope(r#"{"output":"ok\n","metadata":{"exit_code":1,"duration_seconds":0.2}}"#);
+        assert_eq!((t.as_str(), c), ("ok\n", Some(1)));
+    }
+}

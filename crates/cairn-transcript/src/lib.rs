@@ -1,0 +1,40 @@
+//! Reading the coding agents' own files into one normalized model.
+//!
+//! This crate owns the knowledge of both agents' on-disk formats: where Claude Code keeps its
+//! session transcripts and auto memory (`~/.claude/projects/<key>/…`) and where Codex keeps its
+//! rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`), how their JSONL records look, and
+//! how to slice them into [`Turn`]s made of [`Event`]s (prompts, assistant text, tool calls with
+//! their commands, results with exit codes, file edits with paths). Parsing is incremental and
+//! resumable ([`Parser`] + [`ParserState`]), tolerant (unknown record types and fields are
+//! skipped; a field of the wrong type reads as absent; a bad line costs only itself), and
+//! bounded (long texts are capped, head and tail). It must not write anything, open a
+//! database, or know about memories: it only reads files and returns values.
+//!
+//! ```
+//! use cairn_transcript::{Agent, Parser};
+//! let mut p = Parser::new(Agent::Codex, "demo");
+//! p.feed(r#"{"timestamp":"2026-11-20T10:00:00.000Z","type":"event_msg","payload":{"type":"task_started","turn_id":"t1"}}"#, 1).unwrap();
+//! p.feed(r#"{"timestamp":"2026-11-20T10:00:01.000Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t1"}}"#, 2).unwrap();
+//! assert_eq!(p.take_closed()[0].key, "t1");
+//! ```
+
+mod claude;
+mod codex;
+pub mod layout;
+mod lenient;
+mod model;
+mod parse;
+pub mod patch;
+pub mod reader;
+pub mod scan;
+pub mod text;
+
+pub use layout::{
+    ClaudeProject, ClaudeRoot, CodexHome, FileKind, Problem, ProjectCwd, TranscriptFile,
+    claude_project_key, count_memory_files, open_transcript, resolve_project_cwd, rollout_cwd,
+};
+pub use model::{Agent, Event, Session, Turn, TurnStatus};
+pub use parse::{LineError, Parser, ParserState};
+
+/// A turn keeps at most this many events; the rest are counted in `Turn::dropped_events`.
+pub const MAX_EVENTS_PER_TURN: usize = 4000;

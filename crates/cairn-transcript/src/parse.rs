@@ -1,0 +1,203 @@
+//! The incremental parser shared by both formats: feed it lines, take the turns it closes.
+//!
+//! A parser's whole state is a [`ParserState`] (serializable), so ingest can stop at any
+//! complete line, store the state beside its byte cursor, and resume later with only the
+//! appended bytes.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Agent, Session, Turn, TurnStatus};
+use crate::text::{TextFilter, no_filter};
+
+/// Why a line was skipped. The rest of the file is unaffected.
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    #[error("malformed JSON: {0}")]
+    Json(String),
+    #[error("line is not a JSON object")]
+    NotObject,
+}
+
+impl LineError {
+    pub(crate) fn json(e: serde_json::Error) -> LineError {
+        LineError::Json(e.to_string())
+    }
+}
+
+/// Everything a parser carries between lines.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ParserState {
+    pub session: Session,
+    /// The turn still accumulating events (its status may already be `complete` when the file
+    /// showed its end but no next prompt yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<Turn>,
+    #[serde(default)]
+    pub next_seq: u32,
+    /// Claude Code: this file is a subagent sidechain.
+    #[serde(default)]
+    pub sidechain: bool,
+    /// Codex: the rollout uses `task_started` / `task_complete` events (else `turn_context`
+    /// boundaries are used, as in old rollouts).
+    #[serde(default)]
+    pub task_events: bool,
+    /// Codex: the current turn was opened by a `turn_context`, not by `task_started`.
+    #[serde(default)]
+    pub current_from_context: bool,
+}
+
+pub(crate) struct ParserCore {
+    pub(crate) state: ParserState,
+    pub(crate) closed: Vec<Turn>,
+    pub(crate) filter: TextFilter,
+}
+
+impl ParserCore {
+    /// Closes the current turn (an open one becomes complete: the next one has begun).
+    pub(crate) fn close_current(&mut self) {
+        if let Some(mut t) = self.state.current.take() {
+            if t.status == TurnStatus::Open {
+                t.status = TurnStatus::Complete;
+            }
+            self.closed.push(t);
+        }
+    }
+
+    pub(crate) fn start_turn(&mut self, key: String, line: u64) -> &mut Turn {
+        self.close_current();
+        let seq = self.state.next_seq;
+        self.state.next_seq = self.state.next_seq.saturating_add(1);
+        let mut t = Turn::new(key, seq, line);
+        t.sidechain = self.state.sidechain;
+        t.cwd = self.state.session.cwd.clone();
+        t.git_branch = self.state.session.git_branch.clone();
+        self.state.current_from_context = false;
+        self.state.current.insert(t)
+    }
+
+    pub(crate) fn current_mut(&mut self, line: u64) -> Option<&mut Turn> {
+        let t = self.state.current.as_mut()?;
+        t.last_line = line;
+        Some(t)
+    }
+
+    /// The current turn, or a new prompt-less one when the file starts mid-conversation.
+    pub(crate) fn current_or_implicit(&mut self, key: Option<&str>, line: u64) -> &mut Turn {
+        if self.state.current.is_none() {
+            let key = key
+                .filter(|k| !k.is_empty())
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("line-{line}"));
+            self.start_turn(key, line);
+        }
+        match self.state.current.as_mut() {
+            Some(t) => {
+                t.last_line = line;
+                t
+            }
+            None => unreachable!("a turn was just started"),
+        }
+    }
+}
+
+/// An incremental transcript parser for one file.
+pub struct Parser {
+    agent: Agent,
+    core: ParserCore,
+}
+
+impl Parser {
+    /// A parser for a new file. `session_hint` is the id taken from the file name, used when
+    /// the records do not carry one.
+    pub fn new(agent: Agent, session_hint: &str) -> Parser {
+        let state = ParserState {
+            session: Session {
+                id: session_hint.to_owned(),
+                ..Session::default()
+            },
+            ..ParserState::default()
+        };
+        Parser::resume(agent, state)
+    }
+
+    /// A parser that continues where a previous one stopped.
+    pub fn resume(agent: Agent, state: ParserState) -> Parser {
+        Parser {
+            agent,
+            core: ParserCore {
+                state,
+                closed: Vec::new(),
+                filter: no_filter,
+            },
+        }
+    }
+
+    /// Applies `filter` to every piece of text kept from now on.
+    pub fn with_filter(mut self, filter: TextFilter) -> Parser {
+        self.core.filter = filter;
+        self
+    }
+
+    pub fn agent(&self) -> Agent {
+        self.agent
+    }
+
+    /// Feeds one line (without its newline). Blank lines are ignored. An error means the line
+    /// was skipped; the parser is still usable.
+    pub fn feed(&mut self, line: &str, line_no: u64) -> Result<(), LineError> {
+        let trimmed = line.trim_ascii();
+        if trimmed.is_empty() {
+            return Ok(());
+        }
+        if !trimmed.starts_with('{') {
+            // Either garbage or a JSON value that is not a record.
+            return match serde_json::from_str::<serde::de::IgnoredAny>(trimmed) {
+                Ok(_) => Err(LineError::NotObject),
+                Err(e) => Err(LineError::json(e)),
+            };
+        }
+        match self.agent {
+            Agent::Claude => crate::claude::feed(&mut self.core, trimmed, line_no),
+            Agent::Codex => crate::codex::feed(&mut self.core, trimmed, line_no),
+        }
+    }
+
+    /// Feeds raw bytes; invalid UTF-8 is replaced (the line is kept) and reported as `true`.
+    pub fn feed_bytes(&mut self, line: &[u8], line_no: u64) -> (Result<(), LineError>, bool) {
+        match std::str::from_utf8(line) {
+            Ok(s) => (self.feed(s, line_no), false),
+            Err(_) => {
+                let s = String::from_utf8_lossy(line);
+                (self.feed(&s, line_no), true)
+            }
+        }
+    }
+
+    /// Turns closed since the last call, in file order.
+    pub fn take_closed(&mut self) -> Vec<Turn> {
+        std::mem::take(&mut self.core.closed)
+    }
+
+    /// The turn still accumulating events.
+    pub fn current(&self) -> Option<&Turn> {
+        self.core.state.current.as_ref()
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.core.state.session
+    }
+
+    pub fn state(&self) -> &ParserState {
+        &self.core.state
+    }
+
+    /// Ends the file: returns every remaining turn, the current one included (still `open`
+    /// unless the file showed its end).
+    pub fn finish(mut self) -> (Vec<Turn>, ParserState) {
+        let mut turns = std::mem::take(&mut self.core.closed);
+        if let Some(t) = self.core.state.current.clone() {
+            turns.push(t);
+        }
+        (turns, self.core.state)
+    }
+}
