@@ -1,0 +1,498 @@
+//! cairn's embedded database: one SQLite file (bundled SQLite, WAL, FTS5 available) holding
+//! the ingested transcripts (sessions and turns), the per-file read cursors that make ingest
+//! incremental, the background job queue, and small key/value facts (last ingest, ...).
+//!
+//! This crate owns the schema and its migrations, and every SQL statement about those tables.
+//! It must not read agent files, parse transcripts, redact, or decide policy: callers hand it
+//! values that are already redacted. The API is the seam a second backend (e.g. PostgreSQL for
+//! a team server) would implement.
+
+mod jobs;
+mod schema;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+use cairn_transcript::{Agent, Session, Turn};
+
+pub use jobs::{Job, JobCounts, JobStatus, NewJob};
+
+/// Errors from the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("cannot prepare the data directory {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    #[error(
+        "the database was written by a newer cairn (schema {found}, this build knows {known}); upgrade cairn"
+    )]
+    TooNew { found: i64, known: i64 },
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Where ingest stopped in one transcript file, and how to recognise the same file next time.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FileCursor {
+    pub path: String,
+    pub agent: String,
+    pub kind: String,
+    pub session_key: Option<String>,
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i64,
+    /// Hash of the first `head_len` bytes: a replaced file with the same inode is noticed.
+    pub head_len: u64,
+    pub head_hash: u64,
+    /// Bytes consumed (always at a line boundary).
+    pub offset: u64,
+    /// Lines consumed.
+    pub line: u64,
+    /// The parser's state at `offset` (JSON), so reading resumes mid-turn.
+    pub state: Option<String>,
+    pub skipped_lines: u64,
+}
+
+/// A turn as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredTurn {
+    pub id: i64,
+    pub agent: String,
+    pub session_key: String,
+    pub turn: Turn,
+    pub source_path: String,
+}
+
+/// cairn's database.
+pub struct Store {
+    conn: Connection,
+    path: Option<PathBuf>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path`. The file is created private to the
+    /// user (0600), in a directory created 0700.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent() {
+            create_private_dir(dir)?;
+        }
+        create_private_file(path)?;
+        let conn = Connection::open(path)?;
+        let mut s = Store {
+            conn,
+            path: Some(path.to_path_buf()),
+        };
+        s.configure()?;
+        Ok(s)
+    }
+
+    /// A private in-memory database (tests, evaluation).
+    pub fn open_in_memory() -> Result<Store> {
+        let conn = Connection::open_in_memory()?;
+        let mut s = Store { conn, path: None };
+        s.configure()?;
+        Ok(s)
+    }
+
+    fn configure(&mut self) -> Result<()> {
+        self.conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        self.conn.pragma_update(None, "journal_mode", "WAL")?;
+        self.conn.pragma_update(None, "synchronous", "NORMAL")?;
+        self.conn.pragma_update(None, "foreign_keys", "ON")?;
+        schema::migrate(&mut self.conn)
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The underlying connection, for crates that own their own tables in this database
+    /// (e.g. the recall index).
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn connection_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    /// All file cursors, keyed by path.
+    pub fn cursors(&self) -> Result<HashMap<String, FileCursor>> {
+        let mut st = self.conn.prepare(
+            "SELECT path, agent, kind, session_key, dev, ino, size, mtime_ns, head_len, head_hash,
+                    offset, line, state, skipped_lines FROM files",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok(FileCursor {
+                path: r.get(0)?,
+                agent: r.get(1)?,
+                kind: r.get(2)?,
+                session_key: r.get(3)?,
+                dev: r.get::<_, i64>(4)? as u64,
+                ino: r.get::<_, i64>(5)? as u64,
+                size: r.get::<_, i64>(6)? as u64,
+                mtime_ns: r.get(7)?,
+                head_len: r.get::<_, i64>(8)? as u64,
+                head_hash: r.get::<_, i64>(9)? as u64,
+                offset: r.get::<_, i64>(10)? as u64,
+                line: r.get::<_, i64>(11)? as u64,
+                state: r.get(12)?,
+                skipped_lines: r.get::<_, i64>(13)? as u64,
+            })
+        })?;
+        let mut out = HashMap::new();
+        for c in rows {
+            let c = c?;
+            out.insert(c.path.clone(), c);
+        }
+        Ok(out)
+    }
+
+    /// The cursor of one file.
+    pub fn cursor(&self, path: &str) -> Result<Option<FileCursor>> {
+        Ok(self.cursors_where(path)?.pop())
+    }
+
+    fn cursors_where(&self, path: &str) -> Result<Vec<FileCursor>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT path, agent, kind, session_key, dev, ino, size, mtime_ns, head_len, head_hash,
+                    offset, line, state, skipped_lines FROM files WHERE path = ?1",
+        )?;
+        let rows = st.query_map([path], |r| {
+            Ok(FileCursor {
+                path: r.get(0)?,
+                agent: r.get(1)?,
+                kind: r.get(2)?,
+                session_key: r.get(3)?,
+                dev: r.get::<_, i64>(4)? as u64,
+                ino: r.get::<_, i64>(5)? as u64,
+                size: r.get::<_, i64>(6)? as u64,
+                mtime_ns: r.get(7)?,
+                head_len: r.get::<_, i64>(8)? as u64,
+                head_hash: r.get::<_, i64>(9)? as u64,
+                offset: r.get::<_, i64>(10)? as u64,
+                line: r.get::<_, i64>(11)? as u64,
+                state: r.get(12)?,
+                skipped_lines: r.get::<_, i64>(13)? as u64,
+            })
+        })?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(Into::into)
+    }
+
+    /// Starts a write transaction (IMMEDIATE: concurrent writers queue on the busy timeout
+    /// instead of failing mid-transaction).
+    pub fn write(&mut self) -> Result<Write<'_>> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        Ok(Write { tx })
+    }
+
+    /// Number of stored turns.
+    pub fn turn_count(&self) -> Result<u64> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM turns", [], |r| r.get(0))?;
+        Ok(n as u64)
+    }
+
+    /// Number of stored sessions.
+    pub fn session_count(&self) -> Result<u64> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))?;
+        Ok(n as u64)
+    }
+
+    /// Turns of one session, in file order.
+    pub fn session_turns(&self, agent: Agent, session_key: &str) -> Result<Vec<StoredTurn>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT id, agent, session_key, body, source_path FROM turns
+             WHERE agent = ?1 AND session_key = ?2 ORDER BY seq, id",
+        )?;
+        let rows = st.query_map(params![agent.as_str(), session_key], read_turn_row)?;
+        collect_turns(rows)
+    }
+
+    /// One turn by its key.
+    pub fn turn(
+        &self,
+        agent: Agent,
+        session_key: &str,
+        turn_key: &str,
+    ) -> Result<Option<StoredTurn>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT id, agent, session_key, body, source_path FROM turns
+             WHERE agent = ?1 AND session_key = ?2 AND turn_key = ?3",
+        )?;
+        let row = st
+            .query_row(
+                params![agent.as_str(), session_key, turn_key],
+                read_turn_row,
+            )
+            .optional()?;
+        match row {
+            Some(r) => Ok(Some(decode_turn(r)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// All turns, oldest first by id (for export and tests).
+    pub fn all_turns(&self) -> Result<Vec<StoredTurn>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT id, agent, session_key, body, source_path FROM turns ORDER BY id")?;
+        let rows = st.query_map([], read_turn_row)?;
+        collect_turns(rows)
+    }
+
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?1, ?2)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
+    /// `PRAGMA integrity_check` ("ok" when healthy).
+    pub fn integrity_check(&self) -> Result<String> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+    }
+}
+
+type TurnRow = (i64, String, String, String, String);
+
+fn read_turn_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TurnRow> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+}
+
+fn decode_turn((id, agent, session_key, body, source_path): TurnRow) -> Result<StoredTurn> {
+    let turn: Turn =
+        serde_json::from_str(&body).map_err(|e| StoreError::Corrupt(format!("turn {id}: {e}")))?;
+    Ok(StoredTurn {
+        id,
+        agent,
+        session_key,
+        turn,
+        source_path,
+    })
+}
+
+fn collect_turns(rows: impl Iterator<Item = rusqlite::Result<TurnRow>>) -> Result<Vec<StoredTurn>> {
+    let mut out = Vec::new();
+    for r in rows {
+        out.push(decode_turn(r?)?);
+    }
+    Ok(out)
+}
+
+/// A write transaction. Dropped without [`Write::commit`], it rolls back.
+pub struct Write<'a> {
+    tx: rusqlite::Transaction<'a>,
+}
+
+impl Write<'_> {
+    pub fn save_cursor(&self, c: &FileCursor) -> Result<()> {
+        let mut st = self.tx.prepare_cached(
+            "INSERT INTO files(path, agent, kind, session_key, dev, ino, size, mtime_ns, head_len,
+                               head_hash, offset, line, state, skipped_lines, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, unixepoch())
+             ON CONFLICT(path) DO UPDATE SET agent = excluded.agent, kind = excluded.kind,
+               session_key = excluded.session_key, dev = excluded.dev, ino = excluded.ino,
+               size = excluded.size, mtime_ns = excluded.mtime_ns, head_len = excluded.head_len,
+               head_hash = excluded.head_hash, offset = excluded.offset, line = excluded.line,
+               state = excluded.state, skipped_lines = excluded.skipped_lines,
+               updated_at = excluded.updated_at",
+        )?;
+        st.execute(params![
+            c.path,
+            c.agent,
+            c.kind,
+            c.session_key,
+            c.dev as i64,
+            c.ino as i64,
+            c.size as i64,
+            c.mtime_ns,
+            c.head_len as i64,
+            c.head_hash as i64,
+            c.offset as i64,
+            c.line as i64,
+            c.state,
+            c.skipped_lines as i64,
+        ])?;
+        Ok(())
+    }
+
+    /// Records what is known about a session (later facts fill gaps, never erase).
+    pub fn upsert_session(
+        &self,
+        agent: Agent,
+        session: &Session,
+        project_key: Option<&str>,
+        path: &str,
+    ) -> Result<()> {
+        let mut st = self.tx.prepare_cached(
+            "INSERT INTO sessions(agent, session_key, session_id, subagent, project_key, cwd,
+                                  git_branch, started_at, cli_version, parent, continued_in, path,
+                                  updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, unixepoch())
+             ON CONFLICT(agent, session_key) DO UPDATE SET
+               project_key = coalesce(excluded.project_key, project_key),
+               cwd = coalesce(excluded.cwd, cwd),
+               git_branch = coalesce(excluded.git_branch, git_branch),
+               started_at = coalesce(started_at, excluded.started_at),
+               cli_version = coalesce(excluded.cli_version, cli_version),
+               parent = coalesce(excluded.parent, parent),
+               continued_in = coalesce(excluded.continued_in, continued_in),
+               path = excluded.path, updated_at = excluded.updated_at",
+        )?;
+        st.execute(params![
+            agent.as_str(),
+            session.key(),
+            session.id,
+            session.subagent,
+            project_key,
+            session.cwd,
+            session.git_branch,
+            session.started_at,
+            session.cli_version,
+            session.parent,
+            session.continued_in,
+            path,
+        ])?;
+        Ok(())
+    }
+
+    /// Inserts or updates a turn; returns true when it is new.
+    pub fn upsert_turn(
+        &self,
+        agent: Agent,
+        session_key: &str,
+        turn: &Turn,
+        source_path: &str,
+    ) -> Result<bool> {
+        let body = serde_json::to_string(turn)
+            .map_err(|e| StoreError::Corrupt(format!("cannot encode turn: {e}")))?;
+        let existing: Option<i64> = self
+            .tx
+            .prepare_cached(
+                "SELECT id FROM turns WHERE agent = ?1 AND session_key = ?2 AND turn_key = ?3",
+            )?
+            .query_row(params![agent.as_str(), session_key, turn.key], |r| r.get(0))
+            .optional()?;
+        match existing {
+            Some(id) => {
+                self.tx
+                    .prepare_cached(
+                        "UPDATE turns SET seq = ?2, status = ?3, started_at = ?4, ended_at = ?5,
+                           cwd = ?6, sidechain = ?7, prompt = ?8, body = ?9, source_path = ?10,
+                           event_count = ?11, updated_at = unixepoch()
+                         WHERE id = ?1 AND (body IS NOT ?9 OR source_path IS NOT ?10)",
+                    )?
+                    .execute(params![
+                        id,
+                        turn.seq,
+                        turn.status.as_str(),
+                        turn.started_at,
+                        turn.ended_at,
+                        turn.cwd,
+                        turn.sidechain,
+                        turn.prompt,
+                        body,
+                        source_path,
+                        turn.events.len() as i64,
+                    ])?;
+                Ok(false)
+            }
+            None => {
+                self.tx
+                    .prepare_cached(
+                        "INSERT INTO turns(agent, session_key, turn_key, seq, status, started_at,
+                           ended_at, cwd, sidechain, prompt, body, source_path, event_count,
+                           created_at, updated_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
+                                 unixepoch(), unixepoch())",
+                    )?
+                    .execute(params![
+                        agent.as_str(),
+                        session_key,
+                        turn.key,
+                        turn.seq,
+                        turn.status.as_str(),
+                        turn.started_at,
+                        turn.ended_at,
+                        turn.cwd,
+                        turn.sidechain,
+                        turn.prompt,
+                        body,
+                        source_path,
+                        turn.events.len() as i64,
+                    ])?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// The transaction, for sibling modules (jobs) that write in the same unit.
+    pub fn transaction(&self) -> &rusqlite::Transaction<'_> {
+        &self.tx
+    }
+
+    pub fn commit(self) -> Result<()> {
+        self.tx.commit()?;
+        Ok(())
+    }
+}
+
+fn create_private_dir(dir: &Path) -> Result<()> {
+    if dir.as_os_str().is_empty() || dir.is_dir() {
+        return Ok(());
+    }
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir).map_err(|source| StoreError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+fn create_private_file(path: &Path) -> Result<()> {
+    let mut o = std::fs::OpenOptions::new();
+    o.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    o.open(path).map(|_| ()).map_err(|source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
