@@ -1,0 +1,1467 @@
+//! Secret redaction for everything cairn writes.
+//!
+//! This crate owns one job: recognising secrets (API keys, tokens, private
+//! keys, passwords in URLs and in `key = value` assignments) inside free text
+//! and masking them with a marker such as `[REDACTED:aws-access-key]`, keeping
+//! the surrounding text intact so a sentence or a command keeps its meaning.
+//! Every writer (transcript ingest, digests, memo files, memories, logs, LLM
+//! prompts) funnels text through [`redact`] so cairn's data dir never holds a
+//! raw secret. The crate must not do I/O, must never log or otherwise expose
+//! the secret values it finds (only [`Kind`]s and counts leave it), and must
+//! not allocate on clean text: a single case-insensitive literal prefilter scan
+//! decides whether any detector can match, and text without a candidate comes
+//! back as [`Cow::Borrowed`].
+//!
+//! # Detected kinds
+//!
+//! See [`Kind`] for the full list. Provider tokens are recognised by their
+//! fixed prefixes (`sk-ant-`, `sk-proj-`, `AKIA`, `ghp_`, `glpat-`, `xoxb-`,
+//! `AIza`, `sk_live_`, ...); private key blocks by their PEM armour (also when
+//! the `END` line is missing); URL credentials by `scheme://user:pass@host`
+//! (only the password is replaced); `Authorization: Bearer|Basic` headers.
+//!
+//! # Assignment rule
+//!
+//! `key = value`, `key: value`, `"key": "value"`, `export KEY=value`,
+//! `key := value`, `key => value` and `--key value` / `--key=value` have
+//! their *value* replaced (the key name is kept) when:
+//!
+//! 1. the key name, split into words (`_`, `-`, `.`, camelCase), has a
+//!    sensitive word — `password`, `passwd`, `pwd`, `passphrase`, `pass`,
+//!    `secret`, `token`, `auth`, `authorization`, `credential(s)`, or
+//!    `key` preceded by `api`, `access`, `private`, `secret`, `signing`,
+//!    `encryption`, `master`, `app`, `auth`, `account`, `shared`,
+//!    `subscription`, `storage` (also glued: `apikey`, `PGPASSWORD`) — and
+//!    every word after it is a harmless suffix such as `key`, `value`,
+//!    `base`, `b64`, `confirmation`, or a number. So `max_tokens`,
+//!    `token_count`, `tokenizer`, `password_reset_url`, `secret_name` and
+//!    `author` are never sensitive;
+//! 2. the value is not empty, not a number (unless it is a password of 6+
+//!    digits or any 16+ digit string), not a boolean/null/type keyword, not a
+//!    placeholder or variable reference (`$VAR`, `${VAR}`, `%s`, `<your-token>`,
+//!    `{{ x }}`, `xxxx`, `****`, `changeme`, `your_api_key`, an
+//!    `UPPER_SNAKE` name), not a plain path or URL, and not already a marker;
+//! 3. unquoted values must additionally not look like code (`self.token`,
+//!    `access_token`, `String`, `get_token()`, `Option<String>`);
+//! 4. the value is at least 8 characters long, or 4 for password keys
+//!    (unquoted password values shorter than 8 must contain a non-letter).
+//!
+//! Overlapping findings are merged and the most specific kind names the
+//! marker (`OPENAI_API_KEY=sk-proj-...` → `OPENAI_API_KEY=[REDACTED:openai-key]`).
+//! Redaction is idempotent: markers are never matched again.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// Every marker starts with this; the kind and a closing `]` follow.
+pub const MARKER_PREFIX: &str = "[REDACTED:";
+
+/// What a redacted secret was. The variant order is the priority used when
+/// findings overlap: earlier (more specific) kinds win.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Kind {
+    /// PEM / OpenSSH / PGP private key block (`-----BEGIN ... PRIVATE KEY-----`).
+    PrivateKey,
+    /// Anthropic API key (`sk-ant-...`).
+    AnthropicKey,
+    /// OpenAI-style key (`sk-proj-...`, `sk-svcacct-...`, legacy `sk-` + 32+).
+    OpenAiKey,
+    /// AWS access key id (`AKIA`/`ASIA`/`ABIA`/`ACCA` + 16).
+    AwsAccessKey,
+    /// GitHub token (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`).
+    GithubToken,
+    /// GitLab token (`glpat-`, `gldt-`, `glrt-`, `glptt-`, `glsoat-`).
+    GitlabToken,
+    /// Slack token (`xoxb-`, `xoxp-`, `xoxa-`, `xoxs-`, `xoxr-`, `xoxe-`, `xapp-`).
+    SlackToken,
+    /// Slack webhook path (`hooks.slack.com/services/...`).
+    SlackWebhook,
+    /// Discord webhook token (`discord.com/api/webhooks/<id>/<token>`).
+    DiscordWebhook,
+    /// Google API key (`AIza` + 35).
+    GoogleApiKey,
+    /// Google OAuth access token (`ya29.`).
+    GoogleOauthToken,
+    /// Google OAuth client secret (`GOCSPX-`).
+    GoogleClientSecret,
+    /// Stripe secret / restricted key or webhook secret (`sk_live_`, `rk_live_`, `sk_test_`, `whsec_`).
+    StripeKey,
+    /// npm access token (`npm_` + 36).
+    NpmToken,
+    /// Hugging Face token (`hf_` + 30+ letters).
+    HuggingfaceToken,
+    /// PyPI upload token (`pypi-AgE...`).
+    PypiToken,
+    /// SendGrid API key (`SG.xxx.yyy`).
+    SendgridKey,
+    /// JSON Web Token (`eyJ...eyJ...sig`).
+    Jwt,
+    /// `Authorization: Basic <base64>` credentials.
+    BasicAuth,
+    /// `Bearer <token>`.
+    BearerToken,
+    /// Password in a URL or connection string (`scheme://user:PASS@host`, `user:PASS@tcp(...)`).
+    UrlPassword,
+    /// Value of an `aws_secret_access_key` / `SecretAccessKey` assignment.
+    AwsSecretKey,
+    /// Value of a password assignment, or the password in `curl -u user:PASS`.
+    Password,
+    /// Value of another sensitive assignment (`token`, `secret`, `api_key`, `auth`, ...).
+    Secret,
+}
+
+impl Kind {
+    /// Every kind, in priority order.
+    pub const ALL: [Kind; 24] = [
+        Kind::PrivateKey,
+        Kind::AnthropicKey,
+        Kind::OpenAiKey,
+        Kind::AwsAccessKey,
+        Kind::GithubToken,
+        Kind::GitlabToken,
+        Kind::SlackToken,
+        Kind::SlackWebhook,
+        Kind::DiscordWebhook,
+        Kind::GoogleApiKey,
+        Kind::GoogleOauthToken,
+        Kind::GoogleClientSecret,
+        Kind::StripeKey,
+        Kind::NpmToken,
+        Kind::HuggingfaceToken,
+        Kind::PypiToken,
+        Kind::SendgridKey,
+        Kind::Jwt,
+        Kind::BasicAuth,
+        Kind::BearerToken,
+        Kind::UrlPassword,
+        Kind::AwsSecretKey,
+        Kind::Password,
+        Kind::Secret,
+    ];
+
+    /// The name used inside the marker, e.g. `aws-access-key`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Kind::PrivateKey => "private-key",
+            Kind::AnthropicKey => "anthropic-key",
+            Kind::OpenAiKey => "openai-key",
+            Kind::AwsAccessKey => "aws-access-key",
+            Kind::GithubToken => "github-token",
+            Kind::GitlabToken => "gitlab-token",
+            Kind::SlackToken => "slack-token",
+            Kind::SlackWebhook => "slack-webhook",
+            Kind::DiscordWebhook => "discord-webhook",
+            Kind::GoogleApiKey => "google-api-key",
+            Kind::GoogleOauthToken => "google-oauth-token",
+            Kind::GoogleClientSecret => "google-client-secret",
+            Kind::StripeKey => "stripe-key",
+            Kind::NpmToken => "npm-token",
+            Kind::HuggingfaceToken => "huggingface-token",
+            Kind::PypiToken => "pypi-token",
+            Kind::SendgridKey => "sendgrid-key",
+            Kind::Jwt => "jwt",
+            Kind::BasicAuth => "basic-auth",
+            Kind::BearerToken => "bearer-token",
+            Kind::UrlPassword => "url-password",
+            Kind::AwsSecretKey => "aws-secret-key",
+            Kind::Password => "password",
+            Kind::Secret => "secret",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Result of [`redact_detailed`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redaction<'a> {
+    /// The redacted text; borrowed when nothing was found.
+    pub text: Cow<'a, str>,
+    /// Number of markers written (overlapping findings count once).
+    pub count: usize,
+    /// Distinct kinds that were redacted, in priority order.
+    pub kinds: Vec<Kind>,
+}
+
+/// Replaces every secret in `text` with `[REDACTED:<kind>]`.
+///
+/// Returns [`Cow::Borrowed`] (no allocation) when nothing was found.
+pub fn redact(text: &str) -> Cow<'_, str> {
+    redact_detailed(text).text
+}
+
+/// Like [`redact`], also reporting how many secrets of which kinds were masked.
+pub fn redact_detailed(text: &str) -> Redaction<'_> {
+    let spans = find_spans(text);
+    if spans.is_empty() {
+        return Redaction {
+            text: Cow::Borrowed(text),
+            count: 0,
+            kinds: Vec::new(),
+        };
+    }
+    let mut kinds = Vec::new();
+    let (out, count) = redact_to_fixpoint(text, spans, &mut kinds);
+    kinds.sort_unstable();
+    kinds.dedup();
+    Redaction {
+        text: Cow::Owned(out),
+        count,
+        kinds,
+    }
+}
+
+/// Redacts `s` in place and returns the number of markers written.
+///
+/// `s` is left untouched (and not reallocated) when nothing was found.
+pub fn redact_in_place(s: &mut String) -> usize {
+    let spans = find_spans(s);
+    if spans.is_empty() {
+        return 0;
+    }
+    let (out, count) = redact_to_fixpoint(s, spans, &mut Vec::new());
+    *s = out;
+    count
+}
+
+/// Upper bound on detection passes; real text settles after the first.
+const MAX_PASSES: usize = 8;
+
+/// Applies `spans`, then re-scans the result until no detector finds
+/// anything, so that `redact(redact(x)) == redact(x)` holds by construction.
+/// Replacing a secret can expose a new candidate (a token that ate a key
+/// block's END line leaves a BEGIN without END); markers themselves are never
+/// rewritten, so every pass shrinks the unmasked text and the loop ends.
+fn redact_to_fixpoint(text: &str, mut spans: Vec<Span>, kinds: &mut Vec<Kind>) -> (String, usize) {
+    let mut out = String::new();
+    let mut count = 0;
+    for pass in 0..MAX_PASSES {
+        kinds.extend(spans.iter().map(|s| s.kind));
+        count += spans.len();
+        out = apply(if pass == 0 { text } else { &out }, &spans);
+        spans = find_spans(&out);
+        if spans.is_empty() {
+            break;
+        }
+    }
+    (out, count)
+}
+
+/// True when [`redact`] would change `text`.
+pub fn contains_secret(text: &str) -> bool {
+    !find_spans(text).is_empty()
+}
+
+// ---------------------------------------------------------------------------
+// Engine
+// ---------------------------------------------------------------------------
+
+/// A secret found in the text: byte range to replace and its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    end: usize,
+    kind: Kind,
+}
+
+/// Extra validation applied to a regex match before it counts.
+#[derive(Debug, Clone, Copy)]
+enum Check {
+    None,
+    /// The match, minus the first `n` bytes, has at least two of
+    /// {lowercase, uppercase, digit}: real keys are random, words are not.
+    Random(usize),
+    /// The captured value is not a placeholder (`$PASS`, `<password>`, `****`).
+    NotPlaceholder,
+}
+
+enum Matcher {
+    /// The whole match (or capture group 1, when the pattern has one) is the secret.
+    Pattern { re: Regex, check: Check },
+    /// PEM armour, with or without the `END` line.
+    PrivateKey { begin: Regex, end: Regex },
+    /// `key = value` style assignments; the regex finds candidate key names.
+    Assignment { key: Regex },
+}
+
+struct Detector {
+    kind: Kind,
+    matcher: Matcher,
+}
+
+struct Engine {
+    /// One scan over the text: any trigger literal of any detector.
+    prefilter: Regex,
+    detectors: Vec<Detector>,
+}
+
+/// Source of one detector: the prefilter literals every match must contain,
+/// and how to match.
+struct Spec {
+    kind: Kind,
+    /// Literals at least one of which occurs in every match of this detector.
+    triggers: &'static [&'static str],
+    case_insensitive: bool,
+    source: Source,
+}
+
+enum Source {
+    Pattern(&'static str, Check),
+    PrivateKey,
+    Assignment,
+}
+
+const PRIVATE_KEY_BEGIN: &str = r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----";
+const PRIVATE_KEY_END: &str = r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----";
+/// Candidate key names for assignments; [`sensitive_key`] decides precisely.
+const ASSIGNMENT_KEY: &str =
+    r"(?i)[a-z0-9_.\-]*(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_.\-]*";
+
+const SPECS: &[Spec] = &[
+    Spec {
+        kind: Kind::PrivateKey,
+        triggers: &["-----BEGIN"],
+        case_insensitive: false,
+        source: Source::PrivateKey,
+    },
+    Spec {
+        kind: Kind::AnthropicKey,
+        triggers: &["sk-ant-"],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)sk-ant-[A-Za-z0-9_\-]{20,}", Check::None),
+    },
+    Spec {
+        kind: Kind::OpenAiKey,
+        triggers: &["sk-"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r"(?-u:\b)sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{32,})",
+            Check::Random(3),
+        ),
+    },
+    Spec {
+        kind: Kind::AwsAccessKey,
+        triggers: &["AKIA", "ASIA", "ABIA", "ACCA"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?-u:\b)",
+            Check::None,
+        ),
+    },
+    Spec {
+        kind: Kind::GithubToken,
+        triggers: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})",
+            Check::None,
+        ),
+    },
+    Spec {
+        kind: Kind::GitlabToken,
+        triggers: &["glpat-", "gldt-", "glrt-", "glptt-", "glsoat-"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r"(?-u:\b)gl(?:pat|dt|rt|ptt|soat)-[A-Za-z0-9_\-]{20,}",
+            Check::None,
+        ),
+    },
+    Spec {
+        kind: Kind::SlackToken,
+        triggers: &["xox", "xapp-"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r"(?-u:\b)(?:xox[abpsre]-[A-Za-z0-9\-]{10,}|xapp-[0-9]-[A-Za-z0-9\-]{10,})",
+            Check::Random(5),
+        ),
+    },
+    Spec {
+        kind: Kind::SlackWebhook,
+        triggers: &["hooks.slack.com"],
+        case_insensitive: true,
+        source: Source::Pattern(
+            r"(?i)hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/+\-]+)",
+            Check::None,
+        ),
+    },
+    Spec {
+        kind: Kind::DiscordWebhook,
+        triggers: &["/api/webhooks/"],
+        case_insensitive: true,
+        source: Source::Pattern(
+            r"(?i)discord(?:app)?\.com/api/webhooks/[0-9]+/([A-Za-z0-9_\-]{20,})",
+            Check::None,
+        ),
+    },
+    Spec {
+        kind: Kind::GoogleApiKey,
+        triggers: &["AIza"],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}", Check::None),
+    },
+    Spec {
+        kind: Kind::GoogleOauthToken,
+        triggers: &["ya29."],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)ya29\.[0-9A-Za-z_\-]{20,}", Check::None),
+    },
+    Spec {
+        kind: Kind::GoogleClientSecret,
+        triggers: &["GOCSPX-"],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)GOCSPX-[0-9A-Za-z_\-]{20,}", Check::None),
+    },
+    Spec {
+        kind: Kind::StripeKey,
+        triggers: &["k_live_", "k_test_", "whsec_"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r"(?-u:\b)(?:[sr]k_(?:live|test)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z]{20,})",
+            Check::Random(8),
+        ),
+    },
+    Spec {
+        kind: Kind::NpmToken,
+        triggers: &["npm_"],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)", Check::Random(4)),
+    },
+    Spec {
+        kind: Kind::HuggingfaceToken,
+        triggers: &["hf_"],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)hf_[A-Za-z]{30,}(?-u:\b)", Check::Random(3)),
+    },
+    Spec {
+        kind: Kind::PypiToken,
+        triggers: &["pypi-AgE"],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)pypi-AgE[A-Za-z0-9_\-]{50,}", Check::None),
+    },
+    Spec {
+        kind: Kind::SendgridKey,
+        triggers: &["SG."],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r"(?-u:\b)SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
+            Check::Random(3),
+        ),
+    },
+    Spec {
+        kind: Kind::Jwt,
+        triggers: &["eyJ"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r"(?-u:\b)eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",
+            Check::None,
+        ),
+    },
+    Spec {
+        kind: Kind::BasicAuth,
+        triggers: &["authorization"],
+        case_insensitive: true,
+        source: Source::Pattern(
+            r#"(?i)authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})"#,
+            Check::NotPlaceholder,
+        ),
+    },
+    Spec {
+        kind: Kind::BearerToken,
+        triggers: &["bearer"],
+        case_insensitive: true,
+        source: Source::Pattern(
+            r"(?i)(?-u:\b)bearer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)",
+            Check::Random(0),
+        ),
+    },
+    Spec {
+        kind: Kind::UrlPassword,
+        triggers: &["://"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s:/?#@"'<>\\]*:([^\s/?#"'<>\\]+)@"#,
+            Check::NotPlaceholder,
+        ),
+    },
+    Spec {
+        // Go MySQL DSN: `user:pass@tcp(host:3306)/db`.
+        kind: Kind::UrlPassword,
+        triggers: &["@tcp(", "@unix("],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r#"[A-Za-z0-9_.\-]+:([^\s@/:"']+)@(?:tcp|unix)\("#,
+            Check::NotPlaceholder,
+        ),
+    },
+    Spec {
+        // `curl -u user:pass`, `--user user:pass`.
+        kind: Kind::Password,
+        triggers: &["-u", "--user"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r#"(?:^|[\s'"])(?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]+:([^\s'"]+)"#,
+            Check::NotPlaceholder,
+        ),
+    },
+    Spec {
+        kind: Kind::Secret,
+        triggers: &[
+            "pass",
+            "pwd",
+            "secret",
+            "token",
+            "key",
+            "auth",
+            "credential",
+        ],
+        case_insensitive: true,
+        source: Source::Assignment,
+    },
+];
+
+static ENGINE: LazyLock<Engine> = LazyLock::new(Engine::build);
+
+impl Engine {
+    fn build() -> Engine {
+        let mut alternatives = Vec::new();
+        let mut detectors = Vec::with_capacity(SPECS.len());
+        for spec in SPECS {
+            for t in spec.triggers {
+                let lit = regex::escape(t);
+                alternatives.push(if spec.case_insensitive {
+                    format!("(?i:{lit})")
+                } else {
+                    lit
+                });
+            }
+            let matcher = match spec.source {
+                Source::Pattern(p, check) => Matcher::Pattern {
+                    re: compile(p),
+                    check,
+                },
+                Source::PrivateKey => Matcher::PrivateKey {
+                    begin: compile(PRIVATE_KEY_BEGIN),
+                    end: compile(PRIVATE_KEY_END),
+                },
+                Source::Assignment => Matcher::Assignment {
+                    key: compile(ASSIGNMENT_KEY),
+                },
+            };
+            detectors.push(Detector {
+                kind: spec.kind,
+                matcher,
+            });
+        }
+        Engine {
+            prefilter: compile(&alternatives.join("|")),
+            detectors,
+        }
+    }
+}
+
+fn compile(pattern: &str) -> Regex {
+    // Patterns are constants of this crate; `all_patterns_compile` covers them.
+    Regex::new(pattern).expect("cairn-redact: constant pattern must compile")
+}
+
+/// All findings, merged so they do not overlap, sorted by position.
+fn find_spans(text: &str) -> Vec<Span> {
+    let engine = &*ENGINE;
+    if !engine.prefilter.is_match(text) {
+        return Vec::new();
+    }
+    let mut spans = Vec::new();
+    for d in &engine.detectors {
+        match &d.matcher {
+            Matcher::Pattern { re, check } => find_pattern(text, re, *check, d.kind, &mut spans),
+            Matcher::PrivateKey { begin, end } => find_private_keys(text, begin, end, &mut spans),
+            Matcher::Assignment { key } => find_assignments(text, key, &mut spans),
+        }
+    }
+    widen_to_word_edges(text, &mut spans);
+    split_around_markers(text, &mut spans);
+    merge(&mut spans);
+    spans
+}
+
+fn is_word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// A span cut inside an ASCII word (`AIza` + 35 followed by more letters)
+/// takes the rest of the word with it: otherwise the leftover would gain a
+/// word boundary next to the marker and match on a second pass.
+fn widen_to_word_edges(text: &str, spans: &mut [Span]) {
+    let b = text.as_bytes();
+    for s in spans {
+        while s.end < b.len()
+            && s.end > s.start
+            && is_word_byte(b[s.end - 1])
+            && is_word_byte(b[s.end])
+        {
+            s.end += 1;
+        }
+        while s.start > 0
+            && s.start < s.end
+            && is_word_byte(b[s.start])
+            && is_word_byte(b[s.start - 1])
+        {
+            s.start -= 1;
+        }
+    }
+}
+
+/// Existing markers are never touched: a finding that overlaps one is cut
+/// around it (never dropped, so a marker inside a key block cannot make the
+/// rest of the block leak). Pieces without any alphanumeric byte are dropped.
+fn split_around_markers(text: &str, spans: &mut Vec<Span>) {
+    if spans.is_empty() || !text.contains(MARKER_PREFIX) {
+        return;
+    }
+    let markers: Vec<(usize, usize)> = text
+        .match_indices(MARKER_PREFIX)
+        .map(|(start, _)| {
+            let kind = text[start + MARKER_PREFIX.len()..]
+                .bytes()
+                .take_while(|c| c.is_ascii_lowercase() || *c == b'-')
+                .count();
+            let mut end = start + MARKER_PREFIX.len() + kind;
+            if text.as_bytes().get(end) == Some(&b']') {
+                end += 1;
+            }
+            (start, end)
+        })
+        .collect();
+    let mut pieces = Vec::with_capacity(spans.len());
+    for s in spans.iter() {
+        let mut start = s.start;
+        for &(ms, me) in &markers {
+            if me <= start || ms >= s.end {
+                continue;
+            }
+            if ms > start {
+                pieces.push(Span {
+                    start,
+                    end: ms,
+                    kind: s.kind,
+                });
+            }
+            start = start.max(me);
+        }
+        if start < s.end {
+            pieces.push(Span {
+                start,
+                end: s.end,
+                kind: s.kind,
+            });
+        }
+    }
+    pieces.retain(|p| {
+        text.as_bytes()[p.start..p.end]
+            .iter()
+            .any(u8::is_ascii_alphanumeric)
+    });
+    *spans = pieces;
+}
+
+fn find_pattern(text: &str, re: &Regex, check: Check, kind: Kind, out: &mut Vec<Span>) {
+    let grouped = re.captures_len() > 1;
+    let mut push = |start: usize, end: usize| {
+        let s = &text[start..end];
+        let ok = match check {
+            Check::None => true,
+            Check::Random(skip) => s.get(skip..).is_some_and(|b| char_classes(b) >= 2),
+            Check::NotPlaceholder => !is_placeholder(s),
+        };
+        if ok && !s.starts_with(MARKER_PREFIX) {
+            out.push(Span { start, end, kind });
+        }
+    };
+    if grouped {
+        for caps in re.captures_iter(text) {
+            if let Some(m) = caps.get(1) {
+                push(m.start(), m.end());
+            }
+        }
+    } else {
+        for m in re.find_iter(text) {
+            push(m.start(), m.end());
+        }
+    }
+}
+
+/// Sorts and merges overlapping spans; the most specific kind survives.
+fn merge(spans: &mut Vec<Span>) {
+    if spans.len() < 2 {
+        return;
+    }
+    spans.sort_unstable_by_key(|s| (s.start, s.end));
+    let mut w = 0;
+    for r in 1..spans.len() {
+        let next = spans[r];
+        let cur = &mut spans[w];
+        if next.start < cur.end {
+            cur.end = cur.end.max(next.end);
+            cur.kind = cur.kind.min(next.kind);
+        } else {
+            w += 1;
+            spans[w] = next;
+        }
+    }
+    spans.truncate(w + 1);
+}
+
+fn apply(text: &str, spans: &[Span]) -> String {
+    let mut out = String::with_capacity(text.len() + spans.len() * 16);
+    let mut last = 0;
+    for s in spans {
+        out.push_str(&text[last..s.start]);
+        out.push_str(MARKER_PREFIX);
+        out.push_str(s.kind.as_str());
+        out.push(']');
+        last = s.end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Private keys
+// ---------------------------------------------------------------------------
+
+fn find_private_keys(text: &str, begin: &Regex, end: &Regex, out: &mut Vec<Span>) {
+    let mut pos = 0;
+    while let Some(m) = begin.find_at(text, pos) {
+        // A block never extends past the next BEGIN line.
+        let limit = begin
+            .find_at(text, m.end())
+            .map_or(text.len(), |n| n.start());
+        let stop = match end.find_at(&text[..limit], m.end()) {
+            Some(e) => e.end(),
+            None => truncated_block_end(text.as_bytes(), m.end(), limit),
+        };
+        out.push(Span {
+            start: m.start(),
+            end: stop,
+            kind: Kind::PrivateKey,
+        });
+        pos = stop.max(m.end());
+    }
+}
+
+/// End of the base64 body of a private key block whose `END` line is missing
+/// (e.g. a truncated tool output). Accepts body lines separated by real or
+/// JSON-escaped (`\n`) line breaks, PEM headers, and stops at the first line
+/// that is not key material so following prose survives.
+fn truncated_block_end(b: &[u8], from: usize, limit: usize) -> usize {
+    let b = &b[..limit];
+    let mut end = from;
+    let mut i = from;
+    loop {
+        // A separator must precede every body line: a (possibly escaped)
+        // line break, or blanks when a long base64 run follows (keys
+        // flattened onto one line).
+        if let Some(n) = line_break_len(b, i) {
+            i += n;
+        } else {
+            let j = skip_blanks(b, i);
+            if j == i || b64_run(b, j) < 16 {
+                break;
+            }
+            i = j;
+        }
+        i = skip_blanks(b, i);
+        if line_break_len(b, i).is_some() {
+            continue; // blank line
+        }
+        let rest = &b[i..];
+        if [&b"Proc-Type:"[..], b"DEK-Info:", b"Comment:"]
+            .iter()
+            .any(|h| rest.starts_with(h))
+        {
+            while i < b.len() && line_break_len(b, i).is_none() {
+                i += 1;
+            }
+            end = i;
+            continue;
+        }
+        let run = b64_run(b, i);
+        if run == 0 {
+            break;
+        }
+        let b64ish = b[i..i + run]
+            .iter()
+            .any(|c| c.is_ascii_digit() || matches!(c, b'+' | b'/' | b'='));
+        i += run;
+        let at_line_end = i == b.len() || line_break_len(b, i).is_some();
+        if run >= 16 {
+            // Long runs are key material even when the line is cut short.
+            end = i;
+            if at_line_end || matches!(b.get(i), Some(b' ' | b'\t')) {
+                continue;
+            }
+            break;
+        }
+        // A short run is only the (last) line of a block, never a word of prose.
+        if at_line_end && b64ish {
+            end = i;
+            continue;
+        }
+        break;
+    }
+    end
+}
+
+fn line_break_len(b: &[u8], i: usize) -> Option<usize> {
+    let rest = b.get(i..)?;
+    [&b"\r\n"[..], b"\n", b"\r", b"\\r\\n", b"\\n", b"\\r"]
+        .iter()
+        .find(|sep| rest.starts_with(sep))
+        .map(|sep| sep.len())
+}
+
+fn skip_blanks(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t') {
+        i += 1;
+    }
+    i
+}
+
+fn b64_run(b: &[u8], i: usize) -> usize {
+    b.get(i..).map_or(0, |r| {
+        r.iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='))
+            .count()
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Assignments
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Password,
+    Other,
+}
+
+fn find_assignments(text: &str, key_re: &Regex, out: &mut Vec<Span>) {
+    for m in key_re.find_iter(text) {
+        let before = &text[..m.start()];
+        // Inside a marker (`[REDACTED:aws-secret-key]`), a URL's userinfo
+        // (`https://token:x@host`, the URL detector's job) or a path
+        // (`count::token: ...`).
+        if before.ends_with(MARKER_PREFIX) || before.ends_with("://") || before.ends_with("::") {
+            continue;
+        }
+        let key = m.as_str();
+        let Some(family) = sensitive_key(key) else {
+            continue;
+        };
+        // `--password value` only when the dash starts a shell word.
+        let is_flag = key.starts_with('-')
+            && before
+                .bytes()
+                .next_back()
+                .is_none_or(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\''));
+        let Some(value) = parse_value(text, m.end(), is_flag) else {
+            continue;
+        };
+        let next = text.as_bytes().get(value.end).copied();
+        if !accept_value(&text[value.start..value.end], next, family, value.quote) {
+            continue;
+        }
+        let kind = if is_aws_secret_key_name(key) {
+            Kind::AwsSecretKey
+        } else if family == Family::Password {
+            Kind::Password
+        } else {
+            Kind::Secret
+        };
+        out.push(Span {
+            start: value.start,
+            end: value.end,
+            kind,
+        });
+    }
+}
+
+/// Splits an ASCII key name into words on `_ - .`, camelCase and
+/// letter/digit boundaries (`APIKey2` → `API`, `Key`, `2`).
+fn key_words(key: &str) -> impl Iterator<Item = &str> {
+    key.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|p| !p.is_empty())
+        .flat_map(|part| {
+            let b = part.as_bytes();
+            let mut cuts = vec![0];
+            for i in 1..b.len() {
+                let (p, c) = (b[i - 1], b[i]);
+                let next_lower = b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+                let camel =
+                    (p.is_ascii_lowercase() || p.is_ascii_digit()) && c.is_ascii_uppercase();
+                let acronym_end = p.is_ascii_uppercase() && c.is_ascii_uppercase() && next_lower;
+                let digit_edge = p.is_ascii_digit() != c.is_ascii_digit();
+                if camel || acronym_end || digit_edge {
+                    cuts.push(i);
+                }
+            }
+            cuts.push(b.len());
+            cuts.windows(2)
+                .map(|w| &part[w[0]..w[1]])
+                .collect::<Vec<_>>()
+        })
+}
+
+fn ends_with_ci(word: &str, suffix: &str) -> bool {
+    word.len() >= suffix.len()
+        && word.as_bytes()[word.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+}
+
+fn eq_any_ci(word: &str, list: &[&str]) -> bool {
+    list.iter().any(|w| word.eq_ignore_ascii_case(w))
+}
+
+const KEY_QUALIFIERS: &[&str] = &[
+    "api",
+    "access",
+    "private",
+    "secret",
+    "signing",
+    "encryption",
+    "master",
+    "app",
+    "auth",
+    "account",
+    "shared",
+    "subscription",
+    "storage",
+];
+
+/// Words allowed after the sensitive word (`SECRET_KEY_BASE`, `password_confirmation`).
+const HARMLESS_SUFFIXES: &[&str] = &[
+    "key",
+    "value",
+    "val",
+    "string",
+    "str",
+    "b64",
+    "base64",
+    "hex",
+    "raw",
+    "plain",
+    "plaintext",
+    "clear",
+    "cleartext",
+    "base",
+    "bytes",
+    "data",
+    "text",
+    "encoded",
+    "confirmation",
+    "confirm",
+    "again",
+    "repeat",
+    "old",
+    "new",
+    "current",
+];
+
+/// Whether `word` makes a key sensitive; `prev` is the word before it.
+fn head_family(prev: Option<&str>, word: &str) -> Option<Family> {
+    let glued_password = ["password", "passwd", "passphrase", "pwd"];
+    if word.eq_ignore_ascii_case("pass") || glued_password.iter().any(|s| ends_with_ci(word, s)) {
+        return Some(Family::Password);
+    }
+    let glued = [
+        "secret",
+        "token",
+        "apikey",
+        "accesskey",
+        "privatekey",
+        "secretkey",
+        "accountkey",
+    ];
+    if glued.iter().any(|s| ends_with_ci(word, s))
+        || eq_any_ci(
+            word,
+            &["auth", "authorization", "credential", "credentials"],
+        )
+        || (word.eq_ignore_ascii_case("key") && prev.is_some_and(|p| eq_any_ci(p, KEY_QUALIFIERS)))
+    {
+        return Some(Family::Other);
+    }
+    None
+}
+
+/// Decides whether a key name holds a secret (see the crate docs).
+fn sensitive_key(key: &str) -> Option<Family> {
+    let mut family = None;
+    let mut prev: Option<&str> = None;
+    for word in key_words(key) {
+        if let Some(f) = head_family(prev, word) {
+            family = Some(f);
+        } else if family.is_some()
+            && !word.bytes().all(|c| c.is_ascii_digit())
+            && !eq_any_ci(word, HARMLESS_SUFFIXES)
+        {
+            family = None;
+        }
+        prev = Some(word);
+    }
+    family
+}
+
+fn is_aws_secret_key_name(key: &str) -> bool {
+    let mut squashed = [0u8; 128];
+    let mut n = 0;
+    for c in key.bytes().filter(u8::is_ascii_alphanumeric) {
+        if n == squashed.len() {
+            break;
+        }
+        squashed[n] = c.to_ascii_lowercase();
+        n += 1;
+    }
+    squashed[..n].windows(15).any(|w| w == b"secretaccesskey")
+}
+
+struct Value {
+    start: usize,
+    end: usize,
+    quote: Quote,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    /// Bare value: `KEY=value`, `key: value`.
+    None,
+    /// A `"string"` or `'string'` literal: data.
+    Data,
+    /// A backtick span: markdown inline code or a JS template, usually code.
+    Backtick,
+}
+
+const SEPARATORS: &[&str] = &[":=", "===", "==", "=>", "=", "：", "＝", ":"];
+const AUTH_SCHEMES: &[&str] = &["bearer", "basic", "token", "digest"];
+
+/// Parses `<close-quote>? ]? <sep> <value>` after a key name.
+fn parse_value(text: &str, key_end: usize, is_flag: bool) -> Option<Value> {
+    let b = text.as_bytes();
+    let mut i = key_end;
+    // Closing quote of the key (`"key"`, `\"key\"`), then an index bracket (`env["KEY"]`).
+    if b.get(i) == Some(&b'\\') && matches!(b.get(i + 1), Some(b'"' | b'\'')) {
+        i += 2;
+    } else if matches!(b.get(i), Some(b'"' | b'\'' | b'`')) {
+        i += 1;
+    }
+    if b.get(i) == Some(&b']') {
+        i += 1;
+    }
+    let ws = i;
+    i = skip_blanks(b, i);
+    let rest = &text[i..];
+    let mut colon = false;
+    match SEPARATORS.iter().find(|s| rest.starts_with(**s)) {
+        Some(&":") if rest.as_bytes().get(1) == Some(&b':') => return None,
+        Some(sep) => {
+            colon = matches!(*sep, ":" | "：");
+            i += sep.len();
+        }
+        // `--password value`: the value must not be the next flag.
+        None if is_flag && i > ws && b.get(i).is_some_and(|&c| c != b'-') => {}
+        None => return None,
+    }
+    i = skip_blanks(b, i);
+    if colon {
+        // `const API_KEY: &str = "..."`, `password: str = "..."`: skip the
+        // type annotation to the initialiser; a non-literal one is code.
+        match initialiser_after_type(b, i) {
+            Some(Some(j)) => i = j,
+            Some(None) => return None,
+            None => {}
+        }
+    }
+    i = skip_auth_scheme(text, i);
+    // Python string prefixes: r"..", b'..', f"..".
+    if let Some(&p) = b.get(i)
+        && matches!(p, b'r' | b'b' | b'f' | b'u' | b'R' | b'B' | b'F' | b'U')
+        && matches!(b.get(i + 1), Some(b'"' | b'\''))
+    {
+        i += 1;
+    }
+    let (start, end, quote) = match (b.get(i), b.get(i + 1)) {
+        (Some(b'\\'), Some(&q)) if q == b'"' || q == b'\'' => {
+            // Escaped quotes inside a JSON string: \"value\".
+            let start = i + 2;
+            let end = find_escaped_close(b, start, q);
+            (start, end, Quote::Data)
+        }
+        (Some(&q), _) if matches!(q, b'"' | b'\'' | b'`') => {
+            let start = i + 1;
+            let mut j = start;
+            while j < b.len() && b[j] != q && b[j] != b'\n' {
+                j += if b[j] == b'\\' && j + 1 < b.len() && b[j + 1] != b'\n' {
+                    2
+                } else {
+                    1
+                };
+            }
+            let quote = if q == b'`' { Quote::Backtick } else { Quote::Data };
+            (start, j.min(b.len()), quote)
+        }
+        _ => {
+            let mut j = i;
+            while j < b.len() && !is_unquoted_stop(b[j]) {
+                j += 1;
+            }
+            (i, j, Quote::None)
+        }
+    };
+    let start = if quote == Quote::None {
+        start
+    } else {
+        skip_auth_scheme(text, start)
+    };
+    (start < end).then_some(Value { start, end, quote })
+}
+
+/// After `key:`, a type annotation followed by `=`: returns `Some(Some(i))`
+/// with `i` at a quoted initialiser, `Some(None)` for any other initialiser
+/// (an expression: code, not a secret), `None` when this is no annotation.
+fn initialiser_after_type(b: &[u8], start: usize) -> Option<Option<usize>> {
+    let first = *b.get(start)?;
+    if !(first.is_ascii_alphabetic() || matches!(first, b'&' | b'*' | b'_' | b'[' | b'(')) {
+        return None;
+    }
+    let mut j = start;
+    while j < b.len() && j - start < 160 {
+        let c = b[j];
+        if c == b'=' {
+            let prev = b[j - 1];
+            let next = b.get(j + 1).copied();
+            // `name: Type = value` is spaced; `token: abc user=bob` is a log line.
+            if prev != b' ' || matches!(next, Some(b'=' | b'>')) {
+                return None;
+            }
+            let k = skip_blanks(b, j + 1);
+            let k = match (b.get(k), b.get(k + 1)) {
+                (Some(p), Some(b'"' | b'\'')) if matches!(p, b'r' | b'b' | b'f' | b'u') => k + 1,
+                _ => k,
+            };
+            return Some(matches!(b.get(k), Some(b'"' | b'\'' | b'`')).then_some(k));
+        }
+        let type_char = c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'_' | b'&'
+                    | b'\''
+                    | b'<'
+                    | b'>'
+                    | b'['
+                    | b']'
+                    | b':'
+                    | b','
+                    | b' '
+                    | b'*'
+                    | b'.'
+                    | b'?'
+                    | b'|'
+                    | b'('
+                    | b')'
+            );
+        if !type_char {
+            return None;
+        }
+        j += 1;
+    }
+    None
+}
+
+fn find_escaped_close(b: &[u8], start: usize, q: u8) -> usize {
+    let mut j = start;
+    while j < b.len() && b[j] != b'\n' {
+        if b[j] == b'\\' && b.get(j + 1) == Some(&q) {
+            return j;
+        }
+        j += 1;
+    }
+    j
+}
+
+/// Skips `Bearer `, `Basic `, `Token `, `Digest ` so only the credential is masked.
+fn skip_auth_scheme(text: &str, i: usize) -> usize {
+    let b = text.as_bytes();
+    for scheme in AUTH_SCHEMES {
+        let end = i + scheme.len();
+        if b.get(i..end)
+            .is_some_and(|w| w.eq_ignore_ascii_case(scheme.as_bytes()))
+            && matches!(b.get(end), Some(b' ' | b'\t'))
+        {
+            let j = skip_blanks(b, end);
+            if b.get(j).is_some_and(|c| !matches!(c, b'\n' | b'\r')) {
+                return j;
+            }
+        }
+    }
+    i
+}
+
+fn is_unquoted_stop(c: u8) -> bool {
+    c.is_ascii_whitespace()
+        || matches!(
+            c,
+            b'"' | b'\'' | b'`' | b',' | b';' | b'&' | b')' | b']' | b'}' | b'>' | b'|' | b'\\'
+        )
+}
+
+/// Words that are never a secret value on their own.
+const NON_SECRET_WORDS: &[&str] = &[
+    "true",
+    "false",
+    "null",
+    "none",
+    "nil",
+    "undefined",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "enabled",
+    "disabled",
+    "required",
+    "optional",
+    "hidden",
+    "masked",
+    "redacted",
+    "secret",
+    "password",
+    "passwd",
+    "pass",
+    "token",
+    "changeme",
+    "changeit",
+    "placeholder",
+    "example",
+    "sample",
+    "dummy",
+    "test",
+    "default",
+    "empty",
+    "unset",
+    "invalid",
+    "incorrect",
+    "missing",
+    "todo",
+    "str",
+    "string",
+    "bytes",
+    "bool",
+    "boolean",
+    "int",
+    "number",
+    "any",
+    "unknown",
+    "impl",
+    "dyn",
+    "mut",
+    "self",
+    "this",
+    "await",
+    "object",
+    "char",
+    "void",
+    "float",
+    "double",
+    "long",
+    "short",
+    "unsigned",
+    "signed",
+    "usize",
+    "isize",
+    "list",
+    "dict",
+    "array",
+    "tuple",
+    "handle",
+    "const",
+];
+
+/// Variable references, templates, masks and "fill me in" values.
+fn is_placeholder(v: &str) -> bool {
+    let v = v.trim();
+    if v.is_empty() || v.starts_with(MARKER_PREFIX) {
+        return true;
+    }
+    if v.starts_with(['$', '%', '<', '{', '[', '(']) {
+        return true;
+    }
+    if ["${", "{{", "$(", "%("].iter().any(|p| v.contains(p)) {
+        return true;
+    }
+    if v.chars()
+        .all(|c| matches!(c, 'x' | 'X' | '*' | '.' | '-' | '_' | '#' | '•' | '…' | '?'))
+    {
+        return true;
+    }
+    let lower_starts =
+        |p: &str| v.len() >= p.len() && v.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes());
+    if lower_starts("your") || lower_starts("change_me") || lower_starts("change-me") {
+        return true;
+    }
+    eq_any_ci(v, NON_SECRET_WORDS)
+}
+
+fn char_classes(s: &str) -> usize {
+    let (mut lo, mut up, mut dg) = (false, false, false);
+    for c in s.bytes() {
+        lo |= c.is_ascii_lowercase();
+        up |= c.is_ascii_uppercase();
+        dg |= c.is_ascii_digit();
+    }
+    usize::from(lo) + usize::from(up) + usize::from(dg)
+}
+
+/// A `/`-separated segment of 12+ characters mixing upper, lower and digits:
+/// key material rather than a directory name.
+fn has_random_segment(v: &str) -> bool {
+    v.split(['/', '\\'])
+        .any(|seg| seg.len() >= 12 && char_classes(seg) == 3)
+}
+
+fn is_path_or_url(v: &str) -> bool {
+    let b = v.as_bytes();
+    let scheme_len = b
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'.' | b'-'))
+        .count();
+    if scheme_len > 0 && b[0].is_ascii_alphabetic() && v[scheme_len..].starts_with("://") {
+        return true;
+    }
+    let windows_drive = b.len() > 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && b[2] == b'\\';
+    let rooted = ["/", "./", "../", "~/", "\\\\"]
+        .iter()
+        .any(|p| v.starts_with(p))
+        || windows_drive;
+    let with_extension = v.contains('/')
+        && !v.contains(char::is_whitespace)
+        && v.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && (1..=5).contains(&ext.len())
+                && ext.bytes().all(|c| c.is_ascii_alphanumeric())
+        });
+    (rooted || with_extension) && !has_random_segment(v)
+}
+
+/// Unquoted values that are code rather than data: `self.token`,
+/// `access_token`, `String`, `X509KeyUsageFlags`, `windows_sys::core::PCWSTR`,
+/// `*mut passwd`, `0x04`, `iEnd-iStart`, `pProgram->token`.
+fn looks_like_code(v: &str, next: Option<u8>) -> bool {
+    let b = v.as_bytes();
+    if v.contains("::") || v.contains(['(', '[', '<', '{']) {
+        return true;
+    }
+    if matches!(b[0], b'*' | b'&' | b'_' | b'!') {
+        return true; // pointer / reference / private name / negation
+    }
+    if b.last() == Some(&b'-') && next == Some(b'>') {
+        return true; // cut at `->`
+    }
+    let hex_literal = b.len() > 2
+        && b[0] == b'0'
+        && matches!(b[1], b'x' | b'X' | b'o' | b'b')
+        && b.len() < 24
+        && b[2..]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    if hex_literal {
+        return true;
+    }
+    let digits = b.iter().any(u8::is_ascii_digit);
+    if !digits && v.contains(['-', '+', '*', '/', '%']) {
+        return true; // `iEnd-iStart`
+    }
+    if !(b[0].is_ascii_alphabetic())
+        || !b
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'))
+    {
+        return false;
+    }
+    // Dotted path of identifiers: `config.api_key`, `os.environ`.
+    if v.contains('.') {
+        return v.split('.').all(|seg| {
+            seg.as_bytes()
+                .first()
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        });
+    }
+    // snake_case / camelCase / TypeName: built from real words. Random
+    // tokens split into many one- or two-letter pieces instead.
+    let mut letter_words = 0;
+    let mut letters = 0;
+    let mut in_long_words = 0;
+    for w in key_words(v) {
+        if w.bytes().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        letter_words += 1;
+        letters += w.len();
+        if w.len() >= 3 || w.bytes().all(|c| c.is_ascii_uppercase()) {
+            in_long_words += w.len();
+        }
+    }
+    let shaped = letter_words > 1 || (b[0].is_ascii_uppercase() && !digits);
+    shaped && in_long_words * 4 >= letters * 3
+}
+
+fn accept_value(v: &str, next: Option<u8>, family: Family, quote: Quote) -> bool {
+    if v.trim().is_empty() || v.contains(MARKER_PREFIX) || is_placeholder(v) || is_path_or_url(v) {
+        return false;
+    }
+    let n = v.chars().count();
+    if v.bytes()
+        .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'_'))
+    {
+        return n >= 16 || (family == Family::Password && n >= 6);
+    }
+    // An environment variable name (`"OPENAI_API_KEY"`), not its value.
+    if v.contains('_')
+        && v.bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+    {
+        return false;
+    }
+    if quote == Quote::Data {
+        return n >= if family == Family::Password { 4 } else { 8 };
+    }
+    if looks_like_code(v, next) {
+        return false;
+    }
+    // `secret: expr=70925` is another assignment, not a value (base64 `=`
+    // padding only ever comes last).
+    if v.trim_end_matches('=').contains('=') {
+        return false;
+    }
+    let has_non_letter = !v.chars().all(char::is_alphabetic);
+    // Tokens are random; a plain word (`authorizer`) is not one.
+    let one_case_word = !has_non_letter
+        && (v.bytes().all(|c| c.is_ascii_lowercase()) || v.bytes().all(|c| c.is_ascii_uppercase()));
+    if family == Family::Other && one_case_word {
+        return false;
+    }
+    n >= if family == Family::Password && has_non_letter {
+        4
+    } else {
+        8
+    }
+}
+
+#[cfg(test)]
+mod tests;

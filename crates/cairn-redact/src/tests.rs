@@ -1,0 +1,914 @@
+//! Tests. Every "secret" here is generated from a deterministic PRNG in the
+//! shape of a real format; no real credential is committed.
+
+use super::*;
+
+// ---------------------------------------------------------------------------
+// Fake secret generation
+// ---------------------------------------------------------------------------
+
+/// splitmix64: tiny, deterministic, good enough for test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn string(&mut self, alphabet: &str, len: usize) -> String {
+        let a = alphabet.as_bytes();
+        (0..len).map(|_| a[self.below(a.len())] as char).collect()
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const UPPER_DIGIT: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+const B64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const B64URL: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+const LETTERS: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const DIGITS: &str = "0123456789";
+const HEX: &str = "0123456789abcdef";
+
+/// A random string guaranteed to mix upper, lower and digits (real keys do).
+fn mixed(rng: &mut Rng, alphabet: &str, len: usize) -> String {
+    loop {
+        let s = rng.string(alphabet, len);
+        if char_classes(&s) == 3 {
+            return s;
+        }
+    }
+}
+
+/// Raw provider tokens, recognisable anywhere by their shape.
+fn raw_tokens(rng: &mut Rng) -> Vec<(Kind, String)> {
+    let mut v = vec![
+        (Kind::OpenAiKey, format!("sk-{}", mixed(rng, ALNUM, 48))),
+        (
+            Kind::OpenAiKey,
+            format!("sk-proj-{}", mixed(rng, B64URL, 120)),
+        ),
+        (
+            Kind::OpenAiKey,
+            format!("sk-svcacct-{}", mixed(rng, B64URL, 60)),
+        ),
+        (
+            Kind::AnthropicKey,
+            format!("sk-ant-api03-{}AA", mixed(rng, B64URL, 93)),
+        ),
+        (
+            Kind::AnthropicKey,
+            format!("sk-ant-admin01-{}", mixed(rng, B64URL, 80)),
+        ),
+        (
+            Kind::AwsAccessKey,
+            format!("AKIA{}", rng.string(UPPER_DIGIT, 16)),
+        ),
+        (
+            Kind::AwsAccessKey,
+            format!("ASIA{}", rng.string(UPPER_DIGIT, 16)),
+        ),
+        (
+            Kind::GithubToken,
+            format!(
+                "github_pat_{}_{}",
+                mixed(rng, ALNUM, 22),
+                mixed(rng, ALNUM, 59)
+            ),
+        ),
+        (
+            Kind::GitlabToken,
+            format!("glpat-{}", mixed(rng, B64URL, 20)),
+        ),
+        (
+            Kind::SlackToken,
+            format!(
+                "xoxb-{}-{}-{}",
+                rng.string(DIGITS, 11),
+                rng.string(DIGITS, 13),
+                mixed(rng, ALNUM, 24)
+            ),
+        ),
+        (
+            Kind::SlackToken,
+            format!(
+                "xoxp-{}-{}-{}-{}",
+                rng.string(DIGITS, 11),
+                rng.string(DIGITS, 11),
+                rng.string(DIGITS, 13),
+                rng.string(HEX, 32)
+            ),
+        ),
+        (
+            Kind::SlackToken,
+            format!("xoxa-2-{}", mixed(rng, ALNUM, 40)),
+        ),
+        (
+            Kind::SlackToken,
+            format!(
+                "xapp-1-A{}-{}-{}",
+                rng.string(UPPER_DIGIT, 10),
+                rng.string(DIGITS, 13),
+                rng.string(HEX, 64)
+            ),
+        ),
+        (
+            Kind::GoogleApiKey,
+            format!("AIza{}", mixed(rng, B64URL, 35)),
+        ),
+        (
+            Kind::GoogleOauthToken,
+            format!("ya29.{}", mixed(rng, B64URL, 120)),
+        ),
+        (
+            Kind::GoogleClientSecret,
+            format!("GOCSPX-{}", mixed(rng, B64URL, 28)),
+        ),
+        (
+            Kind::StripeKey,
+            format!("sk_live_{}", mixed(rng, ALNUM, 24)),
+        ),
+        (
+            Kind::StripeKey,
+            format!("rk_live_{}", mixed(rng, ALNUM, 99)),
+        ),
+        (
+            Kind::StripeKey,
+            format!("sk_test_{}", mixed(rng, ALNUM, 24)),
+        ),
+        (Kind::StripeKey, format!("whsec_{}", mixed(rng, ALNUM, 32))),
+        (Kind::NpmToken, format!("npm_{}", mixed(rng, ALNUM, 36))),
+        (
+            Kind::HuggingfaceToken,
+            format!("hf_{}", mixed_letters(rng, 34)),
+        ),
+        (
+            Kind::PypiToken,
+            format!("pypi-AgEIcHlwaS5vcmc{}", mixed(rng, B64URL, 70)),
+        ),
+        (
+            Kind::SendgridKey,
+            format!("SG.{}.{}", mixed(rng, B64URL, 22), mixed(rng, B64URL, 43)),
+        ),
+        (
+            Kind::Jwt,
+            format!(
+                "eyJ{}.eyJ{}.{}",
+                mixed(rng, B64URL, 33),
+                mixed(rng, B64URL, 90),
+                mixed(rng, B64URL, 43)
+            ),
+        ),
+    ];
+    for prefix in ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"] {
+        v.push((
+            Kind::GithubToken,
+            format!("{prefix}{}", mixed(rng, ALNUM, 36)),
+        ));
+    }
+    v
+}
+
+fn mixed_letters(rng: &mut Rng, len: usize) -> String {
+    loop {
+        let s = rng.string(LETTERS, len);
+        if char_classes(&s) == 2 {
+            return s;
+        }
+    }
+}
+
+/// Realistic places a raw token shows up; `{}` is the token.
+const RAW_CONTEXTS: &[&str] = &[
+    "{}",
+    "$ echo {} | pbcopy",
+    "$ curl -s https://api.example.com/v1/models -H \"X-Custom: {}\" | jq .",
+    r#"{"type":"tool_result","content":"found key {} in ~/.config/app.toml"}"#,
+    "DEBUG=true\nSOME_VALUE={}\nPORT=8080\n",
+    "2024-05-01T12:00:00Z WARN request failed credential={} retry=3",
+    "Use `{}` as the key, then restart.",
+    "APIキーは{}です。設定ファイルを確認してください。",
+    "密钥：{}，请勿泄露。",
+    "key='{}'",
+    "<td>{}</td>",
+    "[{}]",
+];
+
+fn marker(kind: Kind) -> String {
+    format!("{MARKER_PREFIX}{kind}]")
+}
+
+/// `text` with `secret` in it, and the exact expected redaction.
+struct Case {
+    kind: Kind,
+    secret: String,
+    text: String,
+}
+
+impl Case {
+    fn new(kind: Kind, secret: &str, template: &str) -> Case {
+        Case {
+            kind,
+            secret: secret.to_owned(),
+            text: template.replace("{}", secret),
+        }
+    }
+
+    fn expected(&self) -> String {
+        self.text.replace(&self.secret, &marker(self.kind))
+    }
+}
+
+fn pem_body(rng: &mut Rng, lines: usize) -> Vec<String> {
+    let mut body: Vec<String> = (0..lines).map(|_| mixed(rng, B64, 64)).collect();
+    body.push(format!("{}==", mixed(rng, B64, 22)));
+    body
+}
+
+fn all_cases() -> Vec<Case> {
+    let mut rng = Rng(0xCA1A_2024);
+    let mut cases = Vec::new();
+
+    for (kind, token) in raw_tokens(&mut rng) {
+        for ctx in RAW_CONTEXTS {
+            cases.push(Case::new(kind, &token, ctx));
+        }
+        // Assigned to a sensitive key: the specific kind wins over `secret`.
+        cases.push(Case::new(kind, &token, "export SERVICE_TOKEN={}"));
+        cases.push(Case::new(
+            kind,
+            &token,
+            r#"{"api_key": "{}", "model": "x"}"#,
+        ));
+    }
+
+    // Private keys: complete, JSON-escaped, truncated, flattened.
+    for label in ["RSA ", "", "OPENSSH ", "EC ", "ENCRYPTED ", "PGP "] {
+        let block_word = if label == "PGP " { " BLOCK" } else { "" };
+        let begin = format!("-----BEGIN {label}PRIVATE KEY{block_word}-----");
+        let end = format!("-----END {label}PRIVATE KEY{block_word}-----");
+        let body = pem_body(&mut rng, 6);
+        let block = format!("{begin}\n{}\n{end}", body.join("\n"));
+        cases.push(Case::new(
+            Kind::PrivateKey,
+            &block,
+            "$ cat ~/.ssh/id_key\n{}\n$ ls -la\ntotal 8\n",
+        ));
+        let crlf = format!("{begin}\r\n{}\r\n{end}", body.join("\r\n"));
+        cases.push(Case::new(Kind::PrivateKey, &crlf, "key file:\r\n{}\r\nok"));
+    }
+    let body = pem_body(&mut rng, 4);
+    let escaped = format!(
+        "-----BEGIN PRIVATE KEY-----\\n{}\\n-----END PRIVATE KEY-----\\n",
+        body.join("\\n")
+    );
+    cases.push(Case::new(
+        Kind::PrivateKey,
+        &escaped,
+        r#"{"type": "service_account", "private_key": "{}", "client_email": "bot@proj.iam.gserviceaccount.com"}"#,
+    ));
+    let body = pem_body(&mut rng, 5);
+    let truncated = format!(
+        "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,{}\n\n{}\n{}",
+        rng.string(HEX, 32).to_uppercase(),
+        body[..3].join("\n"),
+        &body[3][..30]
+    );
+    cases.push(Case::new(
+        Kind::PrivateKey,
+        &truncated,
+        "output truncated:\n{}\n\nThe key above is cut off at 2000 chars.",
+    ));
+    let truncated_json = format!(
+        "-----BEGIN PRIVATE KEY-----\\n{}\\n{}",
+        body[0],
+        &body[1][..40]
+    );
+    cases.push(Case::new(
+        Kind::PrivateKey,
+        &truncated_json,
+        r#"{"private_key": "{}"#,
+    ));
+    let flat = format!(
+        "-----BEGIN OPENSSH PRIVATE KEY----- {} -----END OPENSSH PRIVATE KEY-----",
+        body.join(" ")
+    );
+    cases.push(Case::new(Kind::PrivateKey, &flat, "SSH_KEY=\"{}\""));
+    let flat_truncated = format!("-----BEGIN PRIVATE KEY----- {} {}", body[0], body[1]);
+    cases.push(Case::new(
+        Kind::PrivateKey,
+        &flat_truncated,
+        "value: {} (truncated)",
+    ));
+
+    // Bearer / Basic.
+    let opaque = mixed(&mut rng, ALNUM, 40);
+    for t in [
+        "curl -H \"Authorization: Bearer {}\" https://api.example.com/v1/me",
+        "Authorization: bearer {}",
+        r#"{"headers": {"Authorization": "Bearer {}"}}"#,
+        "请求头 Authorization: Bearer {} 已过期",
+        "fetch(url, { headers: { authorization: `Bearer {}` } })",
+    ] {
+        cases.push(Case::new(Kind::BearerToken, &opaque, t));
+    }
+    let basic = format!("{}=", mixed(&mut rng, B64, 27));
+    for t in [
+        "curl -H 'Authorization: Basic {}' https://registry.example.com/v2/",
+        r#"{"Authorization": "Basic {}"}"#,
+    ] {
+        cases.push(Case::new(Kind::BasicAuth, &basic, t));
+    }
+    // A JWT as a bearer token keeps its more specific kind.
+    let jwt = format!(
+        "eyJ{}.eyJ{}.{}",
+        mixed(&mut rng, B64URL, 20),
+        mixed(&mut rng, B64URL, 60),
+        mixed(&mut rng, B64URL, 43)
+    );
+    cases.push(Case::new(Kind::Jwt, &jwt, "Authorization: Bearer {}"));
+
+    // URL credentials and connection strings.
+    let pw = format!(
+        "{}!{}",
+        mixed(&mut rng, ALNUM, 10),
+        mixed(&mut rng, ALNUM, 6)
+    );
+    for t in [
+        "git clone https://alice:{}@github.example.com/org/repo.git",
+        "DATABASE_URL=postgres://app:{}@db.internal:5432/app?sslmode=require",
+        "postgresql://app:{}@localhost/app",
+        "mysql://root:{}@127.0.0.1:3306/shop",
+        "MONGO_URI=\"mongodb+srv://svc:{}@cluster0.ab1cd.mongodb.net/?retryWrites=true\"",
+        "redis://:{}@cache.internal:6379/0",
+        "amqps://guest:{}@mq.example.com/vhost",
+        "接続先は postgres://app:{}@db:5432/app です",
+        "dsn := \"app:{}@tcp(127.0.0.1:3306)/shop?parseTime=true\"",
+    ] {
+        cases.push(Case::new(Kind::UrlPassword, &pw, t));
+    }
+    let gh = format!("ghs_{}", mixed(&mut rng, ALNUM, 36));
+    cases.push(Case::new(
+        Kind::GithubToken,
+        &gh,
+        "remote: https://x-access-token:{}@github.com/org/repo.git",
+    ));
+    let slack_path = format!(
+        "T{}/B{}/{}",
+        rng.string(UPPER_DIGIT, 9),
+        rng.string(UPPER_DIGIT, 10),
+        mixed(&mut rng, ALNUM, 24)
+    );
+    cases.push(Case::new(
+        Kind::SlackWebhook,
+        &slack_path,
+        "curl -X POST -d '{\"text\":\"deployed\"}' https://hooks.slack.com/services/{}",
+    ));
+    let discord = mixed(&mut rng, B64URL, 68);
+    cases.push(Case::new(
+        Kind::DiscordWebhook,
+        &discord,
+        "WEBHOOK=https://discord.com/api/webhooks/123456789012345678/{}",
+    ));
+    let curl_pw = mixed(&mut rng, ALNUM, 14);
+    cases.push(Case::new(
+        Kind::Password,
+        &curl_pw,
+        "curl -u admin:{} https://jenkins.example.com/api/json",
+    ));
+    cases.push(Case::new(
+        Kind::Password,
+        &curl_pw,
+        "curl --user 'deploy:{}' -X POST https://ci.example.com",
+    ));
+
+    // Assignments: the key name stays, the value goes.
+    let aws_secret = mixed(&mut rng, B64, 40);
+    for t in [
+        "aws_secret_access_key = {}",
+        "AWS_SECRET_ACCESS_KEY={}",
+        "export AWS_SECRET_ACCESS_KEY=\"{}\"",
+        r#"{"Credentials": {"AccessKeyId": "x", "SecretAccessKey": "{}", "Expiration": "2024-01-01"}}"#,
+        "[default]\naws_access_key_id = x\naws_secret_access_key={}\nregion = us-east-1\n",
+    ] {
+        cases.push(Case::new(Kind::AwsSecretKey, &aws_secret, t));
+    }
+    let generic = mixed(&mut rng, ALNUM, 32);
+    for t in [
+        "export OPENAI_API_KEY={}",
+        "API_KEY=\"{}\"",
+        r#"{"client_secret": "{}", "redirect_uri": "http://localhost:8080/cb"}"#,
+        "token = \"{}\"\nmax_tokens = 4096",
+        "X-Api-Key: {}",
+        "curl -H 'x-api-key: {}' https://api.example.com",
+        r#"{"auths": {"registry.example.com": {"auth": "{}"}}}"#,
+        "client = OpenAI(api_key=\"{}\")",
+        "$env:GITHUB_TOKEN = \"{}\"",
+        "app --api-key={} --verbose",
+        "app --token {} --verbose",
+        "SECRET_KEY_BASE={}",
+        "webhookSecret: '{}'",
+        "signing_key => '{}',",
+        "apiKey := \"{}\"",
+        r#"{\"apiKey\": \"{}\"}"#,
+        "https://api.example.com/v1/search?q=rust&api_key={}&page=2",
+        "GET /callback?code=abc&access_token={} HTTP/1.1",
+        "session_token={}; Path=/",
+        "ログ: token={} を使用",
+        "OAUTH_CLIENT_SECRET：{}",
+        "AccountKey={};EndpointSuffix=core.windows.net",
+        "refresh_token: {}",
+    ] {
+        cases.push(Case::new(Kind::Secret, &generic, t));
+    }
+    for pw in [
+        "hunter2!x",
+        "p4ss",
+        "correct horse battery staple",
+        "Tr0ub4dor",
+    ] {
+        for t in [
+            r#"{"username": "admin", "password": "{}"}"#,
+            "password: \"{}\"",
+            "db_password = '{}'",
+            r#"{\"password\": \"{}\"}"#,
+        ] {
+            cases.push(Case::new(Kind::Password, pw, t));
+        }
+    }
+    let pw = format!("{}9", mixed(&mut rng, ALNUM, 12));
+    for t in [
+        "PGPASSWORD={} psql -h db -U app",
+        "DB_PASSWORD: {}",
+        "mysql_pwd={}",
+        "docker login --password {} registry.example.com",
+        "Password={};Server=db;Database=app",
+        "host=db port=5432 user=app password={} dbname=app",
+        "password_confirmation={}",
+        "パスワード password={} を設定しました",
+        "MYSQL_ROOT_PASSWORD={}",
+        "SMTP_PASS={}",
+    ] {
+        cases.push(Case::new(Kind::Password, &pw, t));
+    }
+    cases
+}
+
+// ---------------------------------------------------------------------------
+// Positive tests
+// ---------------------------------------------------------------------------
+
+#[test]
+fn all_patterns_compile() {
+    let engine = &*ENGINE;
+    assert_eq!(engine.detectors.len(), SPECS.len());
+    assert!(!engine.prefilter.as_str().is_empty());
+}
+
+#[test]
+fn kinds_are_listed_in_priority_order_with_unique_names() {
+    let mut names = std::collections::HashSet::new();
+    for w in Kind::ALL.windows(2) {
+        assert!(w[0] < w[1], "{:?} must sort before {:?}", w[0], w[1]);
+    }
+    for k in Kind::ALL {
+        assert!(names.insert(k.as_str()), "duplicate name {k}");
+        assert_eq!(k.to_string(), k.as_str());
+        assert!(
+            k.as_str()
+                .bytes()
+                .all(|c| c.is_ascii_lowercase() || c == b'-')
+        );
+    }
+}
+
+#[test]
+fn every_case_is_redacted_exactly() {
+    let cases = all_cases();
+    assert!(cases.len() > 300, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let got = redact(&case.text);
+        let want = case.expected();
+        if got != want {
+            failures.push(format!(
+                "kind {}\n  text: {:?}\n  want: {:?}\n   got: {:?}",
+                case.kind, case.text, want, got
+            ));
+        }
+        assert!(
+            !got.contains(&case.secret),
+            "secret survived in {:?}",
+            case.text
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_detected_kind_is_covered() {
+    let covered: std::collections::HashSet<Kind> = all_cases().iter().map(|c| c.kind).collect();
+    for k in Kind::ALL {
+        assert!(covered.contains(&k), "no test case for {k}");
+    }
+}
+
+/// Every match of every pattern contains one of its detector's trigger
+/// literals, so the single prefilter scan can never hide a secret.
+#[test]
+fn prefilter_triggers_cover_every_match() {
+    let cases = all_cases();
+    for (spec, det) in SPECS.iter().zip(&ENGINE.detectors) {
+        let Matcher::Pattern { re, .. } = &det.matcher else {
+            continue;
+        };
+        for case in &cases {
+            for m in re.find_iter(&case.text) {
+                let s = m.as_str();
+                let hit = spec.triggers.iter().any(|t| {
+                    if spec.case_insensitive {
+                        s.to_ascii_lowercase().contains(&t.to_ascii_lowercase())
+                    } else {
+                        s.contains(t)
+                    }
+                });
+                assert!(hit, "{:?} matched {s:?} without a trigger", spec.kind);
+            }
+        }
+        // And the pattern itself cannot match without a trigger: checked on
+        // the case corpus above; the literals are written into each pattern.
+    }
+    for case in &cases {
+        assert!(ENGINE.prefilter.is_match(&case.text), "{:?}", case.text);
+    }
+}
+
+#[test]
+fn detailed_report_and_in_place() {
+    let mut rng = Rng(7);
+    let aws = format!("AKIA{}", rng.string(UPPER_DIGIT, 16));
+    let gh = format!("ghp_{}", mixed(&mut rng, ALNUM, 36));
+    let text = format!(
+        "keys: {aws} and {gh}; password=\"{}\"",
+        mixed(&mut rng, ALNUM, 12)
+    );
+    let r = redact_detailed(&text);
+    assert_eq!(r.count, 3);
+    assert_eq!(
+        r.kinds,
+        vec![Kind::AwsAccessKey, Kind::GithubToken, Kind::Password]
+    );
+    assert_eq!(
+        r.text,
+        "keys: [REDACTED:aws-access-key] and [REDACTED:github-token]; password=\"[REDACTED:password]\""
+    );
+
+    let mut s = text.clone();
+    assert_eq!(redact_in_place(&mut s), 3);
+    assert_eq!(s, r.text);
+    assert_eq!(redact_in_place(&mut s), 0);
+    assert!(contains_secret(&text));
+    assert!(!contains_secret(&s));
+
+    let clean = redact_detailed("nothing to see here");
+    assert_eq!(clean.count, 0);
+    assert!(clean.kinds.is_empty());
+    assert!(matches!(clean.text, Cow::Borrowed(_)));
+}
+
+#[test]
+fn adjacent_and_repeated_secrets() {
+    let mut rng = Rng(11);
+    let a = format!("AKIA{}", rng.string(UPPER_DIGIT, 16));
+    let b = format!("ASIA{}", rng.string(UPPER_DIGIT, 16));
+    let text = format!("{a},{b},{a}\n{a}");
+    let m = marker(Kind::AwsAccessKey);
+    assert_eq!(redact(&text), format!("{m},{m},{m}\n{m}"));
+    assert_eq!(redact_detailed(&text).count, 4);
+}
+
+#[test]
+fn truncated_key_keeps_following_prose() {
+    let mut rng = Rng(3);
+    let line = mixed(&mut rng, B64, 64);
+    let text = format!("-----BEGIN PRIVATE KEY-----\n{line}\n{line}\nThe key above is cut.");
+    assert_eq!(
+        redact(&text),
+        "[REDACTED:private-key]\nThe key above is cut."
+    );
+    // Header only (cut right after BEGIN).
+    assert_eq!(
+        redact("x -----BEGIN EC PRIVATE KEY-----"),
+        "x [REDACTED:private-key]"
+    );
+    // Two blocks: the first truncated one stops at the second BEGIN.
+    let text = format!(
+        "-----BEGIN PRIVATE KEY-----\n{line}\nmid\n-----BEGIN PRIVATE KEY-----\n{line}\n-----END PRIVATE KEY-----\nafter"
+    );
+    assert_eq!(
+        redact(&text),
+        "[REDACTED:private-key]\nmid\n[REDACTED:private-key]\nafter"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// False positives
+// ---------------------------------------------------------------------------
+
+const CLEAN: &[&str] = &[
+    "",
+    "hello world",
+    "max_tokens = 4096",
+    "token_count: 12",
+    r#"{"usage": {"input_tokens": 1523, "output_tokens": 88, "cache_read_input_tokens": 20480}}"#,
+    r#"{"type": "token_count", "info": {"total_token_usage": {"input_tokens": 9}}}"#,
+    "password_reset_url = \"/account/password/reset\"",
+    "password_min_length = 12",
+    "secret_name: my-app-secrets",
+    "secretKeyRef:\n  name: db\n  key: password",
+    "tokenizer = \"cl100k_base\"",
+    "token_type: bearer",
+    "pad_token = \"<pad>\"\neos_token: \"</s>\"",
+    "api_key_env = \"OPENAI_API_KEY\"",
+    "token: ${{ secrets.GITHUB_TOKEN }}",
+    "export API_KEY=$OPENAI_API_KEY",
+    "export TOKEN=${GITHUB_TOKEN}",
+    "password: <your-password>",
+    "api_key: your-api-key-here",
+    "password: changeme",
+    "password = \"xxxxxxxx\"",
+    "token: \"********\"",
+    "password: \"\"",
+    "password=",
+    "token: null\nsecret: None\nauth: true",
+    "PWD=/home/alice/src/cairn\nOLDPWD=/home/alice",
+    "GOOGLE_APPLICATION_CREDENTIALS=/home/alice/keys/service-account.json",
+    "private_key_path: keys/deploy.pem",
+    "token_url: https://oauth2.googleapis.com/token",
+    "Author: Jane Doe <jane@example.com>\nDate:   Mon Jan 1 12:00:00 2024 +0000",
+    "commit 9fceb02d0ae598e95dc970b74767f19372d61af8\nMerge: 1a2b3c4 5d6e7f8\n\n    fix(auth): refresh token before expiry\n",
+    "550e8400-e29b-41d4-a716-446655440000",
+    "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "https://github.com/rust-lang/regex/blob/master/src/lib.rs#L10",
+    "https://user@example.com/path?x=1",
+    "ssh://git@github.com:22/org/repo.git",
+    "git@github.com:org/repo.git",
+    "http://[::1]:8080/health",
+    "/home/alice/.ssh/id_ed25519 ~/.aws/credentials C:\\Users\\bob\\token.txt",
+    "running 12 tests\ntest tests::redacts_password ... ok\ntest tests::token_count_ok ... ok\n\ntest result: ok. 12 passed; 0 failed; 0 ignored; finished in 0.01s",
+    "   Compiling cairn-redact v0.1.0 (/work/main/crates/cairn-redact)\n    Finished `test` profile [unoptimized + debuginfo] target(s) in 3.2s",
+    "Bearer authentication is required for this endpoint.",
+    "Authorization: Bearer $TOKEN",
+    "curl -H \"Authorization: Bearer ${API_TOKEN}\" https://api.example.com",
+    "the scikit-learn and sk-learn-compatible estimators",
+    "task-runner disk-usage risk-assessment",
+    "def test_sk_test_environment_config(): pass",
+    "from huggingface_hub import hf_hub_download",
+    "Asia/Tokyo and Asia/Kolkata",
+    "xoxo-hugs-and-kisses",
+    "git push -u origin main && set -u",
+    "ENGINE = 'django.db.backends.postgresql'",
+    "monkey: 12345678\nturnkey: yes\nkeyboard: us",
+    "The password is stored in the keychain; never log the token.",
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    r#"fn login(user: &str, password: &str) -> Result<Token, Error> {
+    let token = auth::login(user, password)?;
+    let api_key = config.api_key.clone();
+    let secret: SecretString = std::env::var("SECRET")?.into();
+    Ok(token)
+}
+pub struct Config { pub api_key: Option<String>, pub token: String, pub max_tokens: u32 }"#,
+    r#"def get_token(self) -> str:
+    token = os.environ.get("GITHUB_TOKEN")
+    password = getpass.getpass("Password: ")
+    api_key = settings.API_KEY
+    headers = {"Authorization": f"Bearer {token}"}
+    secret = access_token
+    if not token:
+        raise ValueError("missing token")
+    return token"#,
+    "const apiKey = process.env.API_KEY;\nconst token = await getToken();\nconst { password } = req.body;",
+    "logger.info(\"password=%s\", masked)\nprint(f\"token={token}\")",
+    "[REDACTED:aws-secret-key] and password=[REDACTED:password] https://u:[REDACTED:url-password]@h",
+    "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----",
+    "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUZ\n-----END CERTIFICATE-----",
+    "令牌数量 token_count=42，最大 max_tokens=8192。",
+    "トークン数: 1234, パスワードは設定済み",
+    "auth_method: oauth\nauthenticated: true\nauthority: https://login.example.com",
+    "password: String,\npassword: impl Into<String>,\ntoken: Option<&'a str>,",
+    "pass_through: true\nbypass: cache",
+];
+
+#[test]
+fn clean_text_is_borrowed() {
+    let mut failures = Vec::new();
+    for text in CLEAN {
+        match redact(text) {
+            Cow::Borrowed(b) => assert_eq!(b, *text),
+            Cow::Owned(o) => failures.push(format!("{text:?}\n   -> {o:?}")),
+        }
+        assert!(!contains_secret(text), "{text:?}");
+    }
+    assert!(
+        failures.is_empty(),
+        "false positives:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn ordinary_hex_and_uuids_are_clean() {
+    let mut rng = Rng(99);
+    for _ in 0..200 {
+        let sha = rng.string(HEX, 64);
+        let uuid = format!(
+            "{}-{}-4{}-a{}-{}",
+            rng.string(HEX, 8),
+            rng.string(HEX, 4),
+            rng.string(HEX, 3),
+            rng.string(HEX, 3),
+            rng.string(HEX, 12)
+        );
+        let text = format!("commit {sha}\nrequest_id={uuid} session {uuid}\n");
+        assert!(matches!(redact(&text), Cow::Borrowed(_)), "{text}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Properties
+// ---------------------------------------------------------------------------
+
+/// Fragments that exercise every detector and the syntax around them.
+fn fragments(rng: &mut Rng) -> Vec<String> {
+    let mut f: Vec<String> = raw_tokens(rng).into_iter().map(|(_, t)| t).collect();
+    f.extend(
+        [
+            " ",
+            "\n",
+            "\t",
+            "\r\n",
+            "\\n",
+            "=",
+            ": ",
+            "：",
+            "\"",
+            "'",
+            "\\\"",
+            "`",
+            ",",
+            ";",
+            "&",
+            "@",
+            "://",
+            "https",
+            "postgres",
+            "user",
+            ":",
+            "/",
+            "?",
+            "#",
+            "[",
+            "]",
+            "{",
+            "}",
+            "(",
+            ")",
+            "<",
+            ">",
+            "$",
+            "%",
+            "--",
+            "-u ",
+            "password",
+            "PASSWORD",
+            "api_key",
+            "Token",
+            "secret",
+            "auth",
+            "Authorization: ",
+            "Bearer ",
+            "Basic ",
+            "-----BEGIN RSA PRIVATE KEY-----",
+            "-----END RSA PRIVATE KEY-----",
+            "-----BEGIN",
+            "PRIVATE KEY-----",
+            "Proc-Type:",
+            "[REDACTED:",
+            "[REDACTED:secret]",
+            "REDACTED",
+            "eyJ",
+            ".",
+            "AKIA",
+            "sk-",
+            "sk-ant-",
+            "ghp_",
+            "xoxb-",
+            "hooks.slack.com/services/",
+            "@tcp(",
+            "日本語",
+            "密钥",
+            "é",
+            "🦀",
+            "\u{0}",
+            "\u{FEFF}",
+            "ſ",
+            "K",
+            "x",
+            "0",
+            "hunter2",
+            "changeme",
+            "${X}",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    f.push(mixed(rng, B64, 64));
+    f.push(mixed(rng, ALNUM, 12));
+    f.push(rng.string(DIGITS, 8));
+    f
+}
+
+fn random_unicode(rng: &mut Rng, len: usize) -> String {
+    (0..len)
+        .map(|_| match rng.below(6) {
+            0 => char::from(rng.below(128) as u8),
+            1 => char::from_u32(0x80 + rng.below(0x780) as u32).unwrap_or('?'),
+            2 => char::from_u32(0x3040 + rng.below(0x60) as u32).unwrap_or('?'),
+            3 => char::from_u32(0x4E00 + rng.below(0x5000) as u32).unwrap_or('?'),
+            4 => char::from_u32(0x1F300 + rng.below(0x300) as u32).unwrap_or('?'),
+            _ => *rng.pick(&['=', ':', '"', '\\', '/', '@', '-', '_', ' ', '\n']),
+        })
+        .collect()
+}
+
+fn check_properties(text: &str) {
+    let once = redact(text);
+    let twice = redact(&once);
+    assert_eq!(once, twice, "not idempotent for {text:?}");
+    assert!(
+        !contains_secret(&once),
+        "redacted text still has a finding: {text:?} -> {once:?}"
+    );
+    assert_eq!(
+        contains_secret(text),
+        matches!(once, Cow::Owned(_)),
+        "{text:?}"
+    );
+    let mut s = text.to_owned();
+    let n = redact_in_place(&mut s);
+    assert_eq!(s, once);
+    assert_eq!(n == 0, matches!(once, Cow::Borrowed(_)));
+}
+
+#[test]
+fn idempotent_and_panic_free_on_fragment_soup() {
+    let mut rng = Rng(0x5EED);
+    let frags = fragments(&mut rng);
+    for _ in 0..4000 {
+        let n = 1 + rng.below(24);
+        let text: String = (0..n).map(|_| rng.pick(&frags).as_str()).collect();
+        check_properties(&text);
+    }
+}
+
+#[test]
+fn idempotent_and_panic_free_on_arbitrary_utf8() {
+    let mut rng = Rng(42);
+    let frags = fragments(&mut rng);
+    for _ in 0..1500 {
+        let len = rng.below(200);
+        let mut text = random_unicode(&mut rng, len);
+        // Splice in trigger-bearing fragments at char boundaries.
+        for _ in 0..rng.below(4) {
+            let at = rng.below(text.chars().count() + 1);
+            let byte = text.char_indices().nth(at).map_or(text.len(), |(i, _)| i);
+            let frag = rng.pick(&frags).clone();
+            text.insert_str(byte, &frag);
+        }
+        check_properties(&text);
+    }
+}
+
+#[test]
+fn all_cases_are_idempotent() {
+    for case in all_cases() {
+        check_properties(&case.text);
+    }
+}
