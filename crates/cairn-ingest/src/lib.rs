@@ -1,0 +1,459 @@
+//! Incremental ingest: agent transcript files → the store.
+//!
+//! This crate owns the loop that keeps cairn's database in step with the agents' files: find
+//! every transcript (via `cairn-transcript`'s layout), compare each with its stored cursor
+//! (device/inode, size, mtime, a hash of its first bytes), read only the appended complete
+//! lines, resume the parser where it stopped, redact every kept text with `cairn-redact`, and
+//! upsert sessions and turns by their stable keys, so a re-run never duplicates anything. A
+//! truncated or replaced file is read again from the start; a last line still being written is
+//! left for the next run. Bad input is counted and reported, never fatal. It must not decide
+//! where files live (callers pass the roots), print anything, or extract memories.
+
+use std::fs;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use cairn_store::{FileCursor, Store, StoreError};
+use cairn_transcript::reader::{LineItem, read_lines_sized};
+use cairn_transcript::{
+    Agent, ClaudeRoot, CodexHome, FileKind, Parser, ParserState, Problem, TranscriptFile,
+};
+
+/// How many bytes of a file's head identify it.
+const HEAD_BYTES: u64 = 4096;
+/// Per file, at most this many problems are listed (all are counted).
+const MAX_PROBLEMS_PER_FILE: usize = 20;
+
+/// Ingest errors that stop the run (per-file problems never do).
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The agent roots to read.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    pub claude_root: Option<PathBuf>,
+    pub codex_home: Option<PathBuf>,
+}
+
+impl Sources {
+    /// Every transcript file under the roots, with the problems met while looking.
+    pub fn discover(&self, problems: &mut Vec<Problem>) -> Vec<TranscriptFile> {
+        let mut files = Vec::new();
+        if let Some(root) = &self.claude_root {
+            let root = ClaudeRoot::new(root);
+            for p in root.projects(problems) {
+                files.extend(p.session_files(problems));
+                files.extend(p.subagent_files(problems));
+            }
+        }
+        if let Some(home) = &self.codex_home {
+            files.extend(CodexHome::new(home).rollouts(problems));
+        }
+        files
+    }
+}
+
+/// Told about progress in bytes (a terminal bar, or nothing).
+pub trait Progress {
+    fn start(&self, _total_bytes: u64) {}
+    fn advance(&self, _bytes: u64) {}
+    fn finish(&self) {}
+}
+
+/// No progress display.
+pub struct Quiet;
+impl Progress for Quiet {}
+
+/// What a run did. `turns` is the number of turns in the store after the run.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct IngestReport {
+    pub files: u64,
+    pub bytes: u64,
+    pub turns: u64,
+    pub new_turns: u64,
+    pub updated_turns: u64,
+    pub skipped_lines: u64,
+    /// Files read again from the start because they were truncated or replaced.
+    pub restarted_files: u64,
+    pub errors: Vec<Problem>,
+}
+
+/// Ingests every transcript under `sources`.
+pub fn ingest(
+    store: &mut Store,
+    sources: &Sources,
+    progress: &dyn Progress,
+) -> Result<IngestReport, IngestError> {
+    let mut report = IngestReport::default();
+    let files = sources.discover(&mut report.errors);
+    let cursors = store.cursors()?;
+
+    // Plan: stat everything first so progress knows the total.
+    let mut plan = Vec::new();
+    let mut total = 0u64;
+    for f in files {
+        report.files += 1;
+        let key = path_key(&f.path);
+        let meta = match fs::symlink_metadata(&f.path) {
+            Ok(m) => m,
+            Err(e) => {
+                report.errors.push(Problem::new(
+                    &f.path,
+                    None,
+                    format!("cannot read file: {e}"),
+                ));
+                continue;
+            }
+        };
+        let id = Identity::of(&meta);
+        let cursor = cursors.get(&key);
+        if let Some(c) = cursor
+            && id.same_as(c)
+        {
+            continue; // unchanged since the last run: not even opened
+        }
+        total += id.size.saturating_sub(cursor.map_or(0, |c| c.offset));
+        plan.push((f, cursor.cloned(), id));
+    }
+    progress.start(total);
+    for (file, cursor, id) in plan {
+        ingest_one(store, &file, cursor, id, &mut report, progress)?;
+    }
+    progress.finish();
+    report.turns = store.turn_count()?;
+    Ok(report)
+}
+
+/// Ingests one file (the hook path uses this for the transcript it is told about).
+pub fn ingest_file(store: &mut Store, file: &TranscriptFile) -> Result<IngestReport, IngestError> {
+    let mut report = IngestReport {
+        files: 1,
+        ..IngestReport::default()
+    };
+    let meta = match fs::symlink_metadata(&file.path) {
+        Ok(m) => m,
+        Err(e) => {
+            report.errors.push(Problem::new(
+                &file.path,
+                None,
+                format!("cannot read file: {e}"),
+            ));
+            return Ok(report);
+        }
+    };
+    let id = Identity::of(&meta);
+    let cursor = store.cursor(&path_key(&file.path))?;
+    if !cursor.as_ref().is_some_and(|c| id.same_as(c)) {
+        ingest_one(store, file, cursor, id, &mut report, &Quiet)?;
+    }
+    report.turns = store.turn_count()?;
+    Ok(report)
+}
+
+fn path_key(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// What identifies a file's content between runs.
+#[derive(Debug, Clone, Copy)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i64,
+}
+
+impl Identity {
+    fn of(m: &fs::Metadata) -> Identity {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Identity {
+                dev: m.dev(),
+                ino: m.ino(),
+                size: m.size(),
+                mtime_ns: m.mtime().saturating_mul(1_000_000_000) + m.mtime_nsec(),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let mtime_ns = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as i64);
+            Identity {
+                dev: 0,
+                ino: 0,
+                size: m.len(),
+                mtime_ns,
+            }
+        }
+    }
+
+    fn same_as(&self, c: &FileCursor) -> bool {
+        self.dev == c.dev && self.ino == c.ino && self.size == c.size && self.mtime_ns == c.mtime_ns
+    }
+}
+
+fn head_hash(path: &Path, len: u64) -> io::Result<u64> {
+    let mut f = fs::File::open(path)?;
+    let mut buf = vec![0u8; len as usize];
+    f.read_exact(&mut buf)?;
+    Ok(xxhash_rust::xxh3::xxh3_64(&buf))
+}
+
+fn ingest_one(
+    store: &mut Store,
+    file: &TranscriptFile,
+    cursor: Option<FileCursor>,
+    id: Identity,
+    report: &mut IngestReport,
+    progress: &dyn Progress,
+) -> Result<(), IngestError> {
+    let key = path_key(&file.path);
+    // Decide where to start: continue from the cursor when the file is the same file, grown.
+    let resume = cursor.filter(|c| {
+        if file.compressed {
+            return false; // compressed rollouts are rewritten whole; re-read (upserts dedupe)
+        }
+        let same_file = c.dev == id.dev && c.ino == id.ino && id.size >= c.offset;
+        same_file && head_hash(&file.path, c.head_len).is_ok_and(|h| h == c.head_hash)
+    });
+    if resume.is_none() && store.cursor(&key)?.is_some() {
+        report.restarted_files += 1;
+    }
+    let (offset, first_line, state, prior_skipped) = match &resume {
+        Some(c) => (
+            c.offset,
+            c.line,
+            c.state
+                .as_deref()
+                .and_then(|s| serde_json::from_str::<ParserState>(s).ok()),
+            c.skipped_lines,
+        ),
+        None => (0, 0, None, 0),
+    };
+    let mut parser = match state {
+        Some(s) => Parser::resume(file.agent, s),
+        None => Parser::resume(file.agent, initial_state(file)),
+    }
+    .with_filter(cairn_redact::redact);
+
+    let reader = match cairn_transcript::open_transcript(&file.path, file.compressed) {
+        Ok(mut r) => {
+            if offset > 0 {
+                // Only plain files resume (see above), so a seek on the file is valid; use a
+                // fresh handle to seek.
+                match fs::File::open(&file.path).and_then(|mut f| {
+                    f.seek(SeekFrom::Start(offset))?;
+                    Ok(f)
+                }) {
+                    Ok(f) => r = Box::new(f),
+                    Err(e) => {
+                        report.errors.push(Problem::new(
+                            &file.path,
+                            None,
+                            format!("cannot read file: {e}"),
+                        ));
+                        return Ok(());
+                    }
+                }
+            }
+            r
+        }
+        Err(e) => {
+            report.errors.push(Problem::new(
+                &file.path,
+                None,
+                format!("cannot read file: {e}"),
+            ));
+            return Ok(());
+        }
+    };
+
+    let mut skipped = 0u64;
+    let mut listed = 0usize;
+    let mut closed = Vec::new();
+    let mut problems = Vec::new();
+    let expected = (!file.compressed).then(|| id.size.saturating_sub(offset));
+    let read = read_lines_sized(reader, first_line, expected, |item| match item {
+        LineItem::Line { bytes, number } => {
+            let (res, lossy) = parser.feed_bytes(bytes, number);
+            if let Err(e) = res {
+                skipped += 1;
+                if listed < MAX_PROBLEMS_PER_FILE {
+                    listed += 1;
+                    problems.push(Problem::new(
+                        &file.path,
+                        Some(number),
+                        format!("skipped: {e}"),
+                    ));
+                }
+            } else if lossy && listed < MAX_PROBLEMS_PER_FILE {
+                listed += 1;
+                problems.push(Problem::new(
+                    &file.path,
+                    Some(number),
+                    "invalid UTF-8 replaced (line kept)",
+                ));
+            }
+            closed.extend(parser.take_closed());
+        }
+        LineItem::TooLong { number, len } => {
+            skipped += 1;
+            if listed < MAX_PROBLEMS_PER_FILE {
+                listed += 1;
+                problems.push(Problem::new(
+                    &file.path,
+                    Some(number),
+                    format!("skipped: line of {len} bytes exceeds the limit"),
+                ));
+            }
+        }
+    });
+    let read = match read {
+        Ok(r) => r,
+        Err(e) => {
+            // Keep what was read before the error? We cannot know the consumed offset
+            // precisely, so store nothing from this pass; the next run retries.
+            report
+                .errors
+                .push(Problem::new(&file.path, None, format!("read failed: {e}")));
+            return Ok(());
+        }
+    };
+    if skipped > MAX_PROBLEMS_PER_FILE as u64 {
+        problems.push(Problem::new(
+            &file.path,
+            None,
+            format!("{skipped} lines skipped in total"),
+        ));
+    }
+    report.errors.extend(problems);
+    report.skipped_lines += skipped;
+    report.bytes += read.consumed;
+    progress.advance(read.consumed);
+
+    let new_offset = offset + read.consumed;
+    let (head_len, head) = if file.compressed {
+        (0, 0)
+    } else {
+        let len = new_offset.min(HEAD_BYTES);
+        match head_hash(&file.path, len) {
+            Ok(h) => (len, h),
+            Err(_) => (0, 0),
+        }
+    };
+    let session = parser.session().clone();
+    let current = parser.current().cloned();
+    let state = serde_json::to_string(parser.state()).ok();
+
+    let w = store.write()?;
+    let session_key = session.key();
+    for t in closed.iter().chain(current.iter()) {
+        if w.upsert_turn(file.agent, &session_key, t, &key)? {
+            report.new_turns += 1;
+        } else {
+            report.updated_turns += 1;
+        }
+    }
+    if !session.id.is_empty() {
+        w.upsert_session(file.agent, &session, file.project_key.as_deref(), &key)?;
+    }
+    w.save_cursor(&FileCursor {
+        path: key,
+        agent: file.agent.as_str().to_owned(),
+        kind: file.kind.as_str().to_owned(),
+        session_key: Some(session_key),
+        dev: id.dev,
+        ino: id.ino,
+        // When the file grew while we read it, remember a size that forces a look next time.
+        size: if new_offset + read.pending > id.size {
+            0
+        } else {
+            id.size
+        },
+        mtime_ns: id.mtime_ns,
+        head_len,
+        head_hash: head,
+        offset: new_offset,
+        line: first_line + read.lines,
+        state,
+        skipped_lines: prior_skipped + skipped,
+    })?;
+    w.commit()?;
+    Ok(())
+}
+
+/// A new file's parser state: the session id its name implies; subagent files are sidechain
+/// sessions of their own (`<session>/<agent id>`) even before a record says so.
+fn initial_state(file: &TranscriptFile) -> ParserState {
+    let mut st = ParserState::default();
+    st.session.id = file.session_hint.clone();
+    if file.kind == FileKind::Subagent {
+        st.sidechain = true;
+        let stem = file
+            .path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .trim_end_matches(".jsonl");
+        let agent = stem.strip_prefix("agent-").unwrap_or(stem);
+        st.session.subagent = Some(agent.to_owned());
+    }
+    st
+}
+
+/// Convenience for callers that only know an agent and a path (e.g. a hook payload).
+pub fn transcript_for_path(agent: Agent, path: &Path) -> TranscriptFile {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let compressed = name.ends_with(".zst");
+    let stem = name.trim_end_matches(".zst").trim_end_matches(".jsonl");
+    let is_sub = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .is_some_and(|n| n == "subagents");
+    let (kind, hint) = match agent {
+        Agent::Codex => (
+            FileKind::Rollout,
+            stem.get(stem.len().saturating_sub(36)..)
+                .unwrap_or(stem)
+                .to_owned(),
+        ),
+        Agent::Claude if is_sub => (
+            FileKind::Subagent,
+            path.parent()
+                .and_then(|p| p.parent())
+                .and_then(|p| p.file_name())
+                .and_then(|n| n.to_str())
+                .unwrap_or("")
+                .to_owned(),
+        ),
+        Agent::Claude => (FileKind::Session, stem.to_owned()),
+    };
+    let project_key = match (agent, kind) {
+        (Agent::Claude, FileKind::Session) => path.parent(),
+        (Agent::Claude, _) => path
+            .parent()
+            .and_then(|p| p.parent())
+            .and_then(|p| p.parent()),
+        _ => None,
+    }
+    .and_then(|p| p.file_name())
+    .and_then(|n| n.to_str())
+    .map(str::to_owned);
+    TranscriptFile {
+        path: path.to_path_buf(),
+        agent,
+        kind,
+        session_hint: hint,
+        compressed,
+        project_key,
+    }
+}

@@ -1,0 +1,79 @@
+//! `cairn ingest`: transcripts → store, incrementally.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use cairn_ingest::{IngestReport, Sources};
+use cairn_store::Store;
+
+use crate::homes::Homes;
+use crate::output;
+use crate::progress::Bar;
+
+pub fn open_store(homes: &Homes) -> Result<Store> {
+    let path = homes.db_path();
+    Store::open(&path).with_context(|| {
+        format!(
+            "cannot open cairn's database at {} (check permissions, or pass --data-dir)",
+            path.display()
+        )
+    })
+}
+
+pub fn ingest(homes: &Homes, json: bool) -> Result<IngestReport> {
+    let mut store = open_store(homes)?;
+    let sources = Sources {
+        claude_root: Some(homes.claude_root.clone()),
+        codex_home: Some(homes.codex_home.clone()),
+    };
+    let bar = Bar::bytes(json, "ingest");
+    let report = cairn_ingest::ingest(&mut store, &sources, &bar).context("ingest failed")?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    store.set_meta("last_ingest", &now.to_string())?;
+    Ok(report)
+}
+
+pub fn print_human(r: &IngestReport) {
+    println!(
+        "ingested {} from {} file(s): {} new turn(s), {} updated, {} in store",
+        output::bytes(r.bytes),
+        r.files,
+        r.new_turns,
+        r.updated_turns,
+        r.turns
+    );
+    if r.restarted_files > 0 {
+        println!(
+            "{} file(s) were truncated or replaced and read again from the start",
+            r.restarted_files
+        );
+    }
+    if r.skipped_lines > 0 {
+        println!("{} line(s) skipped (malformed)", r.skipped_lines);
+    }
+    if !r.errors.is_empty() {
+        println!("{} problem(s):", r.errors.len());
+        for e in r.errors.iter().take(20) {
+            match e.line {
+                Some(l) => println!("  {}:{}: {}", e.path, l, e.message),
+                None => println!("  {}: {}", e.path, e.message),
+            }
+        }
+        if r.errors.len() > 20 {
+            println!("  … and {} more (use --json for all)", r.errors.len() - 20);
+        }
+    }
+}
+
+pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
+    let r = ingest(homes, json)?;
+    if json {
+        output::json(&r)?;
+    } else {
+        print_human(&r);
+    }
+    Ok(ExitCode::SUCCESS)
+}

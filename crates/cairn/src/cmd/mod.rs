@@ -1,0 +1,4 @@
+pub mod demo;
+pub mod ingest;
+pub mod scan;
+pub mod sync;

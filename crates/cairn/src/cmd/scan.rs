@@ -1,0 +1,80 @@
+//! `cairn scan`: the discovery report.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use cairn_transcript::Problem;
+use cairn_transcript::scan::{ClaudeScan, CodexScan, scan_claude, scan_codex};
+
+use crate::homes::Homes;
+use crate::output;
+
+#[derive(Serialize)]
+pub struct ScanReport {
+    pub claude: ClaudeScan,
+    pub codex: CodexScan,
+    pub errors: Vec<Problem>,
+}
+
+pub fn scan(homes: &Homes) -> ScanReport {
+    let mut errors = Vec::new();
+    let claude = scan_claude(&homes.claude_root, homes.home.as_deref(), &mut errors);
+    let codex = scan_codex(&homes.codex_home, &mut errors);
+    ScanReport {
+        claude,
+        codex,
+        errors,
+    }
+}
+
+pub fn print_human(r: &ScanReport) {
+    println!("Claude Code: {}", r.claude.root);
+    if let Some(o) = &r.claude.memory_dir_override {
+        println!("  autoMemoryDirectory (user settings): {o}");
+    }
+    if r.claude.projects.is_empty() {
+        println!("  no projects");
+    }
+    for p in &r.claude.projects {
+        match &p.cwd {
+            Some(cwd) => println!(
+                "  CWD FOUND  {:<40} {} memory file(s), {} session(s)  {cwd}",
+                p.key, p.memory_files, p.sessions
+            ),
+            None => println!(
+                "  NO CWD     {:<40} {} memory file(s), {} session(s)  ({})",
+                p.key,
+                p.memory_files,
+                p.sessions,
+                p.reason.as_deref().unwrap_or("unknown")
+            ),
+        }
+    }
+    println!("Codex: {}", r.codex.home);
+    println!("  {} rollout(s)", r.codex.rollouts);
+    for c in &r.codex.cwds {
+        println!(
+            "  {:>5}  {}",
+            c.rollouts,
+            c.cwd.as_deref().unwrap_or("(no cwd recorded)")
+        );
+    }
+    if !r.errors.is_empty() {
+        println!("{} problem(s):", r.errors.len());
+        for e in r.errors.iter().take(20) {
+            println!("  {}: {}", e.path, e.message);
+        }
+    }
+}
+
+pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
+    let r = scan(homes);
+    if json {
+        output::json(&r)?;
+    } else {
+        print_human(&r);
+    }
+    Ok(ExitCode::SUCCESS)
+}
