@@ -1,0 +1,119 @@
+//! The store on a real SQLite file: migrations, cursors, turn upserts, the job queue.
+
+use cairn_store::{FileCursor, NewJob, Store};
+use cairn_transcript::{Agent, Session, Turn, TurnStatus};
+
+fn temp_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("data/cairn.db")).unwrap();
+    (dir, store)
+}
+
+#[test]
+fn database_and_directory_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, _store) = temp_store();
+    let db = std::fs::metadata(dir.path().join("data/cairn.db")).unwrap();
+    assert_eq!(db.permissions().mode() & 0o777, 0o600);
+    let d = std::fs::metadata(dir.path().join("data")).unwrap();
+    assert_eq!(d.permissions().mode() & 0o777, 0o700);
+}
+
+#[test]
+fn reopening_keeps_data_and_schema() {
+    let (dir, store) = temp_store();
+    store.set_meta("k", "v").unwrap();
+    drop(store);
+    let store = Store::open(&dir.path().join("data/cairn.db")).unwrap();
+    assert_eq!(store.meta("k").unwrap().as_deref(), Some("v"));
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
+#[test]
+fn cursors_round_trip() {
+    let (_dir, mut store) = temp_store();
+    let c = FileCursor {
+        path: "/x/a.jsonl".into(),
+        agent: "codex".into(),
+        kind: "rollout".into(),
+        session_key: Some("s".into()),
+        dev: 1,
+        ino: u64::MAX, // stored as i64 bits, read back unchanged
+        size: 10,
+        mtime_ns: 5,
+        head_len: 10,
+        head_hash: u64::MAX - 1,
+        offset: 10,
+        line: 2,
+        state: Some("{}".into()),
+        skipped_lines: 1,
+    };
+    let w = store.write().unwrap();
+    w.save_cursor(&c).unwrap();
+    w.commit().unwrap();
+    assert_eq!(store.cursor("/x/a.jsonl").unwrap(), Some(c.clone()));
+    assert_eq!(store.cursors().unwrap().get("/x/a.jsonl"), Some(&c));
+}
+
+#[test]
+fn turns_upsert_by_key() {
+    let (_dir, mut store) = temp_store();
+    let mut t = Turn::new("t1".into(), 0, 1);
+    t.prompt = "hello".into();
+    let session = Session {
+        id: "s1".into(),
+        ..Session::default()
+    };
+    let w = store.write().unwrap();
+    assert!(w.upsert_turn(Agent::Codex, "s1", &t, "/f").unwrap());
+    w.upsert_session(Agent::Codex, &session, None, "/f")
+        .unwrap();
+    w.commit().unwrap();
+    t.status = TurnStatus::Complete;
+    let w = store.write().unwrap();
+    assert!(!w.upsert_turn(Agent::Codex, "s1", &t, "/f").unwrap());
+    w.commit().unwrap();
+    assert_eq!(store.turn_count().unwrap(), 1);
+    let got = store.turn(Agent::Codex, "s1", "t1").unwrap().unwrap();
+    assert_eq!(got.turn.status, TurnStatus::Complete);
+    assert_eq!(store.session_turns(Agent::Codex, "s1").unwrap().len(), 1);
+    // A rolled-back write leaves nothing behind.
+    let w = store.write().unwrap();
+    w.upsert_turn(Agent::Codex, "s1", &Turn::new("t2".into(), 1, 2), "/f")
+        .unwrap();
+    drop(w);
+    assert_eq!(store.turn_count().unwrap(), 1);
+}
+
+#[test]
+fn jobs_are_unique_claimed_retried_and_failed() {
+    let (_dir, mut store) = temp_store();
+    let job = NewJob {
+        kind: "digest",
+        agent: "codex",
+        session_key: "s",
+        turn_key: "t",
+        payload: None,
+        project: Some("/p"),
+    };
+    assert!(store.enqueue(&job, 100).unwrap());
+    assert!(
+        !store.enqueue(&job, 101).unwrap(),
+        "same key enqueues nothing"
+    );
+    let j = store.claim_job(100, 60).unwrap().unwrap();
+    assert_eq!(j.attempts, 1);
+    assert!(store.claim_job(100, 60).unwrap().is_none(), "leased");
+    // The worker died: once the lease expires the job is claimable again.
+    let j2 = store.claim_job(161, 60).unwrap().unwrap();
+    assert_eq!((j2.id, j2.attempts), (j.id, 2));
+    store.fail_job(j2.id, "boom", Some(300), 170).unwrap();
+    assert!(store.claim_job(200, 60).unwrap().is_none(), "backoff");
+    let j3 = store.claim_job(300, 60).unwrap().unwrap();
+    store.fail_job(j3.id, "boom again", None, 310).unwrap();
+    let counts = store.job_counts().unwrap();
+    assert_eq!((counts.pending, counts.running, counts.failed), (0, 0, 1));
+    let failed = store.failed_jobs(0, Some("/p")).unwrap();
+    assert_eq!(failed[0].last_error.as_deref(), Some("boom again"));
+    assert!(store.failed_jobs(0, Some("/other")).unwrap().is_empty());
+}
