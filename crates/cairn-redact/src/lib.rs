@@ -8,9 +8,16 @@
 //! prompts) funnels text through [`redact`] so cairn's data dir never holds a
 //! raw secret. The crate must not do I/O, must never log or otherwise expose
 //! the secret values it finds (only [`Kind`]s and counts leave it), and must
-//! not allocate on clean text: a single case-insensitive literal prefilter scan
-//! decides whether any detector can match, and text without a candidate comes
-//! back as [`Cow::Borrowed`].
+//! not allocate on clean text.
+//!
+//! # Cost
+//!
+//! Every detector has trigger literals, one of which occurs in every match
+//! (`sk-`, `AKIA`, `://`, `token`/`Token`/`TOKEN`, ...). All of them form one
+//! literal set, compiled once per process ([`LazyLock`]) and searched with
+//! SIMD: text without a trigger costs a single scan and comes back as
+//! [`Cow::Borrowed`] without allocating. Otherwise the triggers found select
+//! the few detectors that can match, and only those run.
 //!
 //! # Detected kinds
 //!
@@ -48,7 +55,11 @@
 //!
 //! Overlapping findings are merged and the most specific kind names the
 //! marker (`OPENAI_API_KEY=sk-proj-...` → `OPENAI_API_KEY=[REDACTED:openai-key]`).
-//! Redaction is idempotent: markers are never matched again.
+//!
+//! Redaction is idempotent (`redact(redact(x)) == redact(x)`): markers are
+//! never rewritten, and when masking one secret exposes another candidate
+//! (rare; e.g. a token that swallowed a key block's `END` line) the text is
+//! re-scanned until nothing more is found.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -194,6 +205,17 @@ pub struct Redaction<'a> {
 /// Replaces every secret in `text` with `[REDACTED:<kind>]`.
 ///
 /// Returns [`Cow::Borrowed`] (no allocation) when nothing was found.
+///
+/// ```
+/// use std::borrow::Cow;
+///
+/// let text = r#"psql postgres://app:s3cr3t-pw@db:5432/app, then {"password": "hunter2!"}"#;
+/// assert_eq!(
+///     cairn_redact::redact(text),
+///     r#"psql postgres://app:[REDACTED:url-password]@db:5432/app, then {"password": "[REDACTED:password]"}"#
+/// );
+/// assert!(matches!(cairn_redact::redact("max_tokens = 4096"), Cow::Borrowed(_)));
+/// ```
 pub fn redact(text: &str) -> Cow<'_, str> {
     redact_detailed(text).text
 }
@@ -288,8 +310,9 @@ enum Matcher {
     Pattern { re: Regex, check: Check },
     /// PEM armour, with or without the `END` line.
     PrivateKey { begin: Regex, end: Regex },
-    /// `key = value` style assignments; the regex finds candidate key names.
-    Assignment { key: Regex },
+    /// `key = value` style assignments; the regex finds the sensitive word
+    /// of a candidate key name, which is then widened to the whole name.
+    Assignment { word: Regex },
 }
 
 struct Detector {
@@ -298,8 +321,17 @@ struct Detector {
 }
 
 struct Engine {
-    /// One scan over the text: any trigger literal of any detector.
+    /// Every trigger literal of every detector: a pure literal set, searched
+    /// with SIMD. No match means no detector can match.
     prefilter: Regex,
+    /// The prefilter minus the words that only start the assignment
+    /// detector (`token`, `key`, ...): once that detector is selected, the
+    /// rest of the text is searched with this smaller, rarer set.
+    rare: Regex,
+    /// Bit of the assignment detector.
+    assignment_bit: u32,
+    /// Prefilter literal → bit set of the detectors it can start.
+    literal_detectors: Vec<(String, u32)>,
     detectors: Vec<Detector>,
 }
 
@@ -321,10 +353,6 @@ enum Source {
 
 const PRIVATE_KEY_BEGIN: &str = r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----";
 const PRIVATE_KEY_END: &str = r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----";
-/// Candidate key names for assignments; [`sensitive_key`] decides precisely.
-const ASSIGNMENT_KEY: &str =
-    r"(?i)[a-z0-9_.\-]*(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_.\-]*";
-
 const SPECS: &[Spec] = &[
     Spec {
         kind: Kind::PrivateKey,
@@ -334,7 +362,7 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         kind: Kind::AnthropicKey,
-        triggers: &["sk-ant-"],
+        triggers: &["sk-"],
         case_insensitive: false,
         source: Source::Pattern(r"(?-u:\b)sk-ant-[A-Za-z0-9_\-]{20,}", Check::None),
     },
@@ -386,7 +414,7 @@ const SPECS: &[Spec] = &[
     Spec {
         kind: Kind::SlackWebhook,
         triggers: &["hooks.slack.com"],
-        case_insensitive: true,
+        case_insensitive: false,
         source: Source::Pattern(
             r"(?i)hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/+\-]+)",
             Check::None,
@@ -395,7 +423,7 @@ const SPECS: &[Spec] = &[
     Spec {
         kind: Kind::DiscordWebhook,
         triggers: &["/api/webhooks/"],
-        case_insensitive: true,
+        case_insensitive: false,
         source: Source::Pattern(
             r"(?i)discord(?:app)?\.com/api/webhooks/[0-9]+/([A-Za-z0-9_\-]{20,})",
             Check::None,
@@ -504,10 +532,10 @@ const SPECS: &[Spec] = &[
     Spec {
         // `curl -u user:pass`, `--user user:pass`.
         kind: Kind::Password,
-        triggers: &["-u", "--user"],
+        triggers: &[" -u", "\t-u", "--user"],
         case_insensitive: false,
         source: Source::Pattern(
-            r#"(?:^|[\s'"])(?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]+:([^\s'"]+)"#,
+            r#"(?:[ \t]-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]+:([^\s'"]+)"#,
             Check::NotPlaceholder,
         ),
     },
@@ -531,17 +559,38 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(Engine::build);
 
 impl Engine {
     fn build() -> Engine {
-        let mut alternatives = Vec::new();
+        let mut literals: Vec<String> = SPECS.iter().flat_map(trigger_literals).collect();
+        literals.sort();
+        literals.dedup();
+        // A literal starts every detector that has a trigger inside it
+        // (`Authorization` starts both the Basic-auth and the assignment
+        // detector, whose trigger is `Auth`).
+        let literal_detectors: Vec<(String, u32)> = literals
+            .iter()
+            .map(|lit| {
+                let bits = SPECS
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, spec)| {
+                        trigger_literals(spec)
+                            .iter()
+                            .any(|t| lit.contains(t.as_str()))
+                    })
+                    .fold(0u32, |bits, (i, _)| bits | 1 << i);
+                (lit.clone(), bits)
+            })
+            .collect();
+        let assignment_bit = SPECS
+            .iter()
+            .position(|s| matches!(s.source, Source::Assignment))
+            .map_or(0, |i| 1 << i);
+        let rare = literal_detectors
+            .iter()
+            .filter(|(_, bits)| bits & !assignment_bit != 0)
+            .map(|(lit, _)| lit.clone());
+        let rare = compile(&literal_alternation(rare));
         let mut detectors = Vec::with_capacity(SPECS.len());
         for spec in SPECS {
-            for t in spec.triggers {
-                let lit = regex::escape(t);
-                alternatives.push(if spec.case_insensitive {
-                    format!("(?i:{lit})")
-                } else {
-                    lit
-                });
-            }
             let matcher = match spec.source {
                 Source::Pattern(p, check) => Matcher::Pattern {
                     re: compile(p),
@@ -552,7 +601,7 @@ impl Engine {
                     end: compile(PRIVATE_KEY_END),
                 },
                 Source::Assignment => Matcher::Assignment {
-                    key: compile(ASSIGNMENT_KEY),
+                    word: compile(&literal_alternation(trigger_literals(spec))),
                 },
             };
             detectors.push(Detector {
@@ -561,10 +610,79 @@ impl Engine {
             });
         }
         Engine {
-            prefilter: compile(&alternatives.join("|")),
+            prefilter: compile(&literal_alternation(literals)),
+            rare,
+            assignment_bit,
+            literal_detectors,
             detectors,
         }
     }
+
+    /// Bit set of the detectors that can match in `text`: one prefilter
+    /// search when nothing matches; otherwise one search per trigger
+    /// occurrence, restarting one byte after each so overlapping triggers
+    /// are all seen.
+    fn candidates(&self, text: &str) -> u32 {
+        let mut bits = 0;
+        let mut search = &self.prefilter;
+        let mut hit = search.find(text);
+        while let Some(m) = hit {
+            let lit = m.as_str();
+            if let Ok(i) = self
+                .literal_detectors
+                .binary_search_by(|(l, _)| l.as_str().cmp(lit))
+            {
+                bits |= self.literal_detectors[i].1;
+            }
+            if bits & self.assignment_bit != 0 {
+                search = &self.rare;
+            }
+            // Literals are ASCII, so `start + 1` is a char boundary.
+            hit = search.find_at(text, m.start() + 1);
+        }
+        bits
+    }
+}
+
+/// The literals searched for a detector: its triggers, in all case forms
+/// when the detector is case-insensitive.
+fn trigger_literals(spec: &Spec) -> Vec<String> {
+    spec.triggers
+        .iter()
+        .flat_map(|t| {
+            if spec.case_insensitive {
+                case_forms(t).to_vec()
+            } else {
+                vec![(*t).to_owned()]
+            }
+        })
+        .collect()
+}
+
+/// `token` → `token`, `Token`, `TOKEN`: the spellings a word takes inside
+/// snake_case, camelCase and SCREAMING_CASE names. Matching only these keeps
+/// the prefilter a plain literal set, which the regex engine searches with
+/// SIMD instead of a case-folding automaton (about twice as fast on clean
+/// text). `pAsSwOrD` is not seen; nobody spells a key that way.
+fn case_forms(word: &str) -> [String; 3] {
+    let lower = word.to_ascii_lowercase();
+    let mut title = lower.clone();
+    if let Some(first) = title.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    [lower, title, word.to_ascii_uppercase()]
+}
+
+fn literal_alternation(literals: impl IntoIterator<Item = String>) -> String {
+    let mut literals: Vec<String> = literals.into_iter().collect();
+    // Longest first, so a literal never hides a longer one at the same spot.
+    literals.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    literals.dedup();
+    literals
+        .iter()
+        .map(|l| regex::escape(l))
+        .collect::<Vec<_>>()
+        .join("|")
 }
 
 fn compile(pattern: &str) -> Regex {
@@ -575,15 +693,19 @@ fn compile(pattern: &str) -> Regex {
 /// All findings, merged so they do not overlap, sorted by position.
 fn find_spans(text: &str) -> Vec<Span> {
     let engine = &*ENGINE;
-    if !engine.prefilter.is_match(text) {
+    let candidates = engine.candidates(text);
+    if candidates == 0 {
         return Vec::new();
     }
     let mut spans = Vec::new();
-    for d in &engine.detectors {
+    for (i, d) in engine.detectors.iter().enumerate() {
+        if candidates & (1 << i) == 0 {
+            continue;
+        }
         match &d.matcher {
             Matcher::Pattern { re, check } => find_pattern(text, re, *check, d.kind, &mut spans),
             Matcher::PrivateKey { begin, end } => find_private_keys(text, begin, end, &mut spans),
-            Matcher::Assignment { key } => find_assignments(text, key, &mut spans),
+            Matcher::Assignment { word } => find_assignments(text, word, &mut spans),
         }
     }
     widen_to_word_edges(text, &mut spans);
@@ -681,7 +803,7 @@ fn find_pattern(text: &str, re: &Regex, check: Check, kind: Kind, out: &mut Vec<
             Check::Random(skip) => s.get(skip..).is_some_and(|b| char_classes(b) >= 2),
             Check::NotPlaceholder => !is_placeholder(s),
         };
-        if ok && !s.starts_with(MARKER_PREFIX) {
+        if ok {
             out.push(Span { start, end, kind });
         }
     };
@@ -853,16 +975,34 @@ enum Family {
     Other,
 }
 
-fn find_assignments(text: &str, key_re: &Regex, out: &mut Vec<Span>) {
-    for m in key_re.find_iter(text) {
-        let before = &text[..m.start()];
+fn is_key_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-')
+}
+
+fn find_assignments(text: &str, word_re: &Regex, out: &mut Vec<Span>) {
+    let b = text.as_bytes();
+    let mut scanned = 0;
+    for w in word_re.find_iter(text) {
+        if w.start() < scanned {
+            continue; // another sensitive word of a key already handled
+        }
+        let mut start = w.start();
+        while start > 0 && is_key_byte(b[start - 1]) {
+            start -= 1;
+        }
+        let mut end = w.end();
+        while end < b.len() && is_key_byte(b[end]) {
+            end += 1;
+        }
+        scanned = end;
+        let before = &text[..start];
         // Inside a marker (`[REDACTED:aws-secret-key]`), a URL's userinfo
         // (`https://token:x@host`, the URL detector's job) or a path
         // (`count::token: ...`).
         if before.ends_with(MARKER_PREFIX) || before.ends_with("://") || before.ends_with("::") {
             continue;
         }
-        let key = m.as_str();
+        let key = &text[start..end];
         let Some(family) = sensitive_key(key) else {
             continue;
         };
@@ -872,7 +1012,7 @@ fn find_assignments(text: &str, key_re: &Regex, out: &mut Vec<Span>) {
                 .bytes()
                 .next_back()
                 .is_none_or(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\''));
-        let Some(value) = parse_value(text, m.end(), is_flag) else {
+        let Some(value) = parse_value(text, end, is_flag) else {
             continue;
         };
         let next = text.as_bytes().get(value.end).copied();
@@ -894,30 +1034,45 @@ fn find_assignments(text: &str, key_re: &Regex, out: &mut Vec<Span>) {
     }
 }
 
-/// Splits an ASCII key name into words on `_ - .`, camelCase and
-/// letter/digit boundaries (`APIKey2` → `API`, `Key`, `2`).
-fn key_words(key: &str) -> impl Iterator<Item = &str> {
-    key.split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|p| !p.is_empty())
-        .flat_map(|part| {
-            let b = part.as_bytes();
-            let mut cuts = vec![0];
-            for i in 1..b.len() {
-                let (p, c) = (b[i - 1], b[i]);
-                let next_lower = b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
-                let camel =
-                    (p.is_ascii_lowercase() || p.is_ascii_digit()) && c.is_ascii_uppercase();
-                let acronym_end = p.is_ascii_uppercase() && c.is_ascii_uppercase() && next_lower;
-                let digit_edge = p.is_ascii_digit() != c.is_ascii_digit();
-                if camel || acronym_end || digit_edge {
-                    cuts.push(i);
-                }
+/// Splits a key name into words on non-alphanumerics, camelCase and
+/// letter/digit boundaries (`APIKey2` → `API`, `Key`, `2`). No allocation.
+fn key_words(key: &str) -> KeyWords<'_> {
+    KeyWords { key, pos: 0 }
+}
+
+struct KeyWords<'a> {
+    key: &'a str,
+    pos: usize,
+}
+
+impl<'a> Iterator for KeyWords<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let b = self.key.as_bytes();
+        while self.pos < b.len() && !b[self.pos].is_ascii_alphanumeric() {
+            self.pos += 1;
+        }
+        if self.pos >= b.len() {
+            return None;
+        }
+        let start = self.pos;
+        let mut i = start + 1;
+        while i < b.len() && b[i].is_ascii_alphanumeric() {
+            let (p, c) = (b[i - 1], b[i]);
+            let next_lower = b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            let camel = (p.is_ascii_lowercase() || p.is_ascii_digit()) && c.is_ascii_uppercase();
+            let acronym_end = p.is_ascii_uppercase() && c.is_ascii_uppercase() && next_lower;
+            let digit_edge = p.is_ascii_digit() != c.is_ascii_digit();
+            if camel || acronym_end || digit_edge {
+                break;
             }
-            cuts.push(b.len());
-            cuts.windows(2)
-                .map(|w| &part[w[0]..w[1]])
-                .collect::<Vec<_>>()
-        })
+            i += 1;
+        }
+        self.pos = i;
+        // Both ends sit next to ASCII bytes, so they are char boundaries.
+        Some(&self.key[start..i])
+    }
 }
 
 fn ends_with_ci(word: &str, suffix: &str) -> bool {
@@ -952,7 +1107,7 @@ const HARMLESS_SUFFIXES: &[&str] = &[
     "val",
     "string",
     "str",
-    "b64",
+    "b", // `b64` splits into `b`, `64`
     "base64",
     "hex",
     "raw",
@@ -1113,7 +1268,11 @@ fn parse_value(text: &str, key_end: usize, is_flag: bool) -> Option<Value> {
                     1
                 };
             }
-            let quote = if q == b'`' { Quote::Backtick } else { Quote::Data };
+            let quote = if q == b'`' {
+                Quote::Backtick
+            } else {
+                Quote::Data
+            };
             (start, j.min(b.len()), quote)
         }
         _ => {
@@ -1152,7 +1311,7 @@ fn initialiser_after_type(b: &[u8], start: usize) -> Option<Option<usize>> {
             }
             let k = skip_blanks(b, j + 1);
             let k = match (b.get(k), b.get(k + 1)) {
-                (Some(p), Some(b'"' | b'\'')) if matches!(p, b'r' | b'b' | b'f' | b'u') => k + 1,
+                (Some(b'r' | b'b' | b'f' | b'u'), Some(b'"' | b'\'')) => k + 1,
                 _ => k,
             };
             return Some(matches!(b.get(k), Some(b'"' | b'\'' | b'`')).then_some(k));
@@ -1363,6 +1522,11 @@ fn is_path_or_url(v: &str) -> bool {
 /// `access_token`, `String`, `X509KeyUsageFlags`, `windows_sys::core::PCWSTR`,
 /// `*mut passwd`, `0x04`, `iEnd-iStart`, `pProgram->token`.
 fn looks_like_code(v: &str, next: Option<u8>) -> bool {
+    // `ttl_column.` (a method chain cut short, or a sentence's full stop).
+    let v = match v.trim_end_matches('.') {
+        "" => v,
+        trimmed => trimmed,
+    };
     let b = v.as_bytes();
     if v.contains("::") || v.contains(['(', '[', '<', '{']) {
         return true;
