@@ -275,8 +275,8 @@ fn is_interrupt(t: &str) -> bool {
 }
 
 /// The Claude Code half of [`crate::Parser`].
-pub(crate) fn feed(core: &mut ParserCore, line: &str, line_no: u64) -> Result<(), LineError> {
-    let rec: Record = serde_json::from_str(line).map_err(LineError::json)?;
+pub(crate) fn feed(core: &mut ParserCore, line: &[u8], line_no: u64) -> Result<(), LineError> {
+    let rec: Record = serde_json::from_slice(line).map_err(LineError::json)?;
     let kind = rec.kind.get().unwrap_or("");
     let ts = rec.timestamp.non_empty().map(str::to_owned);
 

@@ -249,8 +249,8 @@ fn header_exit_code(text: &str) -> Option<i64> {
 }
 
 /// The Codex half of [`crate::Parser`].
-pub(crate) fn feed(core: &mut ParserCore, line: &str, line_no: u64) -> Result<(), LineError> {
-    let l: Line = serde_json::from_str(line).map_err(LineError::json)?;
+pub(crate) fn feed(core: &mut ParserCore, line: &[u8], line_no: u64) -> Result<(), LineError> {
+    let l: Line = serde_json::from_slice(line).map_err(LineError::json)?;
     let ts = l.timestamp.non_empty().map(str::to_owned);
     let Some(p) = l.payload.0 else {
         return Ok(());

@@ -145,13 +145,17 @@ impl Parser {
     /// Feeds one line (without its newline). Blank lines are ignored. An error means the line
     /// was skipped; the parser is still usable.
     pub fn feed(&mut self, line: &str, line_no: u64) -> Result<(), LineError> {
+        self.feed_utf8_checked(line.as_bytes(), line_no)
+    }
+
+    fn feed_utf8_checked(&mut self, line: &[u8], line_no: u64) -> Result<(), LineError> {
         let trimmed = line.trim_ascii();
         if trimmed.is_empty() {
             return Ok(());
         }
-        if !trimmed.starts_with('{') {
+        if trimmed[0] != b'{' {
             // Either garbage or a JSON value that is not a record.
-            return match serde_json::from_str::<serde::de::IgnoredAny>(trimmed) {
+            return match serde_json::from_slice::<serde::de::IgnoredAny>(trimmed) {
                 Ok(_) => Err(LineError::NotObject),
                 Err(e) => Err(LineError::json(e)),
             };
@@ -162,14 +166,16 @@ impl Parser {
         }
     }
 
-    /// Feeds raw bytes; invalid UTF-8 is replaced (the line is kept) and reported as `true`.
+    /// Feeds raw bytes. Strings the parser keeps are validated as they are read (fields it
+    /// skips cost no validation); a line with invalid UTF-8 in a kept field is read again with
+    /// the bad bytes replaced (the line is kept) and reported as `true`.
     pub fn feed_bytes(&mut self, line: &[u8], line_no: u64) -> (Result<(), LineError>, bool) {
-        match std::str::from_utf8(line) {
-            Ok(s) => (self.feed(s, line_no), false),
-            Err(_) => {
+        match self.feed_utf8_checked(line, line_no) {
+            Err(LineError::Json(_)) if std::str::from_utf8(line).is_err() => {
                 let s = String::from_utf8_lossy(line);
-                (self.feed(&s, line_no), true)
+                (self.feed_utf8_checked(s.as_bytes(), line_no), true)
             }
+            r => (r, false),
         }
     }
 
