@@ -468,3 +468,33 @@ fn demo_runs_the_main_job_on_the_sample_home() {
         "temp dir removed"
     );
 }
+
+#[test]
+fn compressed_rollouts_are_read() {
+    let h = TestHome::empty();
+    let dir = h.codex().join("sessions/2026/11/21");
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = "0192f3a4-1b2c-7d3e-8f40-123456789abe";
+    let cwd = h.root().display().to_string();
+    let text = codex_meta(id, &cwd) + &codex_turn("z1", "compressed prompt", "ls", 0);
+    let packed = ruzstd::encoding::compress_to_vec(
+        text.as_bytes(),
+        ruzstd::encoding::CompressionLevel::Fastest,
+    );
+    std::fs::write(dir.join(format!("rollout-2026-11-21T10-00-00-{id}.jsonl.zst")), packed).unwrap();
+    let scan = h.json(&["scan"]);
+    assert_eq!(scan["codex"]["rollouts"], 1);
+    assert_eq!(scan["codex"]["cwds"][0]["cwd"], Value::from(cwd));
+    let r = h.json(&["ingest"]);
+    assert_eq!(r["turns"], 1, "{r}");
+    assert_eq!(h.json(&["ingest"])["new_turns"], 0);
+}
+
+#[test]
+fn no_progress_output_when_not_a_terminal() {
+    let h = TestHome::sample();
+    let out = h.cairn(&["ingest"]);
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("new turn(s)"));
+}
