@@ -13,6 +13,7 @@
 //! directory and to temporary data dirs. This is a benchmark, not a timed test.
 
 mod bench;
+mod hookbench;
 mod synth;
 mod text;
 mod util;
@@ -86,6 +87,28 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Benchmark the `cairn hook` process (Stop on a large Codex rollout) against the Python
+    /// slice-and-classify baseline in scripts/hook_baseline.py, in the same run.
+    Hook {
+        /// The cairn binary [default: $CAIRN_BIN, target/{release,debug}/cairn, cairn on PATH].
+        #[arg(long, env = "CAIRN_BIN")]
+        cairn: Option<PathBuf>,
+        /// Rollout size: 50MB, 1GB, ... (KB/MB/GB decimal, KiB/MiB/GiB binary).
+        #[arg(long, default_value = "50MB", value_parser = util::parse_size)]
+        size: u64,
+        /// Number of timed runs; medians are reported.
+        #[arg(long, default_value_t = 20)]
+        runs: usize,
+        /// The Python interpreter for the baseline.
+        #[arg(long, default_value = "python3")]
+        python: String,
+        /// The baseline script [default: scripts/hook_baseline.py of this checkout].
+        #[arg(long)]
+        script: Option<PathBuf>,
+        /// Build the home in DIR and keep it (default: a temp dir, removed).
+        #[arg(long)]
+        keep: Option<PathBuf>,
+    },
 }
 
 fn main() -> Result<()> {
@@ -127,6 +150,24 @@ fn main() -> Result<()> {
                 );
             }
         }
+        Cmd::Hook {
+            cairn,
+            size,
+            runs,
+            python,
+            script,
+            keep,
+        } => hookbench::run(&hookbench::HookOpts {
+            cairn: cairn.unwrap_or_else(bench::default_cairn),
+            python,
+            script: script.unwrap_or_else(|| {
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../scripts/hook_baseline.py")
+            }),
+            size,
+            runs,
+            keep,
+        })?,
         Cmd::Ingest {
             home,
             cairn,

@@ -203,6 +203,36 @@ impl Store {
             .map_err(Into::into)
     }
 
+    /// Puts every `running` job back to `pending`, due now. Only for a caller that knows no
+    /// worker is alive (it holds the single-worker lock): their worker died mid-job.
+    pub fn requeue_running_jobs(&self, now: i64) -> Result<usize> {
+        Ok(self.conn.execute(
+            "UPDATE jobs SET status = 'pending', next_run_at = ?1, updated_at = ?1
+             WHERE status = 'running'",
+            [now],
+        )?)
+    }
+
+    /// When the earliest pending job is due (unix seconds), if any job is pending.
+    pub fn next_pending_at(&self) -> Result<Option<i64>> {
+        Ok(self.conn.query_row(
+            "SELECT min(next_run_at) FROM jobs WHERE status = 'pending'",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// The most recently updated jobs with an error (failed for good, or pending a retry).
+    pub fn jobs_with_errors(&self, limit: usize) -> Result<Vec<Job>> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {COLS} FROM jobs WHERE last_error IS NOT NULL AND status IN ('failed', 'pending')
+             ORDER BY updated_at DESC, id DESC LIMIT ?1"
+        ))?;
+        let rows = st.query_map([limit as i64], row)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(Into::into)
+    }
+
     pub fn job(&self, id: i64) -> Result<Option<Job>> {
         Ok(self
             .conn

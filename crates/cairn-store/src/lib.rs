@@ -7,6 +7,7 @@
 //! values that are already redacted. The API is the seam a second backend (e.g. PostgreSQL for
 //! a team server) would implement.
 
+mod digests;
 mod jobs;
 mod schema;
 
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use cairn_transcript::{Agent, Session, Turn};
 
+pub use digests::StoredDigest;
 pub use jobs::{Job, JobCounts, JobStatus, NewJob};
 
 /// Errors from the store.
@@ -111,6 +113,17 @@ impl Store {
         self.conn.pragma_update(None, "synchronous", "NORMAL")?;
         self.conn.pragma_update(None, "foreign_keys", "ON")?;
         schema::migrate(&mut self.conn)
+    }
+
+    /// Leaves the WAL checkpoint to other connections when this one closes: for short-lived
+    /// processes (hooks) that must not wait for a checkpoint's fsyncs. A later long-lived
+    /// connection (the worker, ingest) checkpoints as usual.
+    pub fn defer_checkpoint_on_close(&self) -> Result<()> {
+        self.conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )?;
+        Ok(())
     }
 
     pub fn path(&self) -> Option<&Path> {

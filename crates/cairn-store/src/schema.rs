@@ -81,6 +81,19 @@ const MIGRATIONS: &[&str] = &[
         key TEXT PRIMARY KEY,
         value TEXT NOT NULL
     );",
+    // 2: turn digests (one per recorded turn; the body is the digest as JSON).
+    "CREATE TABLE digests (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        session_key TEXT NOT NULL,
+        turn_key TEXT NOT NULL,
+        project TEXT,
+        body TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        UNIQUE (agent, session_key, turn_key)
+    );
+    CREATE INDEX digests_project ON digests(project, updated_at);",
 ];
 
 pub(crate) const VERSION: i64 = MIGRATIONS.len() as i64;

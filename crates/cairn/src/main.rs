@@ -47,6 +47,49 @@ pub enum Command {
         #[arg(long)]
         keep: bool,
     },
+    /// Move memory between the agents: Claude Code → Codex (a plan of every candidate unless
+    /// --project or --all selects), or Codex → Claude Code topic files and index lines.
+    Import(cmd::import::ImportArgs),
+    /// Check both agents' memory setup (Codex memory version trap, projects without a
+    /// working directory, index and summary limits, hook trust, locks) and print each fix.
+    Doctor,
+    /// Run by the agents' hooks: reads the hook's JSON on stdin (Stop, SessionStart,
+    /// UserPromptSubmit); never fails the agent (errors go to the log and `cairn status`).
+    Hook {
+        /// The agent whose hook is calling
+        #[arg(long, value_enum)]
+        agent: cmd::hook::AgentArg,
+    },
+    /// Drain the background job queue: turn digests and memo blocks (started by the hook).
+    Worker,
+    /// The memo journal: `cairn memo check [FILE]` validates its blocks (a pre-commit hook).
+    Memo(cmd::memo::MemoArgs),
+    /// Wire cairn's hooks into Claude Code or Codex (--dry-run shows the diff, --uninstall
+    /// removes exactly what was added).
+    Install(cmd::install::InstallArgs),
+    /// Background jobs (pending, running, failed with errors), last ingest and worker run,
+    /// store size, configuration in effect.
+    Status,
+    /// Save a memory by hand (typed, scoped, deduplicated against what is already kept).
+    Remember(cmd::remember::RememberArgs),
+    /// Forget a memory by id (a tombstone: re-extraction never brings it back).
+    Forget {
+        /// The memory id (see `cairn list`)
+        id: String,
+    },
+    /// List the kept memories, newest first.
+    List(cmd::list::ListArgs),
+    /// Show one memory in full.
+    Show {
+        /// The memory id (see `cairn list`)
+        id: String,
+    },
+    /// The memories relevant to a query: this project's and the global ones, best first.
+    Recall(cmd::recall::RecallArgs),
+    /// Measure retrieval quality (LoCoMo-format data).
+    Eval(cmd::eval::EvalArgs),
+    /// Serve the memory tools over MCP on stdio (for Claude Code and Codex).
+    Mcp,
     /// Write the bundled sample home into DIR (an existing directory) and exit.
     #[command(hide = true)]
     SampleHome { dir: std::path::PathBuf },
@@ -57,6 +100,9 @@ fn main() -> ExitCode {
     let homes = match Homes::resolve(&cli) {
         Ok(h) => h,
         Err(e) => {
+            if matches!(cli.command, Command::Hook { .. }) {
+                return ExitCode::SUCCESS; // a hook never fails the agent
+            }
             eprintln!("error: {e:#}");
             return ExitCode::from(2);
         }
@@ -66,6 +112,20 @@ fn main() -> ExitCode {
         Command::Scan => cmd::scan::run(&homes, cli.json),
         Command::Ingest => cmd::ingest::run(&homes, cli.json),
         Command::Demo { keep } => cmd::demo::run(*keep, cli.json),
+        Command::Import(args) => cmd::import::run(&homes, args, cli.json),
+        Command::Doctor => cmd::doctor::run(&homes, cli.json),
+        Command::Hook { agent } => cmd::hook::run(&homes, *agent),
+        Command::Worker => cmd::worker::run(&homes, cli.json),
+        Command::Memo(args) => cmd::memo::run(&homes, args, cli.json),
+        Command::Install(args) => cmd::install::run(&homes, args, cli.json),
+        Command::Status => cmd::status::run(&homes, cli.json),
+        Command::Remember(a) => cmd::remember::run(&homes, a, cli.json),
+        Command::Forget { id } => cmd::forget::run(&homes, id, cli.json),
+        Command::List(a) => cmd::list::run(&homes, a, cli.json),
+        Command::Show { id } => cmd::show::run(&homes, id, cli.json),
+        Command::Recall(a) => cmd::recall::run(&homes, a, cli.json),
+        Command::Eval(a) => cmd::eval::run(a, cli.json),
+        Command::Mcp => cmd::mcp::run(&homes),
         Command::SampleHome { dir } => cmd::demo::materialize(dir).map(|_| ExitCode::SUCCESS),
     };
     match res {

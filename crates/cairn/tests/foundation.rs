@@ -481,7 +481,11 @@ fn compressed_rollouts_are_read() {
         text.as_bytes(),
         ruzstd::encoding::CompressionLevel::Fastest,
     );
-    std::fs::write(dir.join(format!("rollout-2026-11-21T10-00-00-{id}.jsonl.zst")), packed).unwrap();
+    std::fs::write(
+        dir.join(format!("rollout-2026-11-21T10-00-00-{id}.jsonl.zst")),
+        packed,
+    )
+    .unwrap();
     let scan = h.json(&["scan"]);
     assert_eq!(scan["codex"]["rollouts"], 1);
     assert_eq!(scan["codex"]["cwds"][0]["cwd"], Value::from(cwd));
@@ -495,6 +499,10 @@ fn no_progress_output_when_not_a_terminal() {
     let h = TestHome::sample();
     let out = h.cairn(&["ingest"]);
     assert!(out.status.success());
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("new turn(s)"));
 }

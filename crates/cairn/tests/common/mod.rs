@@ -179,3 +179,141 @@ pub fn codex_meta(id: &str, cwd: &str) -> String {
     .to_string()
         + "\n"
 }
+
+/// One entry of [`tree_state`]: a file's bytes, a symlink's target, or a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    File(Vec<u8>, std::time::SystemTime),
+    Link(PathBuf),
+    Dir,
+}
+
+/// Everything under `dir` (files with bytes and mtime, symlinks with their target, dirs),
+/// without following links: equal states mean nothing was written there.
+pub fn tree_state(dir: &Path) -> std::collections::BTreeMap<PathBuf, Entry> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let Ok(m) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            let entry = if m.file_type().is_symlink() {
+                Entry::Link(std::fs::read_link(&p).unwrap_or_default())
+            } else if m.is_dir() {
+                stack.push(p.clone());
+                Entry::Dir
+            } else {
+                let mtime = m.modified().unwrap_or(std::time::UNIX_EPOCH);
+                Entry::File(std::fs::read(&p).unwrap_or_default(), mtime)
+            };
+            out.insert(p, entry);
+        }
+    }
+    out
+}
+
+impl TestHome {
+    /// Runs `cairn` with this home's roots, `stdin` as input and extra environment variables
+    /// (`CAIRN_INSIDE` and `CAIRN_FAULT` are cleared unless given).
+    pub fn cairn_input(&self, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Output {
+        use std::io::Write;
+        use std::process::Stdio;
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+        cmd.args(["--claude-dir", self.claude().to_str().unwrap()])
+            .args(["--codex-home", self.codex().to_str().unwrap()])
+            .args(["--data-dir", self.data().to_str().unwrap()])
+            .args(args)
+            .env("HOME", self.root())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .env_remove("CAIRN_HOME")
+            .env_remove("CAIRN_INSIDE")
+            .env_remove("CAIRN_FAULT")
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("run cairn");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin.as_bytes())
+            .expect("write stdin");
+        child.wait_with_output().expect("wait for cairn")
+    }
+
+    /// Waits (up to 60 s) until no job is pending or running and no worker holds the lock;
+    /// returns the final `cairn status --json`.
+    pub fn wait_for_worker(&self) -> Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let st = self.json(&["status"]);
+            let idle = st["jobs"]["pending"] == 0
+                && st["jobs"]["running"] == 0
+                && st["worker_running"] == false;
+            if idle || std::time::Instant::now() > deadline {
+                return st;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+/// A Claude Code assistant record with one `tool_use` block.
+pub fn claude_tool_use(uuid: &str, cwd: &str, id: &str, tool: &str, input: Value) -> String {
+    serde_json::json!({
+        "parentUuid": null, "isSidechain": false, "userType": "external", "cwd": cwd,
+        "sessionId": "11111111-2222-4333-8444-555555555555", "version": "2.1.251",
+        "type": "assistant",
+        "message": {"id": format!("msg_{uuid}"), "type": "message", "role": "assistant",
+                    "model": "claude-sonnet-4-6",
+                    "content": [{"type": "tool_use", "id": id, "name": tool, "input": input}],
+                    "stop_reason": "tool_use"},
+        "requestId": "req_1", "uuid": uuid, "timestamp": "2026-11-25T14:02:20.000Z"
+    })
+    .to_string()
+        + "\n"
+}
+
+/// A Claude Code user record carrying a `tool_result`.
+pub fn claude_tool_result(uuid: &str, cwd: &str, id: &str, output: &str, is_error: bool) -> String {
+    serde_json::json!({
+        "parentUuid": null, "isSidechain": false, "userType": "external", "cwd": cwd,
+        "sessionId": "11111111-2222-4333-8444-555555555555", "version": "2.1.251",
+        "type": "user",
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id,
+                    "content": output, "is_error": is_error}]},
+        "uuid": uuid, "timestamp": "2026-11-25T14:02:21.000Z"
+    })
+    .to_string()
+        + "\n"
+}
+
+impl TestHome {
+    /// Starts `cairn ARGS` with this home's roots and piped stdin/stdout/stderr (for servers),
+    /// in the working directory `cwd`.
+    pub fn cairn_spawn(&self, args: &[&str], cwd: &Path) -> std::process::Child {
+        use std::process::Stdio;
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["--claude-dir", self.claude().to_str().unwrap()])
+            .args(["--codex-home", self.codex().to_str().unwrap()])
+            .args(["--data-dir", self.data().to_str().unwrap()])
+            .args(args)
+            .current_dir(cwd)
+            .env("HOME", self.root())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .env_remove("CAIRN_HOME")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start cairn")
+    }
+}

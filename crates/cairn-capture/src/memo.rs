@@ -1,0 +1,409 @@
+//! The memo journal: one markdown block per recorded turn, appended to the project's memo file.
+//!
+//! ```text
+//! ## 2026-11-25 14:05 - Claude Code turn 0b6e…
+//! <!-- cairn:memo agent=claude session=5f3c… turn=0b6e… -->
+//! - Requirements: …
+//! - Investigation: …
+//! - Decision: …
+//! - Changes: …
+//! - Verification: …
+//! - Open issues: …
+//! <!-- /cairn:memo -->
+//! ```
+//!
+//! Appends are atomic (the whole new file is written beside the old one and renamed over it)
+//! and idempotent: a block whose marker (agent, session, turn) is already in the file is never
+//! written again, so a worker that crashed after writing and retries does not duplicate it.
+//! [`check`] validates every block (for `cairn memo check`, usable as a pre-commit hook).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::CaptureError;
+use crate::digest::{LABELS, TurnDigest};
+
+/// Opening marker prefix; `agent=… session=… turn=… -->` follow.
+pub const OPEN: &str = "<!-- cairn:memo ";
+/// Closing marker.
+pub const CLOSE: &str = "<!-- /cairn:memo -->";
+
+/// What identifies a block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoKey {
+    pub agent: String,
+    pub session: String,
+    pub turn: String,
+}
+
+impl MemoKey {
+    fn marker(&self) -> String {
+        format!(
+            "{OPEN}agent={} session={} turn={} -->",
+            token(&self.agent),
+            token(&self.session),
+            token(&self.turn)
+        )
+    }
+}
+
+/// A marker value: no whitespace, no comment terminators.
+fn token(s: &str) -> String {
+    let t: String = s
+        .chars()
+        .map(|c| if c.is_whitespace() { '_' } else { c })
+        .collect();
+    let t = t.replace("--", "-");
+    if t.is_empty() { "-".to_owned() } else { t }
+}
+
+/// Field text safe inside a block: one line, no HTML comment markers.
+fn field_text(s: &str) -> String {
+    let one = crate::text::one_line(s, 2000);
+    one.replace("<!--", "<! --").replace("-->", "-- >")
+}
+
+/// The agent's name in headings.
+pub fn agent_label(agent: &str) -> &str {
+    match agent {
+        "claude" => "Claude Code",
+        "codex" => "Codex",
+        other => other,
+    }
+}
+
+/// Renders a block (ending with a newline). `when` is the local date and time, `YYYY-MM-DD HH:MM`.
+pub fn render_block(key: &MemoKey, when: &str, digest: &TurnDigest) -> String {
+    let mut s = format!(
+        "## {when} - {} turn {}\n{}\n",
+        agent_label(&key.agent),
+        token(&key.turn),
+        key.marker()
+    );
+    for (label, text) in digest.fields() {
+        let text = field_text(&text);
+        let text = if text.is_empty() {
+            "—".to_owned()
+        } else {
+            text
+        };
+        s += &format!("- {label}: {text}\n");
+    }
+    s += CLOSE;
+    s.push('\n');
+    s
+}
+
+/// Whether the block of `key` is already in `text`.
+pub fn contains_block(text: &str, key: &MemoKey) -> bool {
+    text.contains(&key.marker())
+}
+
+/// What an append did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Appended {
+    Written,
+    AlreadyPresent,
+}
+
+/// Appends `block` to the memo file unless the block of `key` is there, under `lock` (a file
+/// in cairn's data dir), atomically.
+pub fn append_block(
+    memo: &Path,
+    lock: &Path,
+    key: &MemoKey,
+    block: &str,
+) -> Result<Appended, CaptureError> {
+    let io = |what: &str, p: &Path, e: std::io::Error| {
+        CaptureError::Memo(format!("cannot {what} {}: {e}", p.display()))
+    };
+    let lock_file = crate::private_file(lock).map_err(|e| io("open the lock", lock, e))?;
+    lock_file.lock().map_err(|e| io("lock", lock, e))?;
+
+    let (old, mode) = match fs::read(memo) {
+        Ok(b) => {
+            let mode = fs::metadata(memo).ok().map(|m| permissions_mode(&m));
+            (String::from_utf8_lossy(&b).into_owned(), mode)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (String::new(), None),
+        Err(e) => return Err(io("read", memo, e)),
+    };
+    if contains_block(&old, key) {
+        return Ok(Appended::AlreadyPresent);
+    }
+    let mut new = old;
+    if !new.is_empty() {
+        if !new.ends_with('\n') {
+            new.push('\n');
+        }
+        if !new.ends_with("\n\n") {
+            new.push('\n');
+        }
+    }
+    new.push_str(block);
+    let dir = memo.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
+    write_atomic(memo, new.as_bytes(), mode).map_err(|e| io("write", memo, e))?;
+    Ok(Appended::Written)
+}
+
+#[cfg(unix)]
+fn permissions_mode(m: &fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    m.permissions().mode() & 0o7777
+}
+
+#[cfg(not(unix))]
+fn permissions_mode(_: &fs::Metadata) -> u32 {
+    0o600
+}
+
+/// Writes `bytes` to a temp file beside `path`, syncs it, and renames it over `path`; the
+/// file keeps `mode` (new files are 0600).
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into());
+    let tmp: PathBuf = dir.join(format!(".{name}.cairn-{}.tmp", std::process::id()));
+    let mut o = OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let res = (|| {
+        let mut f = o.open(&tmp)?;
+        f.write_all(bytes)?;
+        #[cfg(unix)]
+        if let Some(m) = mode {
+            use std::os::unix::fs::PermissionsExt;
+            f.set_permissions(fs::Permissions::from_mode(m))?;
+        }
+        #[cfg(not(unix))]
+        let _ = mode;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if res.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    res
+}
+
+/// A problem in a memo file, at a 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoProblem {
+    pub line: usize,
+    pub message: String,
+}
+
+/// Validates every cairn block in a memo file. Text outside blocks is free.
+pub fn check(text: &str) -> (usize, Vec<MemoProblem>) {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut problems = Vec::new();
+    let mut blocks = 0usize;
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    let mut i = 0;
+    let mut p = |line: usize, message: String| problems.push(MemoProblem { line, message });
+    while i < lines.len() {
+        let l = lines[i].trim_end();
+        if l == CLOSE {
+            p(i + 1, "closing marker without an opening marker".into());
+            i += 1;
+            continue;
+        }
+        let Some(rest) = l.strip_prefix(OPEN.trim_end()) else {
+            i += 1;
+            continue;
+        };
+        blocks += 1;
+        let open_line = i + 1;
+        // Heading right above.
+        let heading_ok = i > 0 && {
+            let h = lines[i - 1];
+            h.starts_with("## ") && h.contains(" turn ")
+        };
+        if !heading_ok {
+            p(
+                open_line,
+                "block has no `## <date time> - <Agent> turn <id>` heading on the line above"
+                    .into(),
+            );
+        }
+        // Marker attributes.
+        match rest.trim().strip_suffix("-->") {
+            None => p(open_line, "opening marker does not end with `-->`".into()),
+            Some(attrs) => {
+                let mut agent = None;
+                let mut session = None;
+                let mut turn = None;
+                for kv in attrs.split_whitespace() {
+                    match kv.split_once('=') {
+                        Some(("agent", v)) if !v.is_empty() => agent = Some(v),
+                        Some(("session", v)) if !v.is_empty() => session = Some(v),
+                        Some(("turn", v)) if !v.is_empty() => turn = Some(v),
+                        _ => {}
+                    }
+                }
+                match (agent, session, turn) {
+                    (Some(a), Some(s), Some(t)) => {
+                        let k = format!("{a} {s} {t}");
+                        if let Some((_, first)) = seen.iter().find(|(x, _)| *x == k) {
+                            p(
+                                open_line,
+                                format!("duplicate block for this turn (first at line {first})"),
+                            );
+                        } else {
+                            seen.push((k, open_line));
+                        }
+                    }
+                    _ => p(
+                        open_line,
+                        "opening marker needs agent=, session= and turn=".into(),
+                    ),
+                }
+            }
+        }
+        // Body up to the closing marker.
+        let mut labels = Vec::new();
+        let mut j = i + 1;
+        let mut closed = false;
+        while j < lines.len() {
+            let b = lines[j].trim_end();
+            if b == CLOSE {
+                closed = true;
+                break;
+            }
+            if b.starts_with(OPEN.trim_end()) || b.starts_with("## ") {
+                break;
+            }
+            if let Some(item) = b.strip_prefix("- ") {
+                match item.split_once(':') {
+                    Some((label, _)) if LABELS.contains(&label) => labels.push((label, j + 1)),
+                    _ => p(j + 1, format!("unknown field `{}`", one_word(item))),
+                }
+            } else if !(b.starts_with("  ") || b.is_empty()) {
+                p(
+                    j + 1,
+                    "line inside a block is not a `- Field: …` bullet".into(),
+                );
+            }
+            j += 1;
+        }
+        if !closed {
+            p(
+                open_line,
+                format!("block is not closed with `{CLOSE}` before line {}", j + 1),
+            );
+        }
+        for want in LABELS {
+            match labels.iter().filter(|(l, _)| *l == want).count() {
+                0 => p(open_line, format!("block lacks the `{want}:` field")),
+                1 => {}
+                _ => p(open_line, format!("block has `{want}:` more than once")),
+            }
+        }
+        let order: Vec<&str> = labels.iter().map(|(l, _)| *l).collect();
+        let mut sorted = order.clone();
+        sorted.sort_by_key(|l| LABELS.iter().position(|x| x == l));
+        if order != sorted {
+            p(
+                open_line,
+                format!("fields are not in the order {}", LABELS.join(", ")),
+            );
+        }
+        i = if closed { j + 1 } else { j };
+    }
+    (blocks, problems)
+}
+
+fn one_word(s: &str) -> &str {
+    s.split([':', ' ']).next().unwrap_or(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(t: &str) -> MemoKey {
+        MemoKey {
+            agent: "codex".into(),
+            session: "s1".into(),
+            turn: t.into(),
+        }
+    }
+
+    fn digest() -> TurnDigest {
+        TurnDigest {
+            requirements: "change the timeout -->".into(),
+            decision: "both".into(),
+            ..TurnDigest::default()
+        }
+    }
+
+    #[test]
+    fn rendered_blocks_pass_the_check() {
+        let b = render_block(&key("t1"), "2026-11-25 14:05", &digest());
+        assert!(b.starts_with("## 2026-11-25 14:05 - Codex turn t1\n<!-- cairn:memo agent=codex session=s1 turn=t1 -->\n- Requirements: change the timeout -- >\n"));
+        let text = format!(
+            "# Notes\n\nfree text\n\n{b}\n{}",
+            render_block(&key("t2"), "x", &digest())
+        );
+        let (n, problems) = check(&text);
+        assert_eq!(n, 2);
+        assert!(problems.is_empty(), "{problems:?}");
+    }
+
+    #[test]
+    fn broken_blocks_are_reported_with_lines() {
+        let b = render_block(&key("t1"), "d", &digest());
+        let unclosed = b.replace(CLOSE, "");
+        let (_, p) = check(&unclosed);
+        assert_eq!(p[0].line, 2);
+        assert!(p[0].message.contains("not closed"), "{p:?}");
+
+        let missing = b.replace("- Verification: none run\n", "");
+        let (_, p) = check(&format!("intro\n\n{missing}"));
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].line, 4);
+        assert!(p[0].message.contains("Verification"));
+
+        let (_, p) = check(&format!("{b}\n{b}"));
+        assert!(
+            p.iter()
+                .any(|x| x.message.contains("duplicate") && x.line == 12),
+            "{p:?}"
+        );
+
+        let (_, p) = check("stray\n<!-- /cairn:memo -->\n");
+        assert_eq!(p[0].line, 2);
+    }
+
+    #[test]
+    fn append_is_idempotent() {
+        let dir = tempfile::tempdir().unwrap();
+        let memo = dir.path().join("memo.md");
+        let lock = dir.path().join("memo.lock");
+        fs::write(&memo, "# Project memo").unwrap();
+        let b = render_block(&key("t1"), "d", &digest());
+        assert_eq!(
+            append_block(&memo, &lock, &key("t1"), &b).unwrap(),
+            Appended::Written
+        );
+        assert_eq!(
+            append_block(&memo, &lock, &key("t1"), &b).unwrap(),
+            Appended::AlreadyPresent
+        );
+        let text = fs::read_to_string(&memo).unwrap();
+        assert_eq!(text, format!("# Project memo\n\n{b}"));
+        assert_eq!(check(&text).0, 1);
+    }
+}

@@ -1,0 +1,266 @@
+//! The background worker: drains the job queue, one worker at a time.
+//!
+//! Only the holder of `<data dir>/worker.lock` works. Holding it, a worker knows that jobs still
+//! marked running belong to a worker that died, and puts them back in the queue first. A job is
+//! processed by ingesting its transcript (incrementally), building the turn digest from the
+//! stored (redacted) turn, storing it, and appending the memo block when the journal is on. A
+//! failing job is retried with a doubling delay and marked failed, with its error, after
+//! `[worker] max_attempts`.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use cairn_config::Config;
+use cairn_store::{Job, Store};
+use cairn_transcript::{Agent, Event, Turn};
+
+use crate::digest::TurnDigest;
+use crate::log::CaptureLog;
+use crate::memo::{self, Appended, MemoKey};
+use crate::stop::JobPayload;
+use crate::{CaptureError, JOB_KIND, project_root};
+
+/// The single-worker lock file's name in the data dir.
+pub const WORKER_LOCK: &str = "worker.lock";
+/// The memo journal lock file's name in the data dir.
+pub const MEMO_LOCK: &str = "memo.lock";
+/// A claimed job's lease, in seconds (only matters if a worker hangs while holding the lock).
+const LEASE_SECS: i64 = 600;
+/// Test-only fault injection: `CAIRN_FAULT=abort-after-memo` makes the worker abort right after
+/// writing a memo block and before marking its job done (a crash at the worst moment).
+pub const FAULT_ENV: &str = "CAIRN_FAULT";
+
+/// The single-worker lock, held while alive.
+pub struct WorkerLock {
+    _file: File,
+}
+
+impl WorkerLock {
+    pub fn path(data_dir: &Path) -> PathBuf {
+        data_dir.join(WORKER_LOCK)
+    }
+
+    /// Takes the lock unless another worker holds it.
+    pub fn try_acquire(data_dir: &Path) -> Result<Option<WorkerLock>, CaptureError> {
+        let path = WorkerLock::path(data_dir);
+        let f = crate::private_file(&path)
+            .map_err(|e| CaptureError::Io(format!("cannot open {}: {e}", path.display())))?;
+        match f.try_lock() {
+            Ok(()) => Ok(Some(WorkerLock { _file: f })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(CaptureError::Io(format!(
+                "cannot lock {}: {e}",
+                path.display()
+            ))),
+        }
+    }
+
+    /// Whether a worker is running now (someone holds the lock).
+    pub fn is_held(data_dir: &Path) -> bool {
+        matches!(WorkerLock::try_acquire(data_dir), Ok(None))
+    }
+}
+
+/// What a drain did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkerReport {
+    pub done: u64,
+    pub retried: u64,
+    pub failed: u64,
+    /// Jobs found running at start (their worker died) and queued again.
+    pub recovered: u64,
+    pub memo_blocks: u64,
+}
+
+/// What the worker needs.
+pub struct Worker<'a> {
+    pub store: &'a mut Store,
+    pub config: &'a Config,
+    pub data_dir: &'a Path,
+    pub home: Option<&'a Path>,
+    pub log: &'a CaptureLog,
+}
+
+fn now() -> i64 {
+    jiff::Timestamp::now().as_second()
+}
+
+impl Worker<'_> {
+    /// Drains the queue; the caller holds the [`WorkerLock`].
+    pub fn drain(&mut self) -> Result<WorkerReport, CaptureError> {
+        let mut report = WorkerReport {
+            recovered: self.store.requeue_running_jobs(now())? as u64,
+            ..WorkerReport::default()
+        };
+        if report.recovered > 0 {
+            self.log.info(&format!(
+                "{} job(s) of a worker that died were queued again",
+                report.recovered
+            ));
+        }
+        loop {
+            let t = now();
+            let Some(job) = self.store.claim_job(t, LEASE_SECS)? else {
+                // Wait for a retry that is due soon; otherwise stop.
+                match self.store.next_pending_at()? {
+                    Some(at) if at - t <= self.config.worker.max_wait_secs as i64 => {
+                        let secs = (at - t).clamp(1, 60) as u64;
+                        std::thread::sleep(std::time::Duration::from_secs(secs));
+                        continue;
+                    }
+                    _ => break,
+                }
+            };
+            match self.process(&job) {
+                Ok(wrote_memo) => {
+                    self.store.complete_job(job.id, now())?;
+                    report.done += 1;
+                    report.memo_blocks += u64::from(wrote_memo);
+                    self.log.info(&format!(
+                        "job {} done: {} turn {} of session {}",
+                        job.id, job.agent, job.turn_key, job.session_key
+                    ));
+                }
+                Err(e) => {
+                    let msg = cairn_redact::redact(&e.to_string()).into_owned();
+                    let max = i64::from(self.config.worker.max_attempts);
+                    let retry_at = (job.attempts < max).then(|| {
+                        let delay = self.config.worker.retry_delay_secs as i64;
+                        now() + delay.saturating_mul(1 << (job.attempts - 1).clamp(0, 10))
+                    });
+                    self.store.fail_job(job.id, &msg, retry_at, now())?;
+                    if retry_at.is_some() {
+                        report.retried += 1;
+                        self.log.error(&format!(
+                            "job {} attempt {}/{max} failed, will retry: {msg}",
+                            job.id, job.attempts
+                        ));
+                    } else {
+                        report.failed += 1;
+                        self.log.error(&format!(
+                            "job {} failed after {} attempt(s): {msg}",
+                            job.id, job.attempts
+                        ));
+                    }
+                }
+            }
+        }
+        self.store.set_meta("last_worker_run", &now().to_string())?;
+        Ok(report)
+    }
+
+    /// Processes one job; returns whether a memo block was written.
+    fn process(&mut self, job: &Job) -> Result<bool, CaptureError> {
+        if job.kind != JOB_KIND {
+            return Err(CaptureError::Job(format!(
+                "unknown job kind `{}` (queued by a newer cairn?)",
+                job.kind
+            )));
+        }
+        let agent = Agent::parse(&job.agent)
+            .ok_or_else(|| CaptureError::Job(format!("unknown agent `{}`", job.agent)))?;
+        let payload: JobPayload = job
+            .payload
+            .as_deref()
+            .and_then(|p| serde_json::from_str(p).ok())
+            .ok_or_else(|| CaptureError::Job("job has no readable payload".into()))?;
+        let path = Path::new(&payload.transcript_path);
+        if !path.is_file() {
+            return Err(CaptureError::Transcript(format!(
+                "transcript {} is gone",
+                path.display()
+            )));
+        }
+        let file = cairn_ingest::transcript_for_path(agent, path);
+        let report = cairn_ingest::ingest_file(self.store, &file)
+            .map_err(|e| CaptureError::Job(format!("ingest failed: {e}")))?;
+        if let Some(p) = report.errors.iter().find(|p| p.line.is_none()) {
+            return Err(CaptureError::Transcript(p.message.clone()));
+        }
+        self.store.set_meta("last_ingest", &now().to_string())?;
+
+        let cursor_session = self
+            .store
+            .cursor(&path.to_string_lossy())?
+            .and_then(|c| c.session_key);
+        let mut stored = None;
+        for key in cursor_session
+            .iter()
+            .chain(std::iter::once(&job.session_key))
+        {
+            stored = self.store.turn(agent, key, &job.turn_key)?;
+            if stored.is_some() {
+                break;
+            }
+        }
+        let stored = stored.ok_or_else(|| CaptureError::TurnNotFound {
+            turn: job.turn_key.clone(),
+            path: payload.transcript_path.clone(),
+        })?;
+        let mut turn = stored.turn;
+        apply_last_message(&mut turn, payload.last_assistant_message.as_deref());
+        let digest = TurnDigest::build(&turn);
+        let body = serde_json::to_string(&digest).map_err(|e| CaptureError::Job(e.to_string()))?;
+        let project = payload.project.clone().or_else(|| {
+            payload
+                .cwd
+                .as_deref()
+                .or(turn.cwd.as_deref())
+                .map(|c| project_root(Path::new(c)).to_string_lossy().into_owned())
+        });
+        self.store.upsert_digest(
+            agent.as_str(),
+            &stored.session_key,
+            &job.turn_key,
+            project.as_deref(),
+            &body,
+            now(),
+        )?;
+
+        if !self.config.memo.enabled {
+            return Ok(false);
+        }
+        let Some(root) = project.as_deref() else {
+            return Err(CaptureError::Memo(
+                "the memo journal is on but the turn has no working directory".into(),
+            ));
+        };
+        let memo_path = self.config.memo.file_for(Path::new(root), self.home);
+        let key = MemoKey {
+            agent: agent.as_str().to_owned(),
+            session: stored.session_key.clone(),
+            turn: job.turn_key.clone(),
+        };
+        let when = memo_time(turn.ended_at.as_deref().or(turn.started_at.as_deref()));
+        let block = memo::render_block(&key, &when, &digest);
+        let outcome = memo::append_block(&memo_path, &self.data_dir.join(MEMO_LOCK), &key, &block)?;
+        if std::env::var_os(FAULT_ENV).is_some_and(|v| v == "abort-after-memo") {
+            std::process::abort();
+        }
+        Ok(outcome == Appended::Written)
+    }
+}
+
+/// When the file lags behind the hook, the hook's `last_assistant_message` is the real end of
+/// the turn: add it unless the turn already ends with it.
+pub fn apply_last_message(turn: &mut Turn, last: Option<&str>) {
+    let Some(last) = last.filter(|m| !m.trim().is_empty()) else {
+        return;
+    };
+    if turn.last_assistant_text().map(str::trim) == Some(last.trim()) {
+        return;
+    }
+    turn.events.push(Event::AssistantText {
+        text: last.to_owned(),
+        at: None,
+    });
+}
+
+/// `YYYY-MM-DD HH:MM` in the local time zone (the turn's end, else now).
+fn memo_time(at: Option<&str>) -> String {
+    let ts = at
+        .and_then(|s| s.parse::<jiff::Timestamp>().ok())
+        .unwrap_or_else(jiff::Timestamp::now);
+    let zoned = ts.to_zoned_datetime(jiff::tz::TimeZone::system());
+    zoned.strftime("%Y-%m-%d %H:%M").to_string()
+}

@@ -1,0 +1,601 @@
+//! Codex's memory workspace as an export source: what each file means for a project.
+//!
+//! Shapes (from Codex's consolidation prompt and memory writer; see
+//! `tests/fixtures/codex-memory/README.md`):
+//! - v1 `MEMORY.md`: blocks opened by `# Task Group: <title>`, then `scope: …` and
+//!   `applies_to: cwd=<dir>; reuse_rule=…`, then `## Task <n>` sections and block-level
+//!   `## User preferences` / `## Reusable knowledge` / `## Failures and how to do differently`.
+//! - `memory_summary.md` (both versions): first line `v1`, then `## User Profile`,
+//!   `## User preferences`, `## General Tips`, `## What's in Memory`; the latter has
+//!   `### <cwd / project scope>` route sections and `### Older Memory Topics` with
+//!   `#### <scope>` subsections.
+//! - `rollout_summaries/<stem>.md`: `thread_id:`, `updated_at:`, `rollout_path:`, `cwd:`,
+//!   optional `git_branch:` lines, a blank line, then the summary.
+//! - `extensions/ad_hoc/notes/<YYYY-MM-DDTHH-MM-SS>-<slug>.md`: user-requested notes.
+//!
+//! Everything here only reads, and never follows a symlink out of the workspace.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use cairn_transcript::Problem;
+
+use crate::codex_config::MemoryVersion;
+
+/// Where an item applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// The user as a whole (profile, preferences, tips, ad-hoc notes).
+    Global,
+    /// One working directory (absolute, as Codex wrote it).
+    Cwd(String),
+}
+
+/// What kind of memory an item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    Profile,
+    Preferences,
+    Tips,
+    Note,
+    TaskGroup,
+    Rollout,
+    Routes,
+}
+
+impl ItemKind {
+    /// The Claude Code memory type it becomes.
+    pub fn memory_type(self) -> &'static str {
+        match self {
+            ItemKind::Profile => "user",
+            ItemKind::Preferences | ItemKind::Tips | ItemKind::Note => "feedback",
+            ItemKind::TaskGroup | ItemKind::Rollout => "project",
+            ItemKind::Routes => "reference",
+        }
+    }
+}
+
+/// One piece of Codex memory.
+#[derive(Debug, Clone)]
+pub struct MemoryItem {
+    /// Stable within its scope (`task:<slug>`, `rollout:<stem>`, `profile`, …).
+    pub id: String,
+    pub kind: ItemKind,
+    pub scope: Scope,
+    pub title: String,
+    pub description: String,
+    pub body: String,
+    /// The file it came from, relative to the Codex home.
+    pub source: String,
+    /// Extra provenance (`cwd=…, updated_at=…`).
+    pub provenance: String,
+}
+
+/// Everything read from a Codex home's memory workspaces.
+#[derive(Debug, Clone, Default)]
+pub struct CodexMemory {
+    /// The workspace roots read.
+    pub roots: Vec<PathBuf>,
+    pub items: Vec<MemoryItem>,
+    pub problems: Vec<Problem>,
+}
+
+/// ASCII alphanumerics lowercased, runs of anything else → `_`, at most 60 characters.
+pub fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for ch in s.chars() {
+        if ch.is_ascii_alphanumeric() {
+            out.push(ch.to_ascii_lowercase());
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+        if out.len() >= 60 {
+            break;
+        }
+    }
+    let t = out.trim_matches('_');
+    if t.is_empty() {
+        "memory".into()
+    } else {
+        t.into()
+    }
+}
+
+/// The first sentence-ish line of `text`, at most `max` characters, on one line.
+pub fn one_line(text: &str, max: usize) -> String {
+    let line = text
+        .lines()
+        .map(|l| {
+            l.trim()
+                .trim_start_matches(['#', '-', '*', '>', ' '])
+                .trim()
+        })
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    truncate_chars(line, max)
+}
+
+pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+/// The first `- ` bullet of `text` (else its first line), on one line.
+fn first_bullet(text: &str, max: usize) -> String {
+    match text.lines().find_map(|l| l.trim().strip_prefix("- ")) {
+        Some(b) => truncate_chars(b.trim(), max),
+        None => one_line(text, max),
+    }
+}
+
+/// A scope heading or `cwd=` value as an absolute directory, when it names one.
+pub fn scope_cwd(heading: &str) -> Option<String> {
+    let h = heading.trim().trim_matches('`').trim();
+    let h = h.strip_prefix("cwd=").unwrap_or(h).trim().trim_matches('`');
+    if !h.starts_with('/') {
+        return None;
+    }
+    if Path::new(h).is_dir() {
+        return Some(h.trim_end_matches('/').to_string()).filter(|s| !s.is_empty());
+    }
+    let first = h
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '(')
+        .next()
+        .unwrap_or(h)
+        .trim_end_matches('/');
+    (!first.is_empty()).then(|| first.to_string())
+}
+
+/// A `# Task Group` block of a v1 `MEMORY.md`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskGroup {
+    pub title: String,
+    pub scope_line: Option<String>,
+    pub cwd: Option<String>,
+    /// The whole block, header included.
+    pub text: String,
+}
+
+/// Splits a v1 `MEMORY.md` into its task groups.
+pub fn parse_task_groups(text: &str) -> Vec<TaskGroup> {
+    let mut out: Vec<TaskGroup> = Vec::new();
+    let mut cur: Option<(String, Vec<&str>)> = None;
+    let finish = |cur: Option<(String, Vec<&str>)>, out: &mut Vec<TaskGroup>| {
+        if let Some((title, lines)) = cur {
+            let mut scope_line = None;
+            let mut cwd = None;
+            for l in &lines {
+                let t = l.trim();
+                if let Some(s) = t.strip_prefix("scope:") {
+                    scope_line.get_or_insert_with(|| s.trim().to_string());
+                }
+                if let Some(a) = t.strip_prefix("applies_to:") {
+                    let a = a.trim();
+                    if let Some(rest) = a.strip_prefix("cwd=") {
+                        let v = rest.split(';').next().unwrap_or("").trim();
+                        cwd = cwd.or_else(|| scope_cwd(v));
+                    }
+                }
+            }
+            out.push(TaskGroup {
+                title,
+                scope_line,
+                cwd,
+                text: lines.join("\n").trim_end().to_string() + "\n",
+            });
+        }
+    };
+    for line in text.lines() {
+        if let Some(t) = line.strip_prefix("# Task Group:") {
+            finish(cur.take(), &mut out);
+            cur = Some((t.trim().to_string(), vec![line]));
+        } else if let Some((_, lines)) = cur.as_mut() {
+            lines.push(line);
+        }
+    }
+    finish(cur, &mut out);
+    out
+}
+
+/// The sections of a `memory_summary.md`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub profile: String,
+    pub preferences: String,
+    pub tips: String,
+    /// `(scope heading, lines)` from `## What's in Memory`, recent and older alike.
+    pub routes: Vec<(String, String)>,
+}
+
+/// Splits `text` at lines starting with `marker` (e.g. `"## "`), returning
+/// `(heading, body)` pairs; text before the first heading is dropped.
+fn sections<'a>(text: &'a str, marker: &str) -> Vec<(&'a str, String)> {
+    let mut out: Vec<(&str, String)> = Vec::new();
+    for line in text.lines() {
+        if let Some(h) = line.strip_prefix(marker) {
+            out.push((h.trim(), String::new()));
+        } else if let Some((_, body)) = out.last_mut() {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    out
+}
+
+pub fn parse_summary(text: &str) -> Summary {
+    let mut s = Summary::default();
+    for (h, body) in sections(text, "## ") {
+        match h {
+            "User Profile" => s.profile = body.trim().to_string(),
+            "User preferences" => s.preferences = body.trim().to_string(),
+            "General Tips" => s.tips = body.trim().to_string(),
+            "What's in Memory" => {
+                for (scope, body) in sections(&body, "### ") {
+                    if scope == "Older Memory Topics" {
+                        for (scope, body) in sections(&body, "#### ") {
+                            if !body.trim().is_empty() {
+                                s.routes.push((scope.to_string(), body.trim().to_string()));
+                            }
+                        }
+                    } else if !body.trim().is_empty() {
+                        s.routes.push((scope.to_string(), body.trim().to_string()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    s
+}
+
+/// The header of a rollout summary file and its body.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RolloutSummary {
+    pub thread_id: Option<String>,
+    pub updated_at: Option<String>,
+    pub cwd: Option<String>,
+    pub git_branch: Option<String>,
+    pub body: String,
+}
+
+pub fn parse_rollout_summary(text: &str) -> RolloutSummary {
+    let mut r = RolloutSummary::default();
+    let mut lines = text.lines();
+    let mut consumed = 0;
+    for line in lines.by_ref() {
+        consumed += line.len() + 1;
+        if line.trim().is_empty() {
+            break;
+        }
+        let Some((k, v)) = line.split_once(':') else {
+            continue;
+        };
+        let v = v.trim().to_string();
+        match k.trim() {
+            "thread_id" => r.thread_id = Some(v),
+            "updated_at" => r.updated_at = Some(v),
+            "cwd" => r.cwd = Some(v),
+            "git_branch" => r.git_branch = Some(v),
+            _ => {}
+        }
+    }
+    r.body = text
+        .get(consumed.min(text.len())..)
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    r
+}
+
+/// Caps a body (topic files are read on demand, but not without bound).
+const MAX_BODY: usize = 16_000;
+
+fn capped(body: &str, source: &str) -> String {
+    if body.len() <= MAX_BODY {
+        return body.to_string();
+    }
+    let mut cut = MAX_BODY;
+    while !body.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(
+        "{}\n\n[… truncated; the full text is in the Codex file `{source}`]",
+        &body[..cut]
+    )
+}
+
+fn read_text(path: &Path, problems: &mut Vec<Problem>) -> Option<String> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            problems.push(Problem::new(path, None, "symlink skipped"));
+            return None;
+        }
+        Ok(m) if m.is_file() => {}
+        _ => return None,
+    }
+    match fs::read(path) {
+        Ok(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+        Err(e) => {
+            problems.push(Problem::new(path, None, format!("cannot read: {e}")));
+            None
+        }
+    }
+}
+
+fn md_files(dir: &Path, problems: &mut Vec<Problem>) -> Vec<PathBuf> {
+    if fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        problems.push(Problem::new(dir, None, "symlinked directory skipped"));
+        return Vec::new();
+    }
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Reads the workspaces of `order` (the active pipeline first); an item id seen in an
+/// earlier workspace is not read again from a later one.
+pub fn read_workspace(codex_home: &Path, order: &[MemoryVersion]) -> CodexMemory {
+    let mut mem = CodexMemory::default();
+    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+    for &v in order {
+        let root = codex_home.join(v.dir_name());
+        if fs::symlink_metadata(&root).is_ok_and(|m| m.file_type().is_symlink()) {
+            mem.problems
+                .push(Problem::new(&root, None, "symlinked memory root skipped"));
+            continue;
+        }
+        if !root.is_dir() {
+            continue;
+        }
+        mem.roots.push(root.clone());
+        let rel = |p: &Path| {
+            p.strip_prefix(codex_home)
+                .unwrap_or(p)
+                .display()
+                .to_string()
+        };
+        let mut items = Vec::new();
+
+        let summary_path = root.join("memory_summary.md");
+        if let Some(text) = read_text(&summary_path, &mut mem.problems) {
+            let src = rel(&summary_path);
+            let s = parse_summary(&text);
+            let globals = [
+                (
+                    ItemKind::Profile,
+                    "profile",
+                    "Codex: user profile",
+                    s.profile,
+                ),
+                (
+                    ItemKind::Preferences,
+                    "preferences",
+                    "Codex: user preferences",
+                    s.preferences,
+                ),
+                (ItemKind::Tips, "tips", "Codex: general tips", s.tips),
+            ];
+            for (kind, id, title, body) in globals {
+                if body.trim().is_empty() {
+                    continue;
+                }
+                items.push(MemoryItem {
+                    id: id.into(),
+                    kind,
+                    scope: Scope::Global,
+                    title: title.into(),
+                    description: format!(
+                        "{title}, from Codex's memory summary: {}",
+                        one_line(&body, 90)
+                    ),
+                    body: capped(&body, &src),
+                    source: src.clone(),
+                    provenance: String::new(),
+                });
+            }
+            let mut by_scope: Vec<(String, String)> = Vec::new();
+            for (scope, lines) in s.routes {
+                let Some(cwd) = scope_cwd(&scope) else {
+                    continue;
+                };
+                match by_scope.iter_mut().find(|(c, _)| *c == cwd) {
+                    Some((_, b)) => {
+                        b.push('\n');
+                        b.push_str(&lines);
+                    }
+                    None => by_scope.push((cwd, lines)),
+                }
+            }
+            for (cwd, lines) in by_scope {
+                items.push(MemoryItem {
+                    id: "routes".into(),
+                    kind: ItemKind::Routes,
+                    scope: Scope::Cwd(cwd.clone()),
+                    title: "Codex: what's in Codex memory for this project".into(),
+                    description: format!(
+                        "Where Codex's memory about this project lives, e.g. {}",
+                        first_bullet(&lines, 80)
+                    ),
+                    body: capped(&lines, &src),
+                    source: src.clone(),
+                    provenance: format!("scope {cwd}"),
+                });
+            }
+        }
+
+        let memory_md = root.join("MEMORY.md");
+        if let Some(text) = read_text(&memory_md, &mut mem.problems) {
+            let src = rel(&memory_md);
+            let mut slugs: BTreeSet<String> = BTreeSet::new();
+            for g in parse_task_groups(&text) {
+                let Some(cwd) = g.cwd.clone() else {
+                    mem.problems.push(Problem::new(
+                        &memory_md,
+                        None,
+                        format!(
+                            "task group \"{}\" has no absolute `applies_to: cwd=`; not exported",
+                            g.title
+                        ),
+                    ));
+                    continue;
+                };
+                let mut id = slug(&g.title);
+                let mut n = 2;
+                while !slugs.insert(format!("{cwd}\0{id}")) {
+                    id = format!("{}_{n}", slug(&g.title));
+                    n += 1;
+                }
+                items.push(MemoryItem {
+                    id: format!("task:{id}"),
+                    kind: ItemKind::TaskGroup,
+                    scope: Scope::Cwd(cwd.clone()),
+                    title: format!("Codex: {}", g.title),
+                    description: truncate_chars(
+                        &g.scope_line
+                            .clone()
+                            .unwrap_or_else(|| format!("Codex task group {}", g.title)),
+                        150,
+                    ),
+                    body: capped(&g.text, &src),
+                    source: src.clone(),
+                    provenance: format!("task group \"{}\", applies_to cwd={cwd}", g.title),
+                });
+            }
+        }
+
+        for path in md_files(&root.join("rollout_summaries"), &mut mem.problems) {
+            let Some(text) = read_text(&path, &mut mem.problems) else {
+                continue;
+            };
+            let src = rel(&path);
+            let r = parse_rollout_summary(&text);
+            let Some(cwd) = r.cwd.as_deref().and_then(scope_cwd) else {
+                continue;
+            };
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let mut prov = vec![format!("cwd={cwd}")];
+            if let Some(u) = &r.updated_at {
+                prov.push(format!("updated_at={u}"));
+            }
+            if let Some(t) = &r.thread_id {
+                prov.push(format!("thread_id={t}"));
+            }
+            if let Some(b) = &r.git_branch {
+                prov.push(format!("git_branch={b}"));
+            }
+            let headline = one_line(&r.body, 120);
+            items.push(MemoryItem {
+                id: format!("rollout:{stem}"),
+                kind: ItemKind::Rollout,
+                scope: Scope::Cwd(cwd),
+                title: format!("Codex session: {}", one_line(&r.body, 60)),
+                description: if headline.is_empty() {
+                    format!("Codex rollout summary {stem}")
+                } else {
+                    headline
+                },
+                body: capped(&r.body, &src),
+                source: src,
+                provenance: prov.join(", "),
+            });
+        }
+
+        let notes = root.join("extensions").join("ad_hoc").join("notes");
+        for path in md_files(&notes, &mut mem.problems) {
+            let Some(text) = read_text(&path, &mut mem.problems) else {
+                continue;
+            };
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let name = stem.get(20..).filter(|s| !s.is_empty()).unwrap_or(&stem);
+            let src = rel(&path);
+            items.push(MemoryItem {
+                id: format!("note:{stem}"),
+                kind: ItemKind::Note,
+                scope: Scope::Global,
+                title: format!("Codex note: {}", name.replace(['-', '_'], " ")),
+                description: format!("Asked to be remembered in Codex: {}", one_line(&text, 100)),
+                body: capped(text.trim(), &src),
+                source: src,
+                provenance: format!("ad-hoc note written {}", stem.get(..19).unwrap_or("")),
+            });
+        }
+
+        for it in items {
+            let scope = match &it.scope {
+                Scope::Global => String::new(),
+                Scope::Cwd(c) => c.clone(),
+            };
+            if seen.insert((scope, it.id.clone())) {
+                mem.items.push(it);
+            }
+        }
+    }
+    mem
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_groups_and_their_cwd() {
+        let text = "# Task Group: app-a build\n\nscope: building app-a\napplies_to: cwd=/w/app-a; reuse_rule=safe\n\n## Task 1: x\n\n# Task Group: misc family\nscope: s\napplies_to: cwd=any repo; reuse_rule=r\n";
+        let g = parse_task_groups(text);
+        assert_eq!(g.len(), 2);
+        assert_eq!(g[0].title, "app-a build");
+        assert_eq!(g[0].cwd.as_deref(), Some("/w/app-a"));
+        assert_eq!(g[0].scope_line.as_deref(), Some("building app-a"));
+        assert!(g[0].text.starts_with("# Task Group: app-a build\n"));
+        assert_eq!(g[1].cwd, None);
+    }
+
+    #[test]
+    fn summary_sections_and_routes() {
+        let text = "v1\n\n## User Profile\nA dev.\n\n## User preferences\n- use pnpm\n\n## General Tips\n- tip\n\n## What's in Memory\n\n### /w/app-a\n\n#### 2026-11-20\n\n- rollout_summaries/x.md — fixed build; thread_id=1\n\n### Older Memory Topics\n\n#### /w/app-b\n\n- deploy: k8s, helm\n  - desc: how app-b deploys\n";
+        let s = parse_summary(text);
+        assert_eq!(s.profile, "A dev.");
+        assert_eq!(s.preferences, "- use pnpm");
+        assert_eq!(s.routes.len(), 2);
+        assert_eq!(s.routes[0].0, "/w/app-a");
+        assert!(s.routes[0].1.contains("#### 2026-11-20"));
+        assert_eq!(s.routes[1].0, "/w/app-b");
+    }
+
+    #[test]
+    fn rollout_header() {
+        let r = parse_rollout_summary(
+            "thread_id: t1\nupdated_at: 2026-11-20T10:00:00Z\nrollout_path: /r.jsonl\ncwd: /w/a\n\n# Fixed it\nbody\n",
+        );
+        assert_eq!(r.cwd.as_deref(), Some("/w/a"));
+        assert_eq!(r.thread_id.as_deref(), Some("t1"));
+        assert_eq!(r.body, "# Fixed it\nbody");
+    }
+
+    #[test]
+    fn slugs_and_scopes() {
+        assert_eq!(slug("App-A: build & test!"), "app_a_build_test");
+        assert_eq!(slug("***"), "memory");
+        assert_eq!(scope_cwd("`/w/app a (main)`").as_deref(), Some("/w/app"));
+        assert_eq!(scope_cwd("cwd=/w/x/"), Some("/w/x".into()));
+        assert_eq!(scope_cwd("web shop"), None);
+    }
+}

@@ -1,0 +1,347 @@
+//! Recall latency benchmark: top-5 over N memories (default 100,000) in one project scope.
+//!
+//! ```sh
+//! cargo build --release -p cairn
+//! cargo run --release -p cairn-memory --example recall_bench -- \
+//!     --n 100000 --cairn target/release/cairn
+//! ```
+//!
+//! It builds a cairn data dir in a temporary directory (`--keep` keeps it) with N synthetic
+//! memories of realistic shape (one or two sentences naming tools, services and teams), then
+//! reports medians (and p90) of, in the same run:
+//!
+//! * in-process `MemoryStore::search` top-5, hybrid (BM25 + static embeddings + priors), warm;
+//! * the baseline: the same search with BM25 alone (`Mode::Lexical`);
+//! * in-process `MemoryStore::recall` (search plus the recall-count bookkeeping), and a search
+//!   right after a recorded recall;
+//! * with `--cairn BIN`: `cairn recall QUERY --json` end to end (a new process per query,
+//!   warm page cache), against the process floor `cairn --version` measured the same way.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cairn_memory::{MemoryStore, MemoryType, NewMemory, Source};
+use cairn_recall::{Mode, RecallConfig};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[(self.next() % xs.len() as u64) as usize]
+    }
+}
+
+const TOOLS: &[&str] = &[
+    "pnpm",
+    "npm",
+    "yarn",
+    "cargo",
+    "poetry",
+    "uv",
+    "vitest",
+    "jest",
+    "pytest",
+    "eslint",
+    "prettier",
+    "ruff",
+    "docker",
+    "terraform",
+    "kubectl",
+    "helm",
+    "postgres",
+    "redis",
+    "kafka",
+    "grafana",
+    "sentry",
+    "github actions",
+    "make",
+    "bazel",
+    "webpack",
+    "vite",
+    "nginx",
+    "s3",
+];
+const AREAS: &[&str] = &[
+    "checkout",
+    "billing",
+    "search",
+    "auth",
+    "payments",
+    "inventory",
+    "shipping",
+    "reports",
+    "notifications",
+    "onboarding",
+    "admin",
+    "analytics",
+    "exports",
+    "invoices",
+    "carts",
+    "users",
+];
+const VERBS: &[&str] = &[
+    "Use",
+    "Always run",
+    "Never call",
+    "Prefer",
+    "Avoid",
+    "Keep",
+    "Pin",
+    "Route",
+    "Mock",
+    "Cache",
+];
+const WHY: &[&str] = &[
+    "the lockfile breaks otherwise",
+    "the staging cluster is shared",
+    "a migration broke prod last time",
+    "the team agreed on it in the retro",
+    "CI times out without it",
+    "reviewers asked for it",
+];
+
+fn syllable_word(r: &mut Rng) -> String {
+    const S: &[&str] = &[
+        "ka", "lo", "mi", "ru", "te", "sa", "vo", "ni", "pe", "du", "go", "ha", "ji", "ze", "bo",
+    ];
+    (0..3).map(|_| r.pick(S)).collect()
+}
+
+fn memories(n: usize, scope: &str, now: i64) -> Vec<NewMemory> {
+    let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+    (0..n)
+        .map(|i| {
+            let t = match i % 4 {
+                0 | 1 => MemoryType::Feedback,
+                2 => MemoryType::Project,
+                _ => MemoryType::Reference,
+            };
+            let rule = match t {
+                MemoryType::Reference => format!(
+                    "The {} {} dashboard for {} is https://{}.example.com/d/{}",
+                    r.pick(AREAS),
+                    r.pick(TOOLS),
+                    syllable_word(&mut r),
+                    syllable_word(&mut r),
+                    i
+                ),
+                MemoryType::Project => format!(
+                    "The {} service {} is owned by team {} and deploys with {}.",
+                    r.pick(AREAS),
+                    syllable_word(&mut r),
+                    syllable_word(&mut r),
+                    r.pick(TOOLS)
+                ),
+                _ => format!(
+                    "{} {} for {} in the {} module.",
+                    r.pick(VERBS),
+                    r.pick(TOOLS),
+                    r.pick(AREAS),
+                    syllable_word(&mut r)
+                ),
+            };
+            NewMemory {
+                memory_type: t,
+                scope: scope.to_string(),
+                rule,
+                why: (i % 3 == 0).then(|| r.pick(WHY).to_string()),
+                how: None,
+                name: None,
+                description: None,
+                source: Source::manual(),
+                at: now - (r.next() % (400 * 86_400)) as i64,
+            }
+        })
+        .collect()
+}
+
+const QUERIES: &[&str] = &[
+    "which package manager should I use",
+    "how do we deploy the checkout service",
+    "where is the billing dashboard",
+    "what test runner do we use for payments",
+    "who owns the search service",
+    "should I mock redis in the auth tests",
+    "how to lint the admin module",
+    "which container tool for local development",
+    "where do the invoices exports go",
+    "what is the grafana board for shipping",
+    "can I run terraform against production",
+    "which formatter for python code",
+];
+
+fn median(xs: &mut [Duration]) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+fn p90(xs: &mut [Duration]) -> Duration {
+    xs.sort();
+    xs[(xs.len() * 9 / 10).min(xs.len() - 1)]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = arg(&args, "--n").map_or(Ok(100_000), |s| s.parse())?;
+    let runs: usize = arg(&args, "--runs").map_or(Ok(200), |s| s.parse())?;
+    let e2e_runs: usize = arg(&args, "--e2e-runs").map_or(Ok(30), |s| s.parse())?;
+    let cairn = arg(&args, "--cairn").map(PathBuf::from);
+    let keep = args.iter().any(|a| a == "--keep");
+
+    let tmp = tempfile::Builder::new()
+        .prefix("cairn-recall-bench-")
+        .tempdir()?;
+    let root = tmp.path().canonicalize()?;
+    let data = root.join("data");
+    let project = root.join("project");
+    std::fs::create_dir_all(&project)?;
+    let scope = cairn_memory::project_scope(&project);
+    let now = 1_795_600_800;
+
+    println!("building {n} memories in {}", data.display());
+    let t = Instant::now();
+    let store = cairn_store::Store::open(&data.join("cairn.db"))?;
+    let mut mem = MemoryStore::open(store)?;
+    let all = memories(n, &scope, now);
+    for chunk in all.chunks(10_000) {
+        mem.insert_many(chunk, now)?;
+    }
+    println!(
+        "  inserted in {:.1} s (embeddings computed at write time)",
+        t.elapsed().as_secs_f64()
+    );
+    drop(mem);
+
+    let measure = |mem: &mut MemoryStore,
+                   record: bool|
+     -> Result<(Duration, Vec<Duration>), Box<dyn std::error::Error>> {
+        let t = Instant::now();
+        let first = mem.search(QUERIES[0], &scope, 5, now)?;
+        let cold = t.elapsed();
+        assert!(!first.is_empty());
+        let mut times = Vec::with_capacity(runs);
+        for i in 0..runs {
+            let q = QUERIES[i % QUERIES.len()];
+            let t = Instant::now();
+            let hits = if record {
+                mem.recall(q, &scope, 5, now)?
+            } else {
+                mem.search(q, &scope, 5, now)?
+            };
+            times.push(t.elapsed());
+            std::hint::black_box(hits);
+        }
+        Ok((cold, times))
+    };
+
+    let open = || -> Result<MemoryStore, Box<dyn std::error::Error>> {
+        Ok(MemoryStore::open(cairn_store::Store::open(
+            &data.join("cairn.db"),
+        )?)?)
+    };
+    let mut hybrid = open()?;
+    let (cold, mut h) = measure(&mut hybrid, false)?;
+    let mut lexical = open()?;
+    lexical.set_recall_config(RecallConfig {
+        mode: Mode::Lexical,
+        ..RecallConfig::default()
+    });
+    let (_, mut l) = measure(&mut lexical, false)?;
+    let (_, mut rec) = measure(&mut hybrid, true)?;
+    // The next search after a recall was recorded (the index changed under the cache).
+    let mut after = Vec::new();
+    for i in 0..runs.clamp(1, 20) {
+        let q = QUERIES[i % QUERIES.len()];
+        let hits = hybrid.search(q, &scope, 5, now)?;
+        let ids: Vec<&str> = hits.iter().map(|h| h.memory.id.as_str()).collect();
+        hybrid.record_recall(&ids, now)?;
+        let t = Instant::now();
+        std::hint::black_box(hybrid.search(q, &scope, 5, now)?);
+        after.push(t.elapsed());
+    }
+    println!("\nin-process top-5 over {n} memories ({runs} queries, warm):");
+    println!(
+        "  first search after open (loads embeddings + vectors): {}",
+        ms(cold)
+    );
+    println!(
+        "  hybrid search          p50 {}  p90 {}",
+        ms(median(&mut h)),
+        ms(p90(&mut h))
+    );
+    println!(
+        "  baseline BM25 only     p50 {}  p90 {}",
+        ms(median(&mut l)),
+        ms(p90(&mut l))
+    );
+    println!(
+        "  recall (+ bookkeeping) p50 {}  p90 {}",
+        ms(median(&mut rec)),
+        ms(p90(&mut rec))
+    );
+    drop(hybrid);
+    drop(lexical);
+
+    if let Some(bin) = cairn {
+        let run = |extra: &[&str]| -> Result<Vec<Duration>, Box<dyn std::error::Error>> {
+            let mut times = Vec::new();
+            for i in 0..e2e_runs + 2 {
+                let mut c = Command::new(&bin);
+                c.arg("--data-dir").arg(&data).args(extra);
+                if extra.first() == Some(&"recall") {
+                    c.arg(QUERIES[i % QUERIES.len()])
+                        .arg("--cwd")
+                        .arg(&project)
+                        .arg("--json");
+                }
+                let t = Instant::now();
+                let out = c.output()?;
+                let d = t.elapsed();
+                if !out.status.success() {
+                    return Err(format!(
+                        "{} failed: {}",
+                        bin.display(),
+                        String::from_utf8_lossy(&out.stderr)
+                    )
+                    .into());
+                }
+                if i >= 2 {
+                    times.push(d); // the first two warm the page cache
+                }
+            }
+            Ok(times)
+        };
+        let mut floor = run(&["--version"])?;
+        let mut e2e = run(&["recall"])?;
+        println!("\nend to end, a new process per query ({e2e_runs} runs, warm page cache):");
+        println!(
+            "  cairn recall --json    p50 {}  p90 {}",
+            ms(median(&mut e2e)),
+            ms(p90(&mut e2e))
+        );
+        println!("  baseline cairn --version p50 {}", ms(median(&mut floor)));
+    }
+    if keep {
+        let kept: &Path = &tmp.keep();
+        println!("\nkept {}", kept.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,1010 @@
+//! Offline extraction: explicit memory statements in a user's prompt, typed, with their Why.
+//!
+//! No model is called. A prompt is cut into sentences; a sentence is a memory statement when
+//! it has one of the explicit shapes people use to tell an agent something durable:
+//!
+//! | shape | English | Japanese | Chinese | type |
+//! |---|---|---|---|---|
+//! | explicit | "remember (that) …", "keep in mind …" | 覚えて | 记住, 记得 | by content |
+//! | from now on | "from now on …", "going forward …" | 今後は, これからは | 以后, 从现在开始 | feedback (a fact: by content) |
+//! | always / never | "(we) always …", "never …" | 常に, 必ず | 总是, 始终 | feedback |
+//! | don't | "don't …", "avoid …", "stop …ing" | 〜しないで, 禁止 | 不要, 别 | feedback |
+//! | we use | "we use X (not Y)", "this repo uses …" | うちは〜を使っています | 我们用 | project |
+//! | correction | "no, use …" | いや、〜を使って | 不对，用 … | feedback |
+//! | preference | | 〜は〜で書いてください | | feedback |
+//! | about me | "I'm a …", "I prefer …" | 私は〜です | 我是 | user |
+//!
+//! "By content" means: a URL, host:port, ticket or dashboard → `reference`; about the person →
+//! `user`; an instruction → `feedback`; anything else → `project`. A bare "don't …" is kept only
+//! when it reads as a standing rule (a correction, a stated reason, or a general qualifier such
+//! as "in this repo", "ever", "from my laptop"), never when it is about the task at hand ("just
+//! answer, don't change anything", "don't commit yet"). Questions are never statements.
+//!
+//! **Why** comes from the same sentence (after a dash, "because", "since", "otherwise"; in
+//! Japanese the clause before 〜ので/〜から; in Chinese 因为/否则) or from the next sentence when
+//! it explains rather than asks or orders ("This repo has a pnpm-lock.yaml …"), or, after an
+//! acknowledgement ("right, those keys are ancient."), from the sentence before. **How to
+//! apply** comes from a following instruction that reads as a rule ("Use the real test DB; …").
+
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use cairn_transcript::{Event, Turn};
+use regex::Regex;
+
+use crate::model::MemoryType;
+use crate::text::{capitalize, sentences, with_full_stop};
+
+/// One memory statement found in a prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// Its type.
+    pub memory_type: MemoryType,
+    /// The rule or fact, cleaned of the trigger phrase ("from now on", "remember that").
+    pub rule: String,
+    /// Why, when the surrounding text says.
+    pub why: Option<String>,
+    /// How to apply, when the surrounding text says.
+    pub how: Option<String>,
+    /// Which shape matched (`explicit`, `from-now-on`, `always`, `dont`, `we-use`,
+    /// `correction`, `preference`, `about-me`).
+    pub trigger: &'static str,
+}
+
+fn re(p: &str) -> Regex {
+    Regex::new(p).expect("static regex")
+}
+
+const IMPERATIVE_VERBS: &[&str] = &[
+    "use",
+    "run",
+    "fix",
+    "add",
+    "make",
+    "write",
+    "update",
+    "check",
+    "find",
+    "keep",
+    "put",
+    "create",
+    "change",
+    "remove",
+    "delete",
+    "move",
+    "try",
+    "go",
+    "do",
+    "don't",
+    "dont",
+    "never",
+    "always",
+    "avoid",
+    "stop",
+    "prefer",
+    "call",
+    "name",
+    "rename",
+    "set",
+    "let",
+    "let's",
+    "lets",
+    "give",
+    "show",
+    "tell",
+    "explain",
+    "list",
+    "look",
+    "read",
+    "open",
+    "build",
+    "test",
+    "deploy",
+    "install",
+    "upgrade",
+    "bump",
+    "refactor",
+    "split",
+    "merge",
+    "commit",
+    "push",
+    "pull",
+    "draft",
+    "plan",
+    "review",
+    "send",
+    "start",
+    "restart",
+    "switch",
+    "stick",
+    "ask",
+    "answer",
+    "please",
+    "just",
+    "can",
+    "could",
+    "would",
+    "will",
+    "ok",
+    "okay",
+    "thanks",
+    "store",
+    "pass",
+    "document",
+    "ensure",
+    "make",
+    "treat",
+    "include",
+    "exclude",
+    "skip",
+    "ignore",
+    "implement",
+    "migrate",
+];
+
+const HOW_VERBS: &[&str] = &[
+    "use", "run", "prefer", "put", "keep", "call", "go", "write", "name", "store", "pass",
+    "always", "stick", "treat", "route", "ask",
+];
+
+fn first_word(s: &str) -> String {
+    s.split(|c: char| c.is_whitespace() || c == ',' || c == ':')
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+        .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+        .to_lowercase()
+}
+
+fn is_question(s: &str) -> bool {
+    let t = s.trim_end();
+    t.ends_with('?') || t.ends_with('？')
+}
+
+static EN_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(no|nope|nah|wrong|actually|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|wait|hey|thanks|thank you|please|pls|plz)\b[,.!:;]?\s+",
+    )
+});
+static JA_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(いや|いいえ|違う|ちがう|そうじゃなくて|ありがとう|あと|それと|なお|ちなみに)[、,。！!]?\s*",
+    )
+});
+static ZH_MARKERS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(不是|不对|错了|好的|谢谢|另外|还有|对了|嗯)[，,。！!]?\s*"));
+
+const CORRECTIONS: &[&str] = &[
+    "no",
+    "nope",
+    "nah",
+    "wrong",
+    "actually",
+    "right",
+    "いや",
+    "いいえ",
+    "違う",
+    "ちがう",
+    "そうじゃなくて",
+    "不是",
+    "不对",
+    "错了",
+];
+
+/// Strips leading discourse markers ("no,", "right,", "いや、", "不对，"); returns the rest
+/// and whether one of them was a correction.
+fn strip_markers(s: &str) -> (&str, bool) {
+    let mut rest = s.trim();
+    let mut correction = false;
+    for _ in 0..4 {
+        let m = EN_MARKERS
+            .captures(rest)
+            .or_else(|| JA_MARKERS.captures(rest))
+            .or_else(|| ZH_MARKERS.captures(rest));
+        let Some(c) = m else { break };
+        let word = c[1].to_lowercase();
+        if CORRECTIONS.contains(&word.as_str()) {
+            correction = true;
+        }
+        rest = rest[c[0].len()..].trim_start();
+    }
+    let lower = rest.to_lowercase();
+    if lower.starts_with("that's wrong") || lower.starts_with("that is wrong") {
+        correction = true;
+    }
+    (rest, correction)
+}
+
+enum Shape {
+    /// Content of an explicit "remember" statement.
+    Explicit(String),
+    /// A standing rule; the type is fixed.
+    Rule(String, MemoryType),
+    /// A rule given after "from now on": typed by content.
+    FromNowOn(String),
+}
+
+static EN_REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|make a note|for the record|save (?:this|that) (?:to|in) (?:your )?memory)(?:\s+that\b|\s*[:,\-—]|\b)\s*(.+)$",
+    )
+});
+static EN_REMEMBER_NOT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^remember\s+(?:when|how|what|where|why|who|the time|me)\b"));
+static EN_FROM_NOW: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:from now on|going forward|moving forward|from here on(?: out)?|in (?:the )?future|henceforth|for future reference|next time)\b[,:]?\s*(.+)$",
+    )
+});
+static EN_FROM_NOW_TAIL: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)^(.+?),?\s+(?:from now on|going forward|moving forward|in (?:the )?future)[.!]?$")
+});
+static EN_ALWAYS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)^(?:(?:we|i|you)\s+(?:should\s+|must\s+|will\s+|do\s+)?)?(?:always|never)\s+\S")
+});
+static EN_DONT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)^(?:please\s+)?(?:don't|don’t|do not|dont|avoid|(?:stop|quit)\s+\w+ing)\b\s*\S")
+});
+static EN_DONT_TRIVIAL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:please\s+)?(?:don't|don’t|do not|dont)\s+(?:worry|bother|panic|mind|hesitate|forget)\b",
+    )
+});
+static EN_ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:for now|this time|right now|yet|just|for the moment|at the moment|today|in this (?:file|function|pr|commit|change|step|session))\b|\b(?:don't|don’t|do not|dont)\s+(?:change|modify|touch|edit|commit|push|delete|remove|rename)\s+(?:anything|any\s+\w+|it|this|that|them)\b",
+    )
+});
+static EN_GENERAL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:ever|again|anymore|any more|in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any) tests|(?:from|on) my (?:laptop|machine|computer)|against (?:prod|production|staging)|on (?:main|master|prod|production)|in production|unless|without asking|directly)\b",
+    )
+});
+static EN_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:we|our team|the team|this (?:repo|project|codebase|team)|the (?:repo|project|codebase)|our (?:repo|project|codebase|stack))(?:'re|\s+are|\s+now|\s+currently|\s+only)*\s+(?:use|uses|using|prefer|prefers|standardi[sz]ed on|rely on|relies on|deploy with|build with|runs? on|targets?)\b\s+\S",
+    )
+});
+static EN_CORRECTION_VERB: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)^(?:use|run|prefer|call|put|keep|name|write|go with|switch to|stick (?:with|to))\b")
+});
+static EN_DEICTIC: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:this|that|the other|these|those) (?:file|function|one|line|test|method|variable|branch|commit|pr|time)\b|\bhere\b",
+    )
+});
+static EN_ABOUT_ME: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:(?:i am|i'm|im)\s+(?:a|an|the)\s+(?:bit|little|lot)\b|i (?:like|love|hate|prefer) (?:this|that|it)\b)",
+    )
+});
+static EN_USER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:(?:i am|i'm|im)\s+(?:a|an|the)\s+\S|i (?:prefer|like|love|hate|dislike|work (?:on|as|in)|'d rather|would rather)\s+\S|my (?:role|name|job|title|team|background|preference|timezone|time zone) is\b)",
+    )
+});
+
+static JA_REMEMBER_HEAD: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^(?:覚えておいて|覚えといて|覚えて)(?:ください|下さい)?[:：、,]\s*(.+)$")
+});
+static JA_REMEMBER_TAIL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(.+?)(?:ということ|って事|ってこと|こと)?(?:を|って|と)?(?:覚えて|記憶して|メモして)(?:おいて|といて)?(?:ね|ください|下さい)?[。！!]?$",
+    )
+});
+static JA_FROM_NOW: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(?:今後は|これからは|以後は?|今後|次回から|次からは)[、,]?\s*(.+)$"));
+static JA_ALWAYS: LazyLock<Regex> = LazyLock::new(|| re(r"常に|必ず|いつも|絶対に"));
+static JA_DONT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"しないで|ないでください|ないように|禁止|しないこと|やめて"));
+static JA_ONE_OFF: LazyLock<Regex> =
+    LazyLock::new(|| re(r"今回|この|今は|とりあえず|まだ|今日|さっき|それ|これ|ここ"));
+static JA_PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^[^。]+?は[^。]+?で(?:、[^。]+?は[^。]+?で)*(?:書いて|して|お願いします|お願い|統一して|やって)(?:ください|下さい|ほしい|欲しい)?[。！!]?$",
+    )
+});
+static JA_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:うちは|うちでは|このプロジェクトでは|このリポジトリでは|私たちは|弊社では|我々は|チームでは).+?(?:を使って(?:います|いる)|を使う|を採用して(?:います|いる))",
+    )
+});
+static JA_USER: LazyLock<Regex> = LazyLock::new(|| re(r"^私は.+(?:です|だ|をしています)[。！!]?$"));
+
+static ZH_REMEMBER: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(?:请)?(?:帮我)?(?:记住|记得|记一下)(?:一下)?[:：，,]?\s*(.+)$"));
+static ZH_FROM_NOW: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(?:以后|今后|从现在开始|从现在起|从今以后|往后|下次)[，,]?\s*(.+)$"));
+static ZH_ALWAYS: LazyLock<Regex> = LazyLock::new(|| re(r"总是|始终|一律|永远|务必|一定要"));
+static ZH_DONT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(?:请)?(?:不要|别|不许|禁止|千万不要|请勿|永远不要|绝对不要)"));
+static ZH_ONE_OFF: LazyLock<Regex> =
+    LazyLock::new(|| re(r"这次|现在|先这样|暂时|还没|今天|这个文件|这里|这个函数"));
+static ZH_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^(?:我们|我们的项目|这个项目|本项目|这个仓库|团队)(?:现在)?(?:都)?(?:用|使用|采用)")
+});
+static ZH_USER: LazyLock<Regex> = LazyLock::new(|| re(r"^我是"));
+static ZH_CORRECTION_VERB: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:用|使用|改用)"));
+
+static POINTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)https?://|\b[\w-]+(?:\.[\w-]+)*\.(?:internal|local|lan|corp|com|net|org|io|dev|app|cloud|example)(?::\d+)?\b|\b[\w.-]+:\d{2,5}\b|\b[A-Z][A-Z0-9]+-\d+\b|\b(?:dashboard|grafana|kibana|datadog|sentry|jira|linear|confluence|notion|runbook|wiki|slack channel|channel)\b|(?:^|\s)#[a-z][\w-]+",
+    )
+});
+static ABOUT_USER: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^(?:i\s|i'm\s|i am\s|my\s|私は|私の|僕は|我是|我的)"));
+
+/// Whether a text names something outside the code (URL, host, ticket, dashboard).
+pub fn has_pointer(s: &str) -> bool {
+    POINTER.is_match(s)
+}
+
+fn is_instruction(s: &str) -> bool {
+    let w = first_word(s);
+    if IMPERATIVE_VERBS.contains(&w.as_str()) && w != "just" && w != "can" && w != "could" {
+        return true;
+    }
+    let t = s.trim_end_matches(['。', '.', '！', '!']);
+    t.ends_with("ください")
+        || t.ends_with("して")
+        || t.ends_with("しないで")
+        || ZH_DONT.is_match(s)
+        || s.starts_with('要')
+        || s.starts_with('请')
+}
+
+/// The type of a stated fact: pointer → reference, about the person → user, an instruction →
+/// feedback, else project.
+pub fn classify(content: &str) -> MemoryType {
+    if is_instruction(content) {
+        MemoryType::Feedback
+    } else if has_pointer(content) {
+        MemoryType::Reference
+    } else if ABOUT_USER.is_match(content.trim()) {
+        MemoryType::User
+    } else {
+        MemoryType::Project
+    }
+}
+
+fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
+    let lower = s.to_lowercase();
+    if lower.starts_with("never mind") || lower.starts_with("nevermind") {
+        return None;
+    }
+    // English.
+    if !EN_REMEMBER_NOT.is_match(s)
+        && let Some(c) = EN_REMEMBER.captures(s)
+    {
+        let content = c[1].trim();
+        if let Some(rest) = content.strip_prefix("to ") {
+            return Some((
+                Shape::Rule(rest.to_string(), MemoryType::Feedback),
+                "explicit",
+            ));
+        }
+        return Some((Shape::Explicit(content.to_string()), "explicit"));
+    }
+    if let Some(c) = EN_FROM_NOW
+        .captures(s)
+        .or_else(|| EN_FROM_NOW_TAIL.captures(s))
+    {
+        return Some((Shape::FromNowOn(c[1].trim().to_string()), "from-now-on"));
+    }
+    if EN_ALWAYS.is_match(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
+    }
+    if EN_DONT.is_match(s) && !EN_DONT_TRIVIAL.is_match(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"));
+    }
+    if EN_WE_USE.is_match(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
+    }
+    if correction && EN_CORRECTION_VERB.is_match(s) && !EN_DEICTIC.is_match(s) {
+        return Some((
+            Shape::Rule(s.to_string(), MemoryType::Feedback),
+            "correction",
+        ));
+    }
+    if EN_USER.is_match(s) && !EN_ABOUT_ME.is_match(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::User), "about-me"));
+    }
+    // Japanese.
+    if let Some(c) = JA_REMEMBER_HEAD
+        .captures(s)
+        .or_else(|| JA_REMEMBER_TAIL.captures(s))
+    {
+        return Some((Shape::Explicit(c[1].trim().to_string()), "explicit"));
+    }
+    if let Some(c) = JA_FROM_NOW.captures(s) {
+        return Some((Shape::FromNowOn(c[1].trim().to_string()), "from-now-on"));
+    }
+    let ja_one_off = JA_ONE_OFF.is_match(s);
+    if JA_ALWAYS.is_match(s) && !ja_one_off {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
+    }
+    if JA_DONT.is_match(s) && !ja_one_off {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"));
+    }
+    if JA_PREFERENCE.is_match(s) && !ja_one_off {
+        return Some((
+            Shape::Rule(s.to_string(), MemoryType::Feedback),
+            "preference",
+        ));
+    }
+    if JA_WE_USE.is_match(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
+    }
+    if correction && s.contains("を使って") && !ja_one_off {
+        return Some((
+            Shape::Rule(s.to_string(), MemoryType::Feedback),
+            "correction",
+        ));
+    }
+    if JA_USER.is_match(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::User), "about-me"));
+    }
+    // Chinese.
+    if !s.starts_with("我记得")
+        && !s.starts_with("你还记得")
+        && !s.starts_with("还记得")
+        && let Some(c) = ZH_REMEMBER.captures(s)
+    {
+        return Some((Shape::Explicit(c[1].trim().to_string()), "explicit"));
+    }
+    if let Some(c) = ZH_FROM_NOW.captures(s) {
+        return Some((Shape::FromNowOn(c[1].trim().to_string()), "from-now-on"));
+    }
+    let zh_one_off = ZH_ONE_OFF.is_match(s);
+    if ZH_ALWAYS.is_match(s) && !zh_one_off {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
+    }
+    if ZH_DONT.is_match(s) && !zh_one_off {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"));
+    }
+    if ZH_WE_USE.is_match(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
+    }
+    if correction && ZH_CORRECTION_VERB.is_match(s) && !zh_one_off {
+        return Some((
+            Shape::Rule(s.to_string(), MemoryType::Feedback),
+            "correction",
+        ));
+    }
+    if ZH_USER.is_match(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::User), "about-me"));
+    }
+    None
+}
+
+/// Splits a reason off a rule in the same sentence: `(rule, why)`.
+fn split_inline_why(rule: &str) -> (String, Option<String>) {
+    // Latin: a dash clause, or a causal connector.
+    const DASHES: &[&str] = &[" — ", " – ", " -- ", " - "];
+    for d in DASHES {
+        if let Some(i) = rule.find(d) {
+            let head = &rule[..i];
+            let tail = rule[i + d.len()..].trim();
+            let tl = tail.to_lowercase();
+            let continues_rule = [
+                "never",
+                "always",
+                "not ",
+                "no ",
+                "only",
+                "and ",
+                "or ",
+                "e.g",
+                "i.e",
+                "except",
+                "unless",
+                "including",
+                "especially",
+            ]
+            .iter()
+            .any(|p| tl.starts_with(p));
+            if !continues_rule && tail.split_whitespace().count() >= 3 {
+                return (head.trim().to_string(), Some(sentence_case(tail)));
+            }
+        }
+    }
+    let lower = rule.to_lowercase();
+    const CAUSAL: &[(&str, bool)] = &[
+        ("; because ", false),
+        (", because ", false),
+        (" because ", false),
+        (", since ", false),
+        (", as otherwise ", true),
+        (", otherwise ", true),
+        ("; otherwise ", true),
+        (", so that ", true),
+    ];
+    for (conn, keep) in CAUSAL {
+        if let Some(i) = lower.find(conn) {
+            let tail_start = if *keep { i + 2 } else { i + conn.len() };
+            let tail = rule[tail_start..].trim();
+            if tail.split_whitespace().count() >= 3 {
+                return (rule[..i].trim().to_string(), Some(sentence_case(tail)));
+            }
+        }
+    }
+    // Japanese: the reason comes first ("…ので、…", "…から、…").
+    for conn in ["ので、", "ため、", "から、"] {
+        if let Some(i) = rule.find(conn) {
+            let head = rule[..i].trim();
+            let tail = rule[i + conn.len()..].trim();
+            if !head.is_empty() && !tail.is_empty() {
+                return (tail.to_string(), Some(with_full_stop(head)));
+            }
+        }
+    }
+    // Chinese: 因为…，(所以)…; …，因为…; …，否则….
+    if let Some(rest) = rule.strip_prefix("因为")
+        && let Some(i) = rest.find(['，', ','])
+    {
+        let why = rest[..i].trim();
+        let sep = rest[i..].chars().next().map_or(1, char::len_utf8);
+        let tail = rest[i + sep..].trim();
+        let tail = tail.strip_prefix("所以").unwrap_or(tail).trim();
+        if !why.is_empty() && !tail.is_empty() {
+            return (tail.to_string(), Some(with_full_stop(why)));
+        }
+    }
+    for conn in ["，因为", ",因为", "，否则", "，不然"] {
+        if let Some(i) = rule.find(conn) {
+            let head = rule[..i].trim();
+            let keep_from = if conn.ends_with("因为") {
+                i + conn.len()
+            } else {
+                i + conn.chars().next().map_or(0, char::len_utf8)
+            };
+            let tail = rule[keep_from..].trim();
+            if !head.is_empty() && !tail.is_empty() {
+                return (head.to_string(), Some(with_full_stop(tail)));
+            }
+        }
+    }
+    (rule.trim().to_string(), None)
+}
+
+fn sentence_case(s: &str) -> String {
+    let t = with_full_stop(s.trim());
+    if crate::text::mostly_cjk(&t) {
+        t
+    } else {
+        capitalize(&t)
+    }
+}
+
+/// A sentence that explains rather than asks or orders (a candidate Why).
+fn explains(s: &str) -> bool {
+    if is_question(s) {
+        return false;
+    }
+    let lower = s.to_lowercase();
+    if [
+        "because",
+        "since",
+        "the reason",
+        "otherwise",
+        "that's because",
+    ]
+    .iter()
+    .any(|p| lower.starts_with(p))
+    {
+        return true;
+    }
+    // Japanese / Chinese explanations.
+    let t = s.trim_end_matches(['。', '！', '!', '.']);
+    if t.ends_with("から") || t.ends_with("ので") || t.ends_with("ためです") || t.ends_with("ため")
+    {
+        return true;
+    }
+    if [
+        "なぜなら",
+        "理由は",
+        "というのも",
+        "因为",
+        "由于",
+        "原因是",
+        "否则",
+        "不然",
+    ]
+    .iter()
+    .any(|p| s.starts_with(p))
+    {
+        return true;
+    }
+    if crate::text::mostly_cjk(s) {
+        return false;
+    }
+    let w = first_word(s);
+    !w.is_empty() && !IMPERATIVE_VERBS.contains(&w.as_str()) && s.split_whitespace().count() <= 45
+}
+
+/// A following sentence that reads as a standing instruction (a candidate How to apply).
+fn instructs(s: &str) -> bool {
+    if is_question(s) || EN_ONE_OFF.is_match(s) {
+        return false;
+    }
+    let w = first_word(s);
+    HOW_VERBS.contains(&w.as_str())
+}
+
+/// Removes what is not the user's own words: fenced code, quoted lines, markup lines.
+fn prose(prompt: &str) -> String {
+    let mut out = String::new();
+    let mut in_fence = false;
+    for line in prompt.lines().take(400) {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence || t.starts_with('>') || t.starts_with('<') || t.starts_with("    ") {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Every memory statement in a prompt, in order.
+pub fn candidates(prompt: &str) -> Vec<Candidate> {
+    let text = prose(prompt);
+    let sents = sentences(&text);
+    let mut out = Vec::new();
+    let mut used = vec![false; sents.len()];
+    let stripped: Vec<(&str, bool)> = sents.iter().map(|s| strip_markers(s)).collect();
+    let detected: Vec<Option<(Shape, &'static str)>> = stripped
+        .iter()
+        .map(|(s, corr)| {
+            if is_question(s) || s.is_empty() {
+                None
+            } else {
+                detect(s, *corr)
+            }
+        })
+        .collect();
+    for (i, det) in detected.iter().enumerate() {
+        let Some((shape, trigger)) = det else {
+            continue;
+        };
+        if used[i] {
+            continue;
+        }
+        let (s, correction) = stripped[i];
+        let (raw_rule, fixed_type) = match shape {
+            Shape::Explicit(c) => (c.clone(), None),
+            Shape::FromNowOn(c) => (c.clone(), None),
+            Shape::Rule(c, t) => (c.clone(), Some(*t)),
+        };
+        let (rule, mut why) = split_inline_why(&raw_rule);
+        if rule.trim().is_empty() {
+            continue;
+        }
+        // A bare "don't …" must read as a standing rule.
+        if *trigger == "dont" && !crate::text::mostly_cjk(s) {
+            let has_reason = why.is_some()
+                || sents
+                    .get(i + 1)
+                    .is_some_and(|n| detected[i + 1].is_none() && explains(n));
+            let general = correction || has_reason || EN_GENERAL.is_match(s);
+            if EN_ONE_OFF.is_match(s) || !general {
+                continue;
+            }
+        }
+        if EN_ONE_OFF.is_match(&rule) && *trigger == "correction" {
+            continue;
+        }
+        let memory_type = match (shape, fixed_type) {
+            (Shape::FromNowOn(_), _) => {
+                if is_instruction(&rule) {
+                    MemoryType::Feedback
+                } else {
+                    match classify(&rule) {
+                        MemoryType::Project => MemoryType::Feedback,
+                        t => t,
+                    }
+                }
+            }
+            (_, Some(t)) => t,
+            (_, None) => classify(&rule),
+        };
+        let mut how = None;
+        let mut next = i + 1;
+        if why.is_none()
+            && let Some(n) = sents.get(next)
+            && detected[next].is_none()
+            && !instructs(n)
+            && explains(n)
+        {
+            why = Some(sentence_case(strip_markers(n).0));
+            used[next] = true;
+            next += 1;
+        }
+        if let Some(n) = sents.get(next)
+            && detected[next].is_none()
+            && instructs(n)
+        {
+            how = Some(sentence_case(n));
+            used[next] = true;
+        }
+        if why.is_none()
+            && i > 0
+            && stripped[i - 1].1
+            && detected[i - 1].is_none()
+            && !used[i - 1]
+            && explains(stripped[i - 1].0)
+        {
+            why = Some(sentence_case(stripped[i - 1].0));
+        }
+        out.push(Candidate {
+            memory_type,
+            rule: sentence_case(&rule),
+            why,
+            how,
+            trigger,
+        });
+        used[i] = true;
+    }
+    out
+}
+
+/// Where the agents keep the memory they write themselves.
+#[derive(Debug, Clone, Default)]
+pub struct AgentMemoryDirs {
+    /// Claude Code config roots (`~/.claude`): `<root>/projects/<key>/memory/` and
+    /// `<root>/agent-memory/`.
+    pub claude_roots: Vec<PathBuf>,
+    /// Extra Claude Code memory directories (the user-level `autoMemoryDirectory`).
+    pub claude_memory_dirs: Vec<PathBuf>,
+    /// Codex homes (`~/.codex`): `memories/`, `memories_v2/`.
+    pub codex_homes: Vec<PathBuf>,
+}
+
+fn norm(p: &str) -> String {
+    p.replace('\\', "/")
+}
+
+fn under(p: &str, dir: &Path) -> bool {
+    let d = norm(&dir.to_string_lossy());
+    let d = d.trim_end_matches('/');
+    !d.is_empty() && p.starts_with(d) && p[d.len()..].starts_with('/')
+}
+
+impl AgentMemoryDirs {
+    /// Whether a written path is one of the agents' memory files.
+    pub fn is_memory_path(&self, path: &str) -> bool {
+        let p = norm(path);
+        // Anywhere: Claude Code's layout and Codex's ad-hoc notes, as the agents name them.
+        if let Some(i) = p.find("/.claude/projects/")
+            && p[i + "/.claude/projects/".len()..].contains("/memory/")
+        {
+            return true;
+        }
+        if p.contains("/.claude/agent-memory") || p.contains("/extensions/ad_hoc/notes/") {
+            return true;
+        }
+        for root in &self.claude_roots {
+            let projects = root.join("projects");
+            if under(&p, &projects) {
+                let rest = &p[norm(&projects.to_string_lossy())
+                    .trim_end_matches('/')
+                    .len()..];
+                if rest.contains("/memory/") {
+                    return true;
+                }
+            }
+            if under(&p, &root.join("agent-memory")) {
+                return true;
+            }
+        }
+        if self.claude_memory_dirs.iter().any(|d| under(&p, d)) {
+            return true;
+        }
+        for home in &self.codex_homes {
+            if under(&p, &home.join("memories")) || under(&p, &home.join("memories_v2")) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether the agent itself wrote memory during this turn (a Claude Code Edit/Write into its
+    /// memory dir, a Codex ad-hoc note by patch, shell or the `add_ad_hoc_note` tool). Such a
+    /// turn is not extracted again (the agent already kept what it wanted).
+    pub fn agent_wrote_memory(&self, turn: &Turn) -> bool {
+        turn.events.iter().any(|e| match e {
+            Event::FileEdit { paths, .. } => paths.iter().any(|p| self.is_memory_path(p)),
+            Event::PatchApplied { paths, success, .. } => {
+                *success && paths.iter().any(|p| self.is_memory_path(p))
+            }
+            Event::ToolCall { tool, command, .. } => {
+                tool.ends_with("add_ad_hoc_note")
+                    || command.as_deref().is_some_and(|c| {
+                        c.contains("ad_hoc/notes/")
+                            && (c.contains('>') || c.contains("tee ") || c.contains("cat "))
+                    })
+            }
+            _ => false,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(p: &str) -> Candidate {
+        let c = candidates(p);
+        assert_eq!(c.len(), 1, "{p}: {c:?}");
+        c.into_iter().next().expect("one")
+    }
+
+    fn none(p: &str) {
+        let c = candidates(p);
+        assert!(c.is_empty(), "{p}: {c:?}");
+    }
+
+    #[test]
+    fn sample_home_statements() {
+        let c = one(
+            "from now on use pnpm, not npm. This repo has a pnpm-lock.yaml and npm rewrites it into a package-lock.",
+        );
+        assert_eq!(c.memory_type, MemoryType::Feedback);
+        assert_eq!(c.rule, "Use pnpm, not npm.");
+        assert_eq!(
+            c.why.as_deref(),
+            Some("This repo has a pnpm-lock.yaml and npm rewrites it into a package-lock.")
+        );
+
+        let c = one(
+            "no, don't mock the database in these tests — we got burned last quarter when the mocked checkout tests passed and the real migration broke prod. Use the real test DB; `pnpm test:int` starts it in docker.",
+        );
+        assert_eq!(c.memory_type, MemoryType::Feedback);
+        assert_eq!(c.rule, "Don't mock the database in these tests.");
+        assert!(
+            c.why
+                .as_deref()
+                .is_some_and(|w| w.starts_with("We got burned"))
+        );
+        assert_eq!(
+            c.how.as_deref(),
+            Some("Use the real test DB; `pnpm test:int` starts it in docker.")
+        );
+
+        let c = one(
+            "remember that the staging DB is at staging-db.internal.acme-shop.example:5432, database webshop_staging, and we only ever connect with the read-only role ro_analyst.",
+        );
+        assert_eq!(c.memory_type, MemoryType::Reference);
+        assert!(c.rule.starts_with("The staging DB is at"));
+
+        let c = one(
+            "ありがとう。コミットメッセージは英語で、PRの説明は日本語で書いてください。今回のPRの説明を下書きしてもらえますか？",
+        );
+        assert_eq!(c.memory_type, MemoryType::Feedback);
+        assert_eq!(
+            c.rule,
+            "コミットメッセージは英語で、PRの説明は日本語で書いてください。"
+        );
+
+        let c = one(
+            "right, those keys are ancient. we always deploy through the deploy-staging SSO profile — never static keys. fix the Makefile so deploy-staging uses that profile and ignores the static keys.",
+        );
+        assert_eq!(c.memory_type, MemoryType::Feedback);
+        assert_eq!(
+            c.rule,
+            "We always deploy through the deploy-staging SSO profile — never static keys."
+        );
+        assert_eq!(c.why.as_deref(), Some("Those keys are ancient."));
+        assert_eq!(c.how, None);
+
+        let c = one(
+            "never mind. don't run anything against prod from my laptop — prod plans and applies only go through the CI pipeline. just plan the staging workspace.",
+        );
+        assert_eq!(c.rule, "Don't run anything against prod from my laptop.");
+        assert_eq!(
+            c.why.as_deref(),
+            Some("Prod plans and applies only go through the CI pipeline.")
+        );
+        assert_eq!(c.how, None);
+    }
+
+    #[test]
+    fn task_requests_are_not_memories() {
+        none(
+            "What does applyCoupons return when the coupon list is empty? Just answer, don't change anything.",
+        );
+        none("Do not modify any files.");
+        none("fix the flaky test. don't commit yet.");
+        none(
+            "the checkout page shows NaN for shipping when the cart only has digital items (gift cards). fix pls",
+        );
+        none("do you remember how we fixed this?");
+        none("don't worry about the lint errors");
+        none("run the whole test suite and fix whatever broke");
+        none("今回のPRの説明を下書きしてもらえますか？");
+        none("这次不要改测试文件");
+        none("no, use the other file");
+    }
+
+    #[test]
+    fn english_shapes() {
+        assert_eq!(
+            one("Always run cargo fmt before committing.").trigger,
+            "always"
+        );
+        let c = one("we use pnpm, not npm");
+        assert_eq!((c.memory_type, c.trigger), (MemoryType::Project, "we-use"));
+        let c = one("no, use yarn");
+        assert_eq!(
+            (c.memory_type, c.trigger),
+            (MemoryType::Feedback, "correction")
+        );
+        let c = one("I'm a backend engineer who mostly writes Go.");
+        assert_eq!(c.memory_type, MemoryType::User);
+        let c = one("remember to run migrations before deploying");
+        assert_eq!(
+            (c.memory_type, c.rule.as_str()),
+            (MemoryType::Feedback, "Run migrations before deploying.")
+        );
+        let c = one("Remember: the on-call dashboard is https://grafana.example.com/d/oncall");
+        assert_eq!(c.memory_type, MemoryType::Reference);
+        let c = one("don't use default exports in this repo because they break tree shaking");
+        assert_eq!(c.rule, "Don't use default exports in this repo.");
+        assert_eq!(c.why.as_deref(), Some("They break tree shaking."));
+    }
+
+    #[test]
+    fn japanese_shapes() {
+        let c = one("テストではモックを使わないでください。");
+        assert_eq!((c.memory_type, c.trigger), (MemoryType::Feedback, "dont"));
+        let c = one("今後はpnpmを使ってください。");
+        assert_eq!(
+            (c.memory_type, c.rule.as_str()),
+            (MemoryType::Feedback, "pnpmを使ってください。")
+        );
+        let c = one("ステージングのURLはhttps://staging.example.comだと覚えておいて");
+        assert_eq!(c.memory_type, MemoryType::Reference);
+        let c = one("本番DBは壊れやすいので、マイグレーションは常にステージングで試してください。");
+        assert_eq!(
+            c.rule,
+            "マイグレーションは常にステージングで試してください。"
+        );
+        assert_eq!(c.why.as_deref(), Some("本番DBは壊れやすい。"));
+    }
+
+    #[test]
+    fn chinese_shapes() {
+        let c = one("记住：预发环境的数据库在 staging-db.internal:5432");
+        assert_eq!(c.memory_type, MemoryType::Reference);
+        let c = one("以后提交信息用英文写。");
+        assert_eq!(
+            (c.memory_type, c.trigger),
+            (MemoryType::Feedback, "from-now-on")
+        );
+        let c = one("不要在测试里模拟数据库，因为上次迁移在生产环境出错了。");
+        assert_eq!(c.rule, "不要在测试里模拟数据库。");
+        assert!(c.why.is_some());
+        let c = one("我们用 pnpm，不用 npm。");
+        assert_eq!(c.memory_type, MemoryType::Project);
+        let c = one("总是先跑测试再提交。");
+        assert_eq!(c.trigger, "always");
+    }
+
+    #[test]
+    fn memory_paths() {
+        let d = AgentMemoryDirs {
+            claude_roots: vec!["/h/.cl".into()],
+            claude_memory_dirs: vec!["/h/mem".into()],
+            codex_homes: vec!["/h/.cx".into()],
+        };
+        assert!(d.is_memory_path("/h/.cl/projects/-a-b/memory/x.md"));
+        assert!(d.is_memory_path("/other/.claude/projects/-a/memory/MEMORY.md"));
+        assert!(d.is_memory_path("/h/mem/x.md"));
+        assert!(d.is_memory_path("/h/.cx/memories/extensions/ad_hoc/notes/2026-x.md"));
+        assert!(!d.is_memory_path("/h/work/src/memory/x.ts"));
+        assert!(!d.is_memory_path("/h/.cl/projects/-a-b/abc.jsonl"));
+    }
+}

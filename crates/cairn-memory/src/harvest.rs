@@ -1,0 +1,225 @@
+//! Running extraction over the ingested turns: idempotent, tombstone-respecting.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use cairn_store::StoredTurn;
+use cairn_transcript::{Event, TurnStatus};
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+
+use crate::error::{MemoryError, Result};
+use crate::extract::{AgentMemoryDirs, candidates};
+use crate::model::{MemoryType, NewMemory, Source, parse_time};
+use crate::scope::{GLOBAL, project_scope};
+use crate::store::{Action, MemoryStore, write_new_in};
+
+/// Bumped when the extractor's rules change, so every turn is looked at again (origins keep
+/// re-runs from duplicating and from reviving forgotten memories).
+pub const EXTRACTOR_VERSION: u32 = 1;
+
+/// An open turn younger than this is left for a later run (the agent may still write memory
+/// itself before the turn ends).
+const OPEN_TURN_GRACE_SECS: i64 = 3600;
+
+/// What an extraction run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ExtractReport {
+    /// Turns looked at in this run (new or changed since the last run).
+    pub turns: usize,
+    /// Memory statements found in them.
+    pub statements: usize,
+    /// New memories.
+    pub created: usize,
+    /// Existing memories that said the same and were updated.
+    pub updated: usize,
+    /// Existing memories replaced by a newer statement on the same subject.
+    pub superseded: usize,
+    /// Statements whose memory was forgotten (tombstones kept them out).
+    pub forgotten_skipped: usize,
+    /// Turns in which the agent wrote memory itself (not extracted again).
+    pub agent_wrote: usize,
+    /// Open turns left for a later run.
+    pub deferred: usize,
+}
+
+fn turn_time(t: &StoredTurn) -> Option<i64> {
+    t.turn
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::UserPrompt { at: Some(a), .. } => parse_time(a),
+            _ => None,
+        })
+        .or_else(|| t.turn.started_at.as_deref().and_then(parse_time))
+}
+
+fn fingerprint(t: &StoredTurn, agent_wrote: bool) -> String {
+    let h = xxhash_rust::xxh3::xxh3_64(
+        format!(
+            "{EXTRACTOR_VERSION}\u{0}{agent_wrote}\u{0}{}",
+            t.turn.prompt
+        )
+        .as_bytes(),
+    );
+    format!("{h:016x}")
+}
+
+/// The key of one statement of one turn (what a tombstone remembers).
+fn origin_key(t: &StoredTurn, rule: &str) -> String {
+    let norm: String = rule
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    format!(
+        "{}:{}:{}:{:016x}",
+        t.agent,
+        t.session_key,
+        t.turn.key,
+        xxhash_rust::xxh3::xxh3_64(norm.as_bytes())
+    )
+}
+
+impl MemoryStore {
+    /// Extracts memories from every ingested turn not extracted yet (or whose prompt changed),
+    /// then regenerates the views. Sidechain (subagent) turns are skipped: their prompt comes
+    /// from the main agent, not from the user.
+    pub fn extract(&mut self, dirs: &AgentMemoryDirs, now: i64) -> Result<ExtractReport> {
+        let turns = self.store.all_turns()?;
+        let done: HashMap<(String, String, String), String> = {
+            let conn = self.store.connection();
+            let mut st = conn.prepare(
+                "SELECT agent, session_key, turn_key, fingerprint FROM memory_extractions",
+            )?;
+            let rows = st.query_map([], |r| Ok(((r.get(0)?, r.get(1)?, r.get(2)?), r.get(3)?)))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let mut report = ExtractReport::default();
+        let mut opened = false;
+        for t in &turns {
+            if t.turn.sidechain || t.turn.prompt.trim().is_empty() {
+                continue;
+            }
+            let wrote = dirs.agent_wrote_memory(&t.turn);
+            let fp = fingerprint(t, wrote);
+            let key = (t.agent.clone(), t.session_key.clone(), t.turn.key.clone());
+            if done.get(&key) == Some(&fp) {
+                continue;
+            }
+            let at = turn_time(t).unwrap_or(now);
+            if t.turn.status == TurnStatus::Open && now - at < OPEN_TURN_GRACE_SECS && !wrote {
+                report.deferred += 1;
+                continue;
+            }
+            report.turns += 1;
+            if !opened {
+                self.recall_index()?;
+                opened = true;
+            }
+            self.extract_turn(t, wrote, at, &fp, now, &mut report)?;
+        }
+        self.refresh_views(now)?;
+        Ok(report)
+    }
+
+    fn extract_turn(
+        &mut self,
+        t: &StoredTurn,
+        wrote: bool,
+        at: i64,
+        fp: &str,
+        now: i64,
+        report: &mut ExtractReport,
+    ) -> Result<()> {
+        let Self { store, recall, .. } = self;
+        let recall = recall
+            .as_mut()
+            .ok_or_else(|| MemoryError::Invalid("recall index not open".into()))?;
+        let tx = store
+            .connection_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut ids: Vec<String> = Vec::new();
+        let outcome = if wrote {
+            report.agent_wrote += 1;
+            "agent-wrote"
+        } else {
+            let found = candidates(&t.turn.prompt);
+            report.statements += found.len();
+            let project = t
+                .turn
+                .cwd
+                .as_deref()
+                .filter(|c| !c.is_empty())
+                .map(|c| project_scope(Path::new(c)));
+            for c in found {
+                let origin = origin_key(t, &c.rule);
+                let known: Option<(String, Option<i64>)> = tx
+                    .query_row(
+                        "SELECT o.memory_id, m.forgotten_at FROM memory_origins o
+                         LEFT JOIN memories m ON m.id = o.memory_id WHERE o.origin = ?1",
+                        [&origin],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .optional()?;
+                if let Some((id, forgotten)) = known {
+                    if forgotten.is_some() {
+                        report.forgotten_skipped += 1;
+                    }
+                    ids.push(id);
+                    continue;
+                }
+                let scope = match (c.memory_type, &project) {
+                    (MemoryType::User, _) | (_, None) => GLOBAL.to_string(),
+                    (_, Some(p)) => p.clone(),
+                };
+                let new = NewMemory {
+                    memory_type: c.memory_type,
+                    scope,
+                    rule: c.rule,
+                    why: c.why,
+                    how: c.how,
+                    name: None,
+                    description: None,
+                    source: Source {
+                        kind: "transcript".into(),
+                        agent: Some(t.agent.clone()),
+                        session: Some(t.session_key.clone()),
+                        turn: Some(t.turn.key.clone()),
+                        path: Some(t.source_path.clone()),
+                        line: Some(t.turn.first_line),
+                        at: Some(crate::model::format_time(at)),
+                    },
+                    at,
+                };
+                let out = write_new_in(&tx, recall, new, Some(&origin), now)?;
+                match out.action {
+                    Action::Created => report.created += 1,
+                    Action::Updated | Action::Unchanged => report.updated += 1,
+                    Action::Superseded => report.superseded += 1,
+                }
+                ids.push(out.memory.id);
+            }
+            if ids.is_empty() { "none" } else { "memories" }
+        };
+        tx.execute(
+            "INSERT INTO memory_extractions(agent, session_key, turn_key, fingerprint, outcome,
+                memory_ids, extracted_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT(agent, session_key, turn_key) DO UPDATE SET fingerprint = excluded.fingerprint,
+                outcome = excluded.outcome, memory_ids = excluded.memory_ids,
+                extracted_at = excluded.extracted_at",
+            params![
+                t.agent,
+                t.session_key,
+                t.turn.key,
+                fp,
+                outcome,
+                ids.join(","),
+                now
+            ],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,113 @@
+//! The memory tables, created in cairn's database next to the transcript tables.
+//!
+//! They are owned here, not in `cairn-store`'s migration list: each component that keeps
+//! tables in the shared database records its own version in `schema_versions(component,
+//! version)`. This component is `memory`.
+
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::error::{MemoryError, Result};
+
+/// This component's name in `schema_versions`.
+pub const COMPONENT: &str = "memory";
+/// The version this build writes.
+pub const VERSION: i64 = 1;
+
+const V1: &str = "
+CREATE TABLE IF NOT EXISTS memories (
+    id TEXT PRIMARY KEY,
+    type TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    why TEXT,
+    how TEXT,
+    keywords TEXT NOT NULL DEFAULT '',
+    source_kind TEXT NOT NULL,
+    source_agent TEXT,
+    source_session TEXT,
+    source_turn TEXT,
+    source_path TEXT,
+    source_line INTEGER,
+    source_at TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    last_recalled_at INTEGER,
+    recall_count INTEGER NOT NULL DEFAULT 0,
+    superseded_by TEXT,
+    forgotten_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS memories_scope ON memories(scope, type);
+-- What produced a memory: one row per (turn, statement); survives a forget (tombstone).
+CREATE TABLE IF NOT EXISTS memory_origins (
+    origin TEXT PRIMARY KEY,
+    memory_id TEXT NOT NULL
+);
+-- Which turns were extracted, and from what (prompt fingerprint), so re-runs are idempotent.
+CREATE TABLE IF NOT EXISTS memory_extractions (
+    agent TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    turn_key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    memory_ids TEXT NOT NULL DEFAULT '',
+    extracted_at INTEGER NOT NULL,
+    PRIMARY KEY (agent, session_key, turn_key)
+);
+-- The markdown view files cairn wrote, to notice hand edits.
+CREATE TABLE IF NOT EXISTS memory_views (
+    path TEXT PRIMARY KEY,
+    memory_id TEXT,
+    scope TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    written_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS memory_scopes (
+    slug TEXT PRIMARY KEY,
+    scope TEXT NOT NULL UNIQUE
+);
+-- Memories already put in front of the agent in a session (not injected twice).
+CREATE TABLE IF NOT EXISTS memory_shown (
+    session TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    shown_at INTEGER NOT NULL,
+    PRIMARY KEY (session, memory_id)
+);
+";
+
+/// Creates the tables if needed and records the version; refuses a newer layout.
+pub fn ensure(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_versions (
+            component TEXT PRIMARY KEY,
+            version INTEGER NOT NULL
+        )",
+    )?;
+    let found: Option<i64> = conn
+        .query_row(
+            "SELECT version FROM schema_versions WHERE component = ?1",
+            [COMPONENT],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match found {
+        Some(v) if v > VERSION => Err(MemoryError::TooNew {
+            found: v,
+            known: VERSION,
+        }),
+        Some(v) if v == VERSION => Ok(()),
+        _ => {
+            conn.execute_batch(&format!("SAVEPOINT memory_schema; {V1}"))?;
+            conn.execute(
+                "INSERT INTO schema_versions(component, version) VALUES (?1, ?2)
+                 ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+                rusqlite::params![COMPONENT, VERSION],
+            )?;
+            conn.execute_batch("RELEASE memory_schema")?;
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,802 @@
+//! [`MemoryStore`]: the memory tables, kept in step with the recall index on every write.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use cairn_recall::{Document, Recall, RecallConfig};
+use cairn_store::Store;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use crate::dates::{absolutise, anchor_date};
+use crate::error::{MemoryError, Result};
+use crate::keywords::keywords_for;
+use crate::model::{Memory, MemoryType, NewMemory, Source, render_body};
+use crate::scope::{GLOBAL, scope_slug};
+use crate::similar::{Relation, relation};
+use crate::text::{mostly_cjk, one_line, truncate_chars, with_full_stop};
+
+/// What a write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// A new memory.
+    Created,
+    /// An existing memory said the same; it was updated.
+    Updated,
+    /// A new memory replaced an existing one on the same subject.
+    Superseded,
+    /// Nothing changed.
+    Unchanged,
+}
+
+/// The result of a write.
+#[derive(Debug, Clone, Serialize)]
+pub struct WriteOutcome {
+    /// What happened.
+    pub action: Action,
+    /// The memory now holding the statement.
+    pub memory: Memory,
+    /// The memory that was replaced (for [`Action::Superseded`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replaced: Option<String>,
+}
+
+/// A recall result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Recalled {
+    /// The memory (its recall count already includes this recall).
+    pub memory: Memory,
+    /// Ranking score (higher is better; comparable within one search only).
+    pub score: f64,
+    /// Cosine between query and memory embeddings.
+    pub cosine: Option<f32>,
+    /// Whether the memory matched the query's words (BM25).
+    pub lexical: bool,
+}
+
+/// Which memories [`MemoryStore::list`] returns.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    /// Only this type.
+    pub memory_type: Option<MemoryType>,
+    /// Only these scopes (all when empty).
+    pub scopes: Vec<String>,
+    /// Also forgotten and superseded memories.
+    pub include_inactive: bool,
+}
+
+/// cairn's memories over its database. Writes keep the recall index in step in the same
+/// transaction. The recall index (and its embedding table) is opened lazily, on the first
+/// write or search, so opening a store is cheap.
+pub struct MemoryStore {
+    pub(crate) store: Store,
+    pub(crate) recall: Option<Recall>,
+    pub(crate) recall_config: Option<RecallConfig>,
+    pub(crate) views: Option<PathBuf>,
+}
+
+const COLUMNS: &str = "id, type, scope, name, description, rule, why, how, keywords, source_kind,
+    source_agent, source_session, source_turn, source_path, source_line, source_at, created_at,
+    updated_at, last_recalled_at, recall_count, superseded_by, forgotten_at";
+
+pub(crate) fn read_memory(r: &rusqlite::Row<'_>) -> rusqlite::Result<Memory> {
+    let type_s: String = r.get(1)?;
+    let rule: String = r.get(5)?;
+    let why: Option<String> = r.get(6)?;
+    let how: Option<String> = r.get(7)?;
+    let kw: String = r.get(8)?;
+    Ok(Memory {
+        id: r.get(0)?,
+        memory_type: MemoryType::parse(&type_s).unwrap_or(MemoryType::Project),
+        scope: r.get(2)?,
+        name: r.get(3)?,
+        description: r.get(4)?,
+        body: render_body(&rule, why.as_deref(), how.as_deref()),
+        rule,
+        why,
+        how,
+        keywords: kw
+            .split('\n')
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        source: Source {
+            kind: r.get(9)?,
+            agent: r.get(10)?,
+            session: r.get(11)?,
+            turn: r.get(12)?,
+            path: r.get(13)?,
+            line: r.get::<_, Option<i64>>(14)?.map(|l| l.max(0) as u64),
+            at: r.get(15)?,
+        },
+        created_at: r.get(16)?,
+        updated_at: r.get(17)?,
+        last_recalled_at: r.get(18)?,
+        recall_count: r.get(19)?,
+        superseded_by: r.get(20)?,
+        forgotten_at: r.get(21)?,
+    })
+}
+
+pub(crate) fn get_memory(conn: &Connection, id: &str) -> Result<Option<Memory>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM memories WHERE id = ?1"))?
+        .query_row([id], read_memory)
+        .optional()?)
+}
+
+pub(crate) fn document(m: &Memory) -> Document {
+    Document {
+        id: m.id.clone(),
+        scope: m.scope.clone(),
+        name: m.name.clone(),
+        description: m.description.clone(),
+        body: m.body.clone(),
+        keywords: m.keywords.clone(),
+        created_at: m.created_at,
+        updated_at: m.updated_at,
+        recall_count: m.recall_count,
+    }
+}
+
+const ID_ALPHABET: &[u8] = b"23456789abcdefghjkmnpqrstuvwxyz";
+
+/// A short printable id derived from `seed`, unused in the table.
+pub(crate) fn new_id(conn: &Connection, seed: &str) -> Result<String> {
+    let mut h = xxhash_rust::xxh3::xxh3_64(seed.as_bytes());
+    for attempt in 0u64..64 {
+        let mut id = String::from("m");
+        let mut x = h;
+        for _ in 0..7 {
+            id.push(ID_ALPHABET[(x % ID_ALPHABET.len() as u64) as usize] as char);
+            x /= ID_ALPHABET.len() as u64;
+        }
+        let taken: bool = conn
+            .prepare_cached("SELECT EXISTS(SELECT 1 FROM memories WHERE id = ?1)")?
+            .query_row([&id], |r| r.get(0))?;
+        if !taken {
+            return Ok(id);
+        }
+        h = xxhash_rust::xxh3::xxh3_64(format!("{seed}\u{0}{attempt}").as_bytes());
+    }
+    Err(MemoryError::Invalid(
+        "could not allocate a memory id".into(),
+    ))
+}
+
+/// A title from a rule: its first clause, at most about 60 characters (40 for CJK).
+pub fn derive_name(rule: &str) -> String {
+    let line = one_line(rule);
+    let t = line.trim_end_matches(['.', '。', '!', '！']);
+    let cut = [" — ", " – ", " -- ", "; ", ": "]
+        .iter()
+        .filter_map(|d| t.find(d))
+        .min()
+        .unwrap_or(t.len());
+    let head = t[..cut].trim();
+    let mut head = if head.chars().count() < 8 { t } else { head };
+    // "The staging dashboard is https://…" → "The staging dashboard".
+    if let Some(u) = head.find("://")
+        && let Some(sp) = head[..u].rfind(char::is_whitespace)
+    {
+        let before = head[..sp]
+            .trim_end()
+            .trim_end_matches(':')
+            .trim_end_matches(" is")
+            .trim_end_matches(" at")
+            .trim_end_matches(" in")
+            .trim_end_matches(" lives")
+            .trim_end();
+        if before.chars().count() >= 8 {
+            head = before;
+        }
+    }
+    truncate_chars(head, if mostly_cjk(head) { 40 } else { 60 })
+}
+
+/// A one-line description: the rule, then its reason when there is room (≤ 150 characters).
+pub fn derive_description(rule: &str, why: Option<&str>) -> String {
+    let r = one_line(rule);
+    let mut d = r.trim_end_matches(['.', '。']).to_string();
+    if let Some(w) = why {
+        let w = one_line(w);
+        let w = w.trim_end_matches(['.', '。']);
+        // "We got burned" → "we got burned" (but "NPM rewrites" stays).
+        let mut cs = w.chars();
+        let w = match (cs.next(), cs.next()) {
+            (Some(f), Some(s)) if f.is_uppercase() && s.is_lowercase() => {
+                format!("{}{}", f.to_lowercase(), &w[f.len_utf8()..])
+            }
+            _ => w.to_string(),
+        };
+        if d.chars().count() + w.chars().count() + 3 <= 150 {
+            d = format!("{d} — {w}");
+        }
+    }
+    truncate_chars(&d, 150)
+}
+
+pub(crate) fn clean(s: &str) -> String {
+    cairn_redact::redact(s.trim()).into_owned()
+}
+
+impl MemoryStore {
+    /// Opens the memory tables in `store`'s database (creating them if needed). No markdown
+    /// views are written until [`MemoryStore::with_views`] names their directory.
+    pub fn open(store: Store) -> Result<MemoryStore> {
+        crate::schema::ensure(store.connection())?;
+        Ok(MemoryStore {
+            store,
+            recall: None,
+            recall_config: None,
+            views: None,
+        })
+    }
+
+    /// Writes the markdown views under `dir` (normally `<data dir>/memory`).
+    pub fn with_views(mut self, dir: impl Into<PathBuf>) -> MemoryStore {
+        self.views = Some(dir.into());
+        self
+    }
+
+    /// The views directory, when set.
+    pub fn views_dir(&self) -> Option<&Path> {
+        self.views.as_deref()
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The underlying store, for writes (ingest in tests and tools).
+    pub fn store_mut(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
+    /// Replaces the ranking configuration of the recall index (benchmarks, evaluation).
+    pub fn set_recall_config(&mut self, config: RecallConfig) {
+        if let Some(r) = self.recall.as_mut() {
+            r.set_config(config.clone());
+        }
+        self.recall_config = Some(config);
+    }
+
+    /// Opens the recall index if needed and makes sure it holds exactly the live memories.
+    pub(crate) fn recall_index(&mut self) -> Result<()> {
+        if self.recall.is_some() {
+            return Ok(());
+        }
+        let conn = self.store.connection();
+        let mut r = match &self.recall_config {
+            Some(c) => Recall::with_config(conn, c.clone())?,
+            None => Recall::open(conn)?,
+        };
+        let live: i64 = conn.query_row(
+            "SELECT count(*) FROM memories WHERE forgotten_at IS NULL AND superseded_by IS NULL",
+            [],
+            |x| x.get(0),
+        )?;
+        if r.len(conn)? != usize::try_from(live).unwrap_or(0) {
+            let mut st = conn.prepare(&format!(
+                "SELECT {COLUMNS} FROM memories ORDER BY created_at, id"
+            ))?;
+            let all: Vec<Memory> = st
+                .query_map([], read_memory)?
+                .collect::<rusqlite::Result<_>>()?;
+            let docs: Vec<Document> = all.iter().filter(|m| m.is_live()).map(document).collect();
+            r.upsert_many(conn, &docs)?;
+            for m in all.iter().filter(|m| !m.is_live()) {
+                r.remove(conn, &m.id)?;
+            }
+        }
+        self.recall = Some(r);
+        Ok(())
+    }
+
+    /// One memory by id (live or not).
+    pub fn get(&self, id: &str) -> Result<Option<Memory>> {
+        get_memory(self.store.connection(), id.trim())
+    }
+
+    /// Memories, newest first.
+    pub fn list(&self, filter: &ListFilter) -> Result<Vec<Memory>> {
+        let conn = self.store.connection();
+        let mut st = conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM memories ORDER BY updated_at DESC, id"
+        ))?;
+        let rows = st.query_map([], read_memory)?;
+        let mut out = Vec::new();
+        for m in rows {
+            let m = m?;
+            if !filter.include_inactive && !m.is_live() {
+                continue;
+            }
+            if filter.memory_type.is_some_and(|t| t != m.memory_type) {
+                continue;
+            }
+            if !filter.scopes.is_empty() && !filter.scopes.contains(&m.scope) {
+                continue;
+            }
+            out.push(m);
+        }
+        Ok(out)
+    }
+
+    /// Live memories of some scopes.
+    pub fn live_in(&self, scopes: &[&str]) -> Result<Vec<Memory>> {
+        self.list(&ListFilter {
+            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            ..ListFilter::default()
+        })
+    }
+
+    /// Stores a memory written by hand (or by an agent through MCP): dates resolved, text
+    /// redacted, deduplicated against the scope's memories (a near-duplicate is updated, a
+    /// contradiction supersedes the old memory). The views are regenerated.
+    pub fn remember(&mut self, new: NewMemory, now: i64) -> Result<WriteOutcome> {
+        if new.rule.trim().is_empty() {
+            return Err(MemoryError::Invalid("the memory text is empty".into()));
+        }
+        self.recall_index()?;
+        let out = self.write_new(new, None, now)?;
+        self.refresh_views(now)?;
+        Ok(out)
+    }
+
+    /// Inserts memories as given, in one transaction, without looking for duplicates (bulk
+    /// loads of memories that are already curated, benchmarks). Text is still redacted and
+    /// dates resolved; the recall index is updated; views are not regenerated.
+    pub fn insert_many(&mut self, new: &[NewMemory], now: i64) -> Result<Vec<String>> {
+        self.recall_index()?;
+        let Self { store, recall, .. } = self;
+        let recall = recall
+            .as_mut()
+            .ok_or_else(|| MemoryError::Invalid("recall index not open".into()))?;
+        let tx = store
+            .connection_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut docs = Vec::with_capacity(new.len());
+        let mut ids = Vec::with_capacity(new.len());
+        for (i, n) in new.iter().enumerate() {
+            let p = prepare(n);
+            ensure_scope(&tx, &n.scope)?;
+            let id = new_id(
+                &tx,
+                &format!("{}\u{0}{}\u{0}{i}\u{0}{now}", n.scope, p.rule),
+            )?;
+            let m = Memory {
+                id,
+                memory_type: n.memory_type,
+                scope: n.scope.clone(),
+                name: p.name,
+                description: p.description,
+                body: render_body(&p.rule, p.why.as_deref(), p.how.as_deref()),
+                rule: p.rule,
+                why: p.why,
+                how: p.how,
+                keywords: p.keywords,
+                source: n.source.clone(),
+                created_at: n.at,
+                updated_at: n.at,
+                last_recalled_at: None,
+                recall_count: 0,
+                superseded_by: None,
+                forgotten_at: None,
+            };
+            insert_memory(&tx, &m)?;
+            docs.push(document(&m));
+            ids.push(m.id);
+        }
+        recall.upsert_many(&tx, &docs)?;
+        tx.commit()?;
+        Ok(ids)
+    }
+
+    /// The write path shared by `remember` and extraction (no view refresh).
+    pub(crate) fn write_new(
+        &mut self,
+        new: NewMemory,
+        origin: Option<&str>,
+        now: i64,
+    ) -> Result<WriteOutcome> {
+        self.recall_index()?;
+        let Self { store, recall, .. } = self;
+        let recall = recall
+            .as_mut()
+            .ok_or_else(|| MemoryError::Invalid("recall index not open".into()))?;
+        let tx = store
+            .connection_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let out = write_new_in(&tx, recall, new, origin, now)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Forgets a memory: its text is erased and it leaves the recall index and the views, but
+    /// a tombstone keeps it from coming back from a re-extraction of the turn that made it.
+    pub fn forget(&mut self, id: &str, now: i64) -> Result<Memory> {
+        let id = id.trim();
+        let Some(m) = self.get(id)? else {
+            return Err(MemoryError::NotFound(id.to_string()));
+        };
+        self.recall_index()?;
+        let Self { store, recall, .. } = self;
+        let tx = store
+            .connection_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        tx.execute(
+            "UPDATE memories SET forgotten_at = coalesce(forgotten_at, ?2), name = '(forgotten)',
+                description = '', rule = '', why = NULL, how = NULL, keywords = ''
+             WHERE id = ?1",
+            params![m.id, now],
+        )?;
+        tx.execute("DELETE FROM memory_shown WHERE memory_id = ?1", [&m.id])?;
+        if let Some(r) = recall.as_mut() {
+            r.remove(&tx, &m.id)?;
+        }
+        tx.commit()?;
+        self.refresh_views(now)?;
+        self.get(id)?
+            .ok_or_else(|| MemoryError::NotFound(id.to_string()))
+    }
+
+    /// The best `k` memories for `query` among `scope`'s and the global ones (never another
+    /// project's). Each result's `last_recalled`/`recall_count` is updated.
+    pub fn recall(
+        &mut self,
+        query: &str,
+        scope: &str,
+        k: usize,
+        now: i64,
+    ) -> Result<Vec<Recalled>> {
+        let hits = self.search(query, scope, k, now)?;
+        let ids: Vec<&str> = hits.iter().map(|h| h.memory.id.as_str()).collect();
+        self.record_recall(&ids, now)?;
+        Ok(hits
+            .into_iter()
+            .map(|mut h| {
+                h.memory.recall_count += 1;
+                h.memory.last_recalled_at = Some(now);
+                h
+            })
+            .collect())
+    }
+
+    /// Like [`MemoryStore::recall`] without recording the recall.
+    pub fn search(
+        &mut self,
+        query: &str,
+        scope: &str,
+        k: usize,
+        now: i64,
+    ) -> Result<Vec<Recalled>> {
+        self.recall_index()?;
+        let scopes: Vec<&str> = if scope == GLOBAL {
+            vec![GLOBAL]
+        } else {
+            vec![GLOBAL, scope]
+        };
+        let Self { store, recall, .. } = self;
+        let conn = store.connection();
+        let Some(r) = recall.as_mut() else {
+            return Ok(Vec::new());
+        };
+        let hits = r.search(conn, query, &scopes, k, now)?;
+        let mut out = Vec::with_capacity(hits.len());
+        // A hit scoring 0 shares neither words nor meaning with the query.
+        for h in hits.into_iter().filter(|h| h.score > 0.0) {
+            match get_memory(conn, &h.id)? {
+                Some(m) if m.is_live() && scopes.contains(&m.scope.as_str()) => {
+                    out.push(Recalled {
+                        memory: m,
+                        score: h.score,
+                        cosine: h.cosine,
+                        lexical: h.bm25.is_some(),
+                    })
+                }
+                _ => {
+                    // The index drifted from the table: drop the stale entry.
+                    r.remove(conn, &h.id)?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Counts a recall of these memories (`recall_count + 1`, `last_recalled = now`).
+    pub fn record_recall(&mut self, ids: &[&str], now: i64) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.recall_index()?;
+        let Self { store, recall, .. } = self;
+        let tx = store
+            .connection_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        {
+            let mut st = tx.prepare_cached(
+                "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ?2
+                 WHERE id = ?1",
+            )?;
+            for id in ids {
+                st.execute(params![id, now])?;
+            }
+        }
+        if let Some(r) = recall.as_mut() {
+            r.record_recall(&tx, ids)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Scopes that have live memories, with their counts.
+    pub fn scopes(&self) -> Result<Vec<(String, usize)>> {
+        let conn = self.store.connection();
+        let mut st = conn.prepare(
+            "SELECT scope, count(*) FROM memories WHERE forgotten_at IS NULL AND superseded_by IS NULL
+             GROUP BY scope ORDER BY scope",
+        )?;
+        let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+        let mut out = Vec::new();
+        for r in rows {
+            let (s, n) = r?;
+            out.push((s, usize::try_from(n).unwrap_or(0)));
+        }
+        Ok(out)
+    }
+}
+
+struct Prepared {
+    rule: String,
+    why: Option<String>,
+    how: Option<String>,
+    name: String,
+    description: String,
+    keywords: Vec<String>,
+}
+
+/// Dates resolved, text redacted, name, description and keywords derived.
+fn prepare(new: &NewMemory) -> Prepared {
+    let anchor = anchor_date(new.at);
+    let fix = |s: &str| clean(&absolutise(s, anchor));
+    let rule = with_full_stop(&fix(&new.rule));
+    let why = new.why.as_deref().map(fix).filter(|s| !s.is_empty());
+    let how = new.how.as_deref().map(fix).filter(|s| !s.is_empty());
+    let name = new
+        .name
+        .as_deref()
+        .map(|n| clean(&one_line(n)))
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| derive_name(&rule));
+    let description = new
+        .description
+        .as_deref()
+        .map(|d| clean(&one_line(d)))
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| derive_description(&rule, why.as_deref()));
+    // The subject is in the name and the rule (a tool named only in the Why is not what the
+    // memory is about).
+    let keywords = keywords_for(new.memory_type, &format!("{name} {rule}"));
+    Prepared {
+        rule,
+        why,
+        how,
+        name,
+        description,
+        keywords,
+    }
+}
+
+/// Inserts or merges a new memory inside a transaction.
+pub(crate) fn write_new_in(
+    conn: &Connection,
+    recall: &mut Recall,
+    new: NewMemory,
+    origin: Option<&str>,
+    now: i64,
+) -> Result<WriteOutcome> {
+    let Prepared {
+        rule,
+        why,
+        how,
+        name,
+        description,
+        keywords,
+    } = prepare(&new);
+    ensure_scope(conn, &new.scope)?;
+
+    // Look for a memory on the same subject in the same scope.
+    let probe = recall.search(conn, &rule, &[new.scope.as_str()], 8, now)?;
+    let rule_vec = cairn_embed::embed(&rule);
+    let mut related: Option<(Relation, Memory)> = None;
+    for h in probe {
+        let Some(old) = get_memory(conn, &h.id)? else {
+            continue;
+        };
+        if !old.is_live() || old.scope != new.scope {
+            continue;
+        }
+        let cos = cairn_embed::cosine(&rule_vec, &cairn_embed::embed(&old.rule));
+        match relation(new.memory_type, &rule, old.memory_type, &old.rule, cos) {
+            Relation::Duplicate => {
+                related = Some((Relation::Duplicate, old));
+                break;
+            }
+            Relation::Supersedes if related.is_none() => {
+                related = Some((Relation::Supersedes, old));
+            }
+            _ => {}
+        }
+    }
+
+    if let Some((Relation::Duplicate, old)) = related {
+        let merged_why = old.why.clone().or(why);
+        let merged_how = old.how.clone().or(how);
+        let changed = merged_why != old.why || merged_how != old.how || new.at > old.updated_at;
+        let mut m = old;
+        if changed {
+            m.why = merged_why;
+            m.how = merged_how;
+            m.updated_at = m.updated_at.max(new.at);
+            if m.description == derive_description(&m.rule, None) {
+                m.description = derive_description(&m.rule, m.why.as_deref());
+            }
+            m.body = render_body(&m.rule, m.why.as_deref(), m.how.as_deref());
+            conn.execute(
+                "UPDATE memories SET why = ?2, how = ?3, description = ?4, updated_at = ?5 WHERE id = ?1",
+                params![m.id, m.why, m.how, m.description, m.updated_at],
+            )?;
+            recall.upsert(conn, &document(&m))?;
+        }
+        if let Some(o) = origin {
+            insert_origin(conn, o, &m.id)?;
+        }
+        return Ok(WriteOutcome {
+            action: if changed {
+                Action::Updated
+            } else {
+                Action::Unchanged
+            },
+            memory: m,
+            replaced: None,
+        });
+    }
+
+    let seed = format!(
+        "{}\u{0}{}\u{0}{}\u{0}{}",
+        new.scope,
+        rule,
+        origin.unwrap_or(""),
+        if origin.is_some() { 0 } else { now_nanos() }
+    );
+    let id = new_id(conn, &seed)?;
+    let m = Memory {
+        id,
+        memory_type: new.memory_type,
+        scope: new.scope.clone(),
+        name,
+        description,
+        body: render_body(&rule, why.as_deref(), how.as_deref()),
+        rule,
+        why,
+        how,
+        keywords,
+        source: new.source.clone(),
+        created_at: new.at,
+        updated_at: new.at,
+        last_recalled_at: None,
+        recall_count: 0,
+        superseded_by: None,
+        forgotten_at: None,
+    };
+    insert_memory(conn, &m)?;
+    recall.upsert(conn, &document(&m))?;
+    if let Some(o) = origin {
+        insert_origin(conn, o, &m.id)?;
+    }
+    let mut replaced = None;
+    if let Some((Relation::Supersedes, old)) = related {
+        conn.execute(
+            "UPDATE memories SET superseded_by = ?2 WHERE id = ?1",
+            params![old.id, m.id],
+        )?;
+        recall.remove(conn, &old.id)?;
+        replaced = Some(old.id);
+    }
+    Ok(WriteOutcome {
+        action: if replaced.is_some() {
+            Action::Superseded
+        } else {
+            Action::Created
+        },
+        memory: m,
+        replaced,
+    })
+}
+
+fn now_nanos() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+pub(crate) fn insert_memory(conn: &Connection, m: &Memory) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO memories(id, type, scope, name, description, rule, why, how, keywords,
+            source_kind, source_agent, source_session, source_turn, source_path, source_line,
+            source_at, created_at, updated_at, last_recalled_at, recall_count, superseded_by,
+            forgotten_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+                 ?19, ?20, ?21, ?22)",
+    )?
+    .execute(params![
+        m.id,
+        m.memory_type.as_str(),
+        m.scope,
+        m.name,
+        m.description,
+        m.rule,
+        m.why,
+        m.how,
+        m.keywords.join("\n"),
+        m.source.kind,
+        m.source.agent,
+        m.source.session,
+        m.source.turn,
+        m.source.path,
+        m.source.line.map(|l| l as i64),
+        m.source.at,
+        m.created_at,
+        m.updated_at,
+        m.last_recalled_at,
+        m.recall_count,
+        m.superseded_by,
+        m.forgotten_at,
+    ])?;
+    Ok(())
+}
+
+/// Rewrites the editable fields of a memory (a hand edit of its view file).
+pub(crate) fn update_fields(conn: &Connection, recall: &mut Recall, m: &Memory) -> Result<()> {
+    conn.execute(
+        "UPDATE memories SET type = ?2, name = ?3, description = ?4, rule = ?5, why = ?6, how = ?7,
+            keywords = ?8, updated_at = ?9 WHERE id = ?1",
+        params![
+            m.id,
+            m.memory_type.as_str(),
+            m.name,
+            m.description,
+            m.rule,
+            m.why,
+            m.how,
+            m.keywords.join("\n"),
+            m.updated_at
+        ],
+    )?;
+    recall.upsert(conn, &document(m))?;
+    Ok(())
+}
+
+pub(crate) fn insert_origin(conn: &Connection, origin: &str, id: &str) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO memory_origins(origin, memory_id) VALUES (?1, ?2)
+         ON CONFLICT(origin) DO NOTHING",
+    )?
+    .execute(params![origin, id])?;
+    Ok(())
+}
+
+pub(crate) fn ensure_scope(conn: &Connection, scope: &str) -> Result<()> {
+    conn.prepare_cached("INSERT OR IGNORE INTO memory_scopes(slug, scope) VALUES (?1, ?2)")?
+        .execute(params![scope_slug(scope), scope])?;
+    Ok(())
+}
+
+/// Slug → scope for every scope cairn has seen.
+pub(crate) fn scope_slugs(conn: &Connection) -> Result<HashMap<String, String>> {
+    let mut st = conn.prepare("SELECT slug, scope FROM memory_scopes")?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

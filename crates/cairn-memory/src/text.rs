@@ -1,0 +1,242 @@
+//! Small text helpers: sentences, content words, token estimates, truncation.
+
+use std::collections::HashSet;
+
+/// Whether `c` is a CJK ideograph or kana (scripts written without spaces).
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF   // hiragana, katakana
+        | 0x3400..=0x4DBF // CJK ext A
+        | 0x4E00..=0x9FFF // CJK unified
+        | 0xF900..=0xFAFF // compatibility
+        | 0xFF66..=0xFF9F // half-width katakana
+        | 0xAC00..=0xD7AF // hangul
+    )
+}
+
+/// Whether the text is mostly CJK.
+pub fn mostly_cjk(s: &str) -> bool {
+    let (mut cjk, mut other) = (0usize, 0usize);
+    for c in s.chars() {
+        if is_cjk(c) {
+            cjk += 1;
+        } else if c.is_alphabetic() {
+            other += 1;
+        }
+    }
+    cjk > 0 && cjk * 2 >= other
+}
+
+const ABBREVIATIONS: &[&str] = &[
+    "e.g", "i.e", "etc", "vs", "cf", "mr", "mrs", "dr", "no", "approx",
+];
+
+/// Splits text into sentences. Latin sentences end at `.`, `!`, `?` followed by whitespace (not
+/// after a common abbreviation); CJK sentences at `。！？`; every line break ends one too.
+pub fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let (pos, c) = chars[i];
+        let next = chars.get(i + 1).map(|x| x.1);
+        let end_here = match c {
+            '\n' => true,
+            '。' | '！' | '？' => true,
+            '.' | '!' | '?' => {
+                next.is_none_or(char::is_whitespace) && {
+                    if c == '.' {
+                        let word = text[start..pos]
+                            .rsplit(|ch: char| ch.is_whitespace() || ch == '(')
+                            .next()
+                            .unwrap_or("")
+                            .to_ascii_lowercase();
+                        !ABBREVIATIONS.contains(&word.as_str())
+                    } else {
+                        true
+                    }
+                }
+            }
+            _ => false,
+        };
+        if end_here {
+            let end = pos + c.len_utf8();
+            let s = text[start..end].trim();
+            if !s.is_empty() && s != "\n" {
+                out.push(s);
+            }
+            start = end;
+        }
+        i += 1;
+    }
+    let s = text[start..].trim();
+    if !s.is_empty() {
+        out.push(s);
+    }
+    out
+}
+
+/// English words that carry no subject (dropped from content words).
+pub const STOPWORDS: &[&str] = &[
+    "a", "an", "the", "and", "or", "but", "if", "then", "so", "of", "in", "on", "at", "to", "for",
+    "from", "by", "with", "without", "as", "is", "are", "was", "were", "be", "been", "being", "it",
+    "its", "this", "that", "these", "those", "there", "here", "we", "our", "us", "you", "your",
+    "i", "me", "my", "he", "she", "they", "them", "their", "do", "does", "did", "done", "don't",
+    "dont", "not", "no", "never", "always", "now", "from", "on", "use", "using", "used", "please",
+    "should", "must", "will", "would", "can", "could", "just", "only", "also", "any", "all",
+    "every", "some", "when", "what", "which", "who", "how", "why", "where", "into", "out", "up",
+    "down", "over", "than", "too", "very", "instead", "rather", "via", "through", "have", "has",
+    "had", "get", "gets", "got", "make", "makes", "let", "lets", "let's", "ever", "again",
+    "remember", "note", "keep", "mind", "going", "forward", "future", "one", "it's", "that's",
+];
+
+/// Lowercased content words of a text (stop words dropped); CJK text contributes its
+/// character bigrams.
+pub fn content_words(text: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut cjk_run: Vec<char> = Vec::new();
+    let flush = |run: &mut Vec<char>, out: &mut HashSet<String>| {
+        if run.len() == 1 {
+            out.insert(run[0].to_string());
+        }
+        for w in run.windows(2) {
+            out.insert(w.iter().collect());
+        }
+        run.clear();
+    };
+    let mut word = String::new();
+    for c in text.chars() {
+        if is_cjk(c) {
+            push_word(&mut word, &mut out);
+            cjk_run.push(c);
+        } else if c.is_alphanumeric() || c == '\'' || c == '_' {
+            flush(&mut cjk_run, &mut out);
+            word.extend(c.to_lowercase());
+        } else {
+            flush(&mut cjk_run, &mut out);
+            push_word(&mut word, &mut out);
+        }
+    }
+    flush(&mut cjk_run, &mut out);
+    push_word(&mut word, &mut out);
+    out
+}
+
+fn push_word(word: &mut String, out: &mut HashSet<String>) {
+    let w = word.trim_matches('\'');
+    if w.chars().count() > 1 && !STOPWORDS.contains(&w) {
+        out.insert(stem(w));
+    }
+    word.clear();
+}
+
+/// A very light English stemmer (plural `s`), enough to match "tests" with "test".
+fn stem(w: &str) -> String {
+    if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") {
+        w[..w.len() - 1].to_string()
+    } else {
+        w.to_string()
+    }
+}
+
+/// A rough token count for budgets: about four Latin characters per token, one per CJK
+/// character.
+pub fn approx_tokens(s: &str) -> usize {
+    let mut latin = 0usize;
+    let mut cjk = 0usize;
+    for c in s.chars() {
+        if is_cjk(c) {
+            cjk += 1;
+        } else {
+            latin += 1;
+        }
+    }
+    cjk + latin.div_ceil(4)
+}
+
+/// At most `max` characters, cut at a word boundary when possible, with `…` when cut.
+pub fn truncate_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let cut: String = s.chars().take(max.saturating_sub(1)).collect();
+    let trimmed = match cut.rfind(' ') {
+        Some(i) if i > cut.len() / 2 => &cut[..i],
+        _ => cut.as_str(),
+    };
+    format!(
+        "{}…",
+        trimmed.trim_end_matches([' ', ',', ';', ':', '-', '—'])
+    )
+}
+
+/// Collapses whitespace (including newlines) to single spaces.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Upper-cases the first character.
+pub fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// Ends the text with a full stop (`.` or `。`) unless it already ends with punctuation.
+pub fn with_full_stop(s: &str) -> String {
+    let t = s
+        .trim()
+        .trim_end_matches([',', ';', ':', '、', '，', '；', '：']);
+    match t.chars().last() {
+        None => String::new(),
+        Some('.' | '!' | '?' | '。' | '！' | '？' | ')' | '`' | '"' | '」') => t.to_string(),
+        Some(c) if is_cjk(c) => format!("{t}。"),
+        Some(_) => format!("{t}."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_sentences() {
+        assert_eq!(
+            sentences(
+                "from now on use pnpm, not npm. This repo has a pnpm-lock.yaml and npm rewrites it."
+            ),
+            vec![
+                "from now on use pnpm, not npm.",
+                "This repo has a pnpm-lock.yaml and npm rewrites it."
+            ]
+        );
+        assert_eq!(
+            sentences("ありがとう。コミットメッセージは英語で。今回は？"),
+            vec!["ありがとう。", "コミットメッセージは英語で。", "今回は？"]
+        );
+        assert_eq!(
+            sentences("e.g. this one\nand that"),
+            vec!["e.g. this one", "and that"]
+        );
+    }
+
+    #[test]
+    fn words() {
+        let w = content_words("Don't mock the database in these tests");
+        assert!(w.contains("mock") && w.contains("database") && w.contains("test"));
+        assert!(!w.contains("the"));
+        assert!(content_words("日本語で書く").contains("日本"));
+    }
+
+    #[test]
+    fn tokens_and_truncation() {
+        assert_eq!(approx_tokens("abcd"), 1);
+        assert_eq!(approx_tokens("日本語"), 3);
+        assert_eq!(truncate_chars("hello big world", 12), "hello big…");
+        assert_eq!(with_full_stop("use pnpm"), "use pnpm.");
+        assert_eq!(with_full_stop("日本語で書いて"), "日本語で書いて。");
+    }
+}

@@ -1,0 +1,736 @@
+//! The markdown views: `<views dir>/<scope slug>/` holds one file per live memory (frontmatter
+//! `name`, `description`, `type` as Claude Code writes them, plus `id`, `scope`, `updated`,
+//! `source`) and a `MEMORY.md` index (`- [name](file.md) — description`, most useful first,
+//! at most 200 lines and 25,000 characters).
+//!
+//! The database is the truth and the views are regenerated from it after every change, each
+//! file written atomically (temporary file, fsync, rename; 0600 in 0700 directories) and only
+//! when its content changes. They are also human-editable: cairn remembers the hash (and
+//! size and mtime) of every file it wrote, and on the next run a file whose content changed
+//! is read back into the memory it shows before anything is regenerated. A new `*.md` file
+//! dropped into a scope's directory becomes a new memory of that scope. An unparsable edit is
+//! left alone (and reported), never overwritten.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use rusqlite::params;
+use serde::Serialize;
+
+use crate::error::{MemoryError, Result};
+use crate::extract::classify;
+use crate::keywords::keywords_for;
+use crate::model::{Memory, MemoryType, NewMemory, Source, format_time, parse_body, render_body};
+use crate::scope::scope_slug;
+use crate::store::{
+    MemoryStore, clean, derive_description, derive_name, ensure_scope, get_memory, scope_slugs,
+    update_fields, write_new_in,
+};
+use crate::text::{one_line, truncate_chars};
+
+/// Claude Code loads at most this many lines of `MEMORY.md`.
+pub const INDEX_MAX_LINES: usize = 200;
+/// ... and at most this many characters (UTF-16 units, as Claude Code counts).
+pub const INDEX_MAX_CHARS: usize = 25_000;
+/// An index line is kept under this many characters.
+pub const INDEX_LINE_MAX: usize = 150;
+/// The index file's name.
+pub const INDEX_FILE: &str = "MEMORY.md";
+
+/// What a refresh of the views did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ViewReport {
+    /// Files written (created or changed).
+    pub written: usize,
+    /// Files removed (forgotten or superseded memories, renamed files).
+    pub removed: usize,
+    /// Hand edits read back into their memories.
+    pub edits: usize,
+    /// Hand-written new files that became memories.
+    pub imported: usize,
+    /// Files that could not be read back (left untouched).
+    pub problems: Vec<String>,
+}
+
+fn yaml_value(v: &str) -> String {
+    let plain_ok = !v.is_empty()
+        && v.trim() == v
+        && !v.contains(": ")
+        && !v.contains(" #")
+        && !v.ends_with(':')
+        && !v.contains('\n')
+        && !v.starts_with([
+            '-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%',
+            '@', '`',
+        ])
+        && !matches!(
+            v.to_ascii_lowercase().as_str(),
+            "true" | "false" | "yes" | "no" | "null" | "~" | "on" | "off"
+        )
+        && v.parse::<f64>().is_err();
+    if plain_ok {
+        v.to_string()
+    } else {
+        serde_json::to_string(v).unwrap_or_else(|_| format!("\"{}\"", v.replace('"', "'")))
+    }
+}
+
+fn yaml_parse(v: &str) -> String {
+    let v = v.trim();
+    if v.starts_with('"') {
+        if let Ok(s) = serde_json::from_str::<String>(v) {
+            return s;
+        }
+        return v.trim_matches('"').to_string();
+    }
+    if let Some(inner) = v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')) {
+        return inner.replace("''", "'");
+    }
+    // An unquoted value ends at an inline comment.
+    match v.find(" #") {
+        Some(i) => v[..i].trim_end().to_string(),
+        None => v.to_string(),
+    }
+}
+
+/// A memory's view file.
+pub fn render_view(m: &Memory) -> String {
+    format!(
+        "---\nname: {}\ndescription: {}\ntype: {}\nid: {}\nscope: {}\nupdated: {}\nsource: {}\n---\n\n{}\n",
+        yaml_value(&one_line(&m.name)),
+        yaml_value(&one_line(&m.description)),
+        m.memory_type,
+        m.id,
+        yaml_value(&m.scope),
+        format_time(m.updated_at),
+        yaml_value(&m.source.describe()),
+        m.body.trim()
+    )
+}
+
+/// A parsed view file: frontmatter fields (lowercased keys) and body.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ViewFile {
+    /// Frontmatter.
+    pub fields: HashMap<String, String>,
+    /// Everything after the frontmatter.
+    pub body: String,
+}
+
+/// Parses a view file (frontmatter optional).
+pub fn parse_view(text: &str) -> ViewFile {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.lines();
+    let mut fields = HashMap::new();
+    if lines.next().map(str::trim_end) == Some("---") {
+        let mut consumed = 4usize;
+        let mut closed = false;
+        for line in lines.by_ref() {
+            consumed += line.len() + 1;
+            if line.trim_end() == "---" {
+                closed = true;
+                break;
+            }
+            if let Some((k, v)) = line.split_once(':') {
+                fields.insert(k.trim().to_ascii_lowercase(), yaml_parse(v));
+            }
+        }
+        if closed {
+            let body = text.get(consumed.min(text.len())..).unwrap_or("");
+            return ViewFile {
+                fields,
+                body: body.trim().to_string(),
+            };
+        }
+        fields.clear();
+    }
+    ViewFile {
+        fields,
+        body: text.trim().to_string(),
+    }
+}
+
+/// How useful a memory is for the index order: type first (user, feedback, project,
+/// reference), then how often it was recalled, then how recent it is.
+fn usefulness(m: &Memory, now: i64) -> f64 {
+    let t = match m.memory_type {
+        MemoryType::User => 4.0,
+        MemoryType::Feedback => 3.0,
+        MemoryType::Project => 2.0,
+        MemoryType::Reference => 1.0,
+    };
+    let age = (now - m.updated_at).max(0) as f64 / 86_400.0;
+    t + 1.5 * (m.recall_count.max(0) as f64).ln_1p() + (-age / 30.0).exp2()
+}
+
+/// Orders memories most useful first.
+pub fn by_usefulness(mems: &mut [&Memory], now: i64) {
+    mems.sort_by(|a, b| {
+        usefulness(b, now)
+            .total_cmp(&usefulness(a, now))
+            .then(b.updated_at.cmp(&a.updated_at))
+            .then(a.id.cmp(&b.id))
+    });
+}
+
+fn utf16_len(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+/// The `MEMORY.md` index of one scope: `entries` are `(name, file, description)`, already in
+/// order. Lines past the limits are dropped for one closing line that says how many more
+/// there are and how to find them.
+pub fn render_index(entries: &[(String, String, String)]) -> String {
+    let lines: Vec<String> = entries
+        .iter()
+        .map(|(name, file, desc)| {
+            let name = truncate_chars(&one_line(name).replace(['[', ']'], ""), 80);
+            let head = format!("- [{name}]({file}) — ");
+            let room = INDEX_LINE_MAX.saturating_sub(head.chars().count()).max(10);
+            format!("{head}{}", truncate_chars(&one_line(desc), room))
+        })
+        .collect();
+    let total = lines.len();
+    let mut out = String::new();
+    let mut used_chars = 0usize;
+    let mut kept = 0usize;
+    for (i, l) in lines.iter().enumerate() {
+        let rest = total - i - 1;
+        // Room for this line, and, if more follow, for the closing line.
+        let closing = if rest > 0 { 120 } else { 0 };
+        let lines_needed = kept + 1 + usize::from(rest > 0);
+        if lines_needed > INDEX_MAX_LINES
+            || used_chars + utf16_len(l) + 1 + closing > INDEX_MAX_CHARS
+        {
+            break;
+        }
+        out.push_str(l);
+        out.push('\n');
+        used_chars += utf16_len(l) + 1;
+        kept += 1;
+    }
+    if kept < total {
+        out.push_str(&format!(
+            "- … and {} more memories in this directory, not listed here: search them with `cairn recall \"QUERY\"` or the memory_search tool\n",
+            total - kept
+        ));
+    }
+    out
+}
+
+/// A file name for a memory: `<type>_<slug of the name>.md` (`<type>_<id>.md` when the name
+/// has no ASCII word).
+fn file_stem(m: &Memory) -> String {
+    let mut slug = String::new();
+    for c in m.name.chars() {
+        if c == '\'' || c == '’' {
+            continue;
+        }
+        if c.is_ascii_alphanumeric() {
+            slug.push(c.to_ascii_lowercase());
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+        if slug.len() >= 40 {
+            break;
+        }
+    }
+    let slug = slug.trim_end_matches('-');
+    if slug.len() < 3 {
+        format!("{}_{}", m.memory_type, m.id)
+    } else {
+        format!("{}_{slug}", m.memory_type)
+    }
+}
+
+fn content_hash(b: &[u8]) -> String {
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(b))
+}
+
+fn mtime_ns(md: &std::fs::Metadata) -> i64 {
+    md.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+fn create_private_dir(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir).map_err(|e| MemoryError::io(dir, e))
+}
+
+/// Writes a file atomically: a private temporary file in the same directory, fsync, rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    create_private_dir(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let res = (|| {
+        let mut f = o.open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(MemoryError::io(path, e));
+    }
+    Ok(())
+}
+
+struct Tracked {
+    memory_id: Option<String>,
+    hash: String,
+    size: i64,
+    mtime_ns: i64,
+}
+
+/// The views directory lock: refreshes by concurrent processes queue on it.
+struct ViewsLock(#[allow(dead_code)] std::fs::File);
+
+fn lock_views(root: &Path) -> Result<ViewsLock> {
+    let p = root.join(".lock");
+    let mut o = std::fs::OpenOptions::new();
+    o.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let f = o.open(&p).map_err(|e| MemoryError::io(&p, e))?;
+    f.lock().map_err(|e| MemoryError::io(&p, e))?;
+    Ok(ViewsLock(f))
+}
+
+impl MemoryStore {
+    /// Reads hand edits back, then regenerates every scope's files and index (see the module
+    /// docs). A no-op without a views directory.
+    pub fn refresh_views(&mut self, now: i64) -> Result<ViewReport> {
+        let Some(root) = self.views.clone() else {
+            return Ok(ViewReport::default());
+        };
+        create_private_dir(&root)?;
+        let _lock = lock_views(&root)?;
+        let mut report = ViewReport::default();
+        let tracked: HashMap<String, Tracked> = {
+            let conn = self.store.connection();
+            let mut st =
+                conn.prepare("SELECT path, memory_id, hash, size, mtime_ns FROM memory_views")?;
+            let rows = st.query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    Tracked {
+                        memory_id: r.get(1)?,
+                        hash: r.get(2)?,
+                        size: r.get(3)?,
+                        mtime_ns: r.get(4)?,
+                    },
+                ))
+            })?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        // Paths whose user content must not be overwritten, and paths already read back.
+        let mut keep: HashSet<String> = HashSet::new();
+        let mut absorbed: HashSet<String> = HashSet::new();
+
+        // 1. Hand edits of the files cairn wrote.
+        let mut edits: Vec<(String, String, String)> = Vec::new();
+        for (rel, t) in &tracked {
+            let Some(id) = &t.memory_id else { continue };
+            let path = root.join(rel);
+            let Ok(md) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if md.len() as i64 == t.size && mtime_ns(&md) == t.mtime_ns {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
+            if content_hash(&bytes) == t.hash {
+                continue;
+            }
+            edits.push((
+                rel.clone(),
+                id.clone(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            ));
+        }
+        // 2. New files written by hand.
+        let mut new_files: Vec<(String, String, String)> = Vec::new();
+        if let Ok(rd) = std::fs::read_dir(&root) {
+            let mut dirs: Vec<_> = rd.flatten().collect();
+            dirs.sort_by_key(|e| e.file_name());
+            for d in dirs {
+                let slug = d.file_name().to_string_lossy().into_owned();
+                if slug.starts_with('.') || !d.file_type().is_ok_and(|t| t.is_dir()) {
+                    continue;
+                }
+                let Ok(files) = std::fs::read_dir(d.path()) else {
+                    continue;
+                };
+                let mut files: Vec<_> = files.flatten().collect();
+                files.sort_by_key(|e| e.file_name());
+                for f in files {
+                    let name = f.file_name().to_string_lossy().into_owned();
+                    if name.starts_with('.')
+                        || name == INDEX_FILE
+                        || !name.to_ascii_lowercase().ends_with(".md")
+                        || !f.file_type().is_ok_and(|t| t.is_file())
+                    {
+                        continue;
+                    }
+                    let rel = format!("{slug}/{name}");
+                    if tracked.contains_key(&rel) {
+                        continue;
+                    }
+                    if let Ok(text) = std::fs::read_to_string(f.path()) {
+                        new_files.push((rel, slug.clone(), text));
+                    }
+                }
+            }
+        }
+        if !edits.is_empty() || !new_files.is_empty() {
+            self.recall_index()?;
+            let slugs = scope_slugs(self.store.connection())?;
+            let Self { store, recall, .. } = self;
+            let recall = recall
+                .as_mut()
+                .ok_or_else(|| MemoryError::Invalid("recall index not open".into()))?;
+            let tx = store
+                .connection_mut()
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            for (rel, id, text) in edits {
+                match apply_edit(&tx, recall, &id, &text, now) {
+                    Ok(true) => {
+                        report.edits += 1;
+                        absorbed.insert(rel);
+                    }
+                    Ok(false) => {
+                        absorbed.insert(rel);
+                    }
+                    Err(msg) => {
+                        report
+                            .problems
+                            .push(format!("{rel}: {msg}; file left as it is"));
+                        keep.insert(rel);
+                    }
+                }
+            }
+            for (rel, slug, text) in new_files {
+                let view = parse_view(&text);
+                // A copy of a known memory (e.g. a renamed file) is an edit of it.
+                if let Some(id) = view.fields.get("id")
+                    && get_memory(&tx, id)?.is_some_and(|m| m.is_live())
+                {
+                    match apply_edit(&tx, recall, id, &text, now) {
+                        Ok(changed) => {
+                            report.edits += usize::from(changed);
+                            absorbed.insert(rel.clone());
+                            remove_file(&root.join(&rel), &mut report);
+                        }
+                        Err(msg) => {
+                            report
+                                .problems
+                                .push(format!("{rel}: {msg}; file left as it is"));
+                        }
+                    }
+                    continue;
+                }
+                let Some(scope) = slugs.get(&slug) else {
+                    report.problems.push(format!(
+                        "{rel}: the directory {slug} belongs to no known project; file left as it is"
+                    ));
+                    continue;
+                };
+                let (rule, why, how) = parse_body(&view.body);
+                if rule.is_empty() {
+                    report
+                        .problems
+                        .push(format!("{rel}: no text to remember; file left as it is"));
+                    continue;
+                }
+                let memory_type = view
+                    .fields
+                    .get("type")
+                    .and_then(|t| MemoryType::parse(t))
+                    .unwrap_or_else(|| classify(&rule));
+                let new = NewMemory {
+                    memory_type,
+                    scope: scope.clone(),
+                    rule,
+                    why,
+                    how,
+                    name: view.fields.get("name").cloned(),
+                    description: view.fields.get("description").cloned(),
+                    source: Source {
+                        kind: "view".into(),
+                        path: Some(rel.clone()),
+                        ..Source::default()
+                    },
+                    at: now,
+                };
+                write_new_in(&tx, recall, new, None, now)?;
+                report.imported += 1;
+                remove_file(&root.join(&rel), &mut report);
+            }
+            tx.commit()?;
+        }
+
+        // 3. Regenerate.
+        let conn = self.store.connection();
+        let live = self.list(&crate::store::ListFilter::default())?;
+        let mut by_scope: BTreeMap<&str, Vec<&Memory>> = BTreeMap::new();
+        for m in &live {
+            by_scope.entry(m.scope.as_str()).or_default().push(m);
+        }
+        let mut desired: BTreeMap<String, (String, Option<String>, String)> = BTreeMap::new();
+        for (scope, mems) in &by_scope {
+            ensure_scope(conn, scope)?;
+            let slug = scope_slug(scope);
+            let mut ordered = mems.clone();
+            ordered.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+            let mut files: HashMap<&str, String> = HashMap::new();
+            let mut taken: HashSet<String> = HashSet::new();
+            for m in &ordered {
+                let stem = file_stem(m);
+                let name = if taken.contains(&stem) {
+                    format!("{stem}-{}.md", m.id)
+                } else {
+                    format!("{stem}.md")
+                };
+                taken.insert(stem);
+                files.insert(m.id.as_str(), name.clone());
+                desired.insert(
+                    format!("{slug}/{name}"),
+                    (render_view(m), Some(m.id.clone()), (*scope).to_string()),
+                );
+            }
+            let mut useful = mems.clone();
+            by_usefulness(&mut useful, now);
+            let entries: Vec<(String, String, String)> = useful
+                .iter()
+                .map(|m| {
+                    (
+                        m.name.clone(),
+                        files.get(m.id.as_str()).cloned().unwrap_or_default(),
+                        m.description.clone(),
+                    )
+                })
+                .collect();
+            desired.insert(
+                format!("{slug}/{INDEX_FILE}"),
+                (render_index(&entries), None, (*scope).to_string()),
+            );
+        }
+        for (rel, (content, id, scope)) in &desired {
+            if keep.contains(rel) {
+                continue;
+            }
+            let path = root.join(rel);
+            let h = content_hash(content.as_bytes());
+            let on_disk = std::fs::metadata(&path).ok();
+            if let (Some(t), Some(md)) = (tracked.get(rel), &on_disk)
+                && t.hash == h
+                && md.len() as i64 == t.size
+                && mtime_ns(md) == t.mtime_ns
+            {
+                continue;
+            }
+            let same =
+                on_disk.is_some() && std::fs::read(&path).is_ok_and(|b| b == content.as_bytes());
+            if !same {
+                write_atomic(&path, content.as_bytes())?;
+                report.written += 1;
+            }
+            let md = std::fs::metadata(&path).map_err(|e| MemoryError::io(&path, e))?;
+            conn.prepare_cached(
+                "INSERT INTO memory_views(path, memory_id, scope, hash, size, mtime_ns, written_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT(path) DO UPDATE SET memory_id = excluded.memory_id, scope = excluded.scope,
+                    hash = excluded.hash, size = excluded.size, mtime_ns = excluded.mtime_ns,
+                    written_at = excluded.written_at",
+            )?
+            .execute(params![rel, id, scope, h, md.len() as i64, mtime_ns(&md), now])?;
+        }
+        // 4. Files of memories that are gone (forgotten, superseded, renamed).
+        for (rel, t) in &tracked {
+            if desired.contains_key(rel) {
+                continue;
+            }
+            let path = root.join(rel);
+            let untouched = std::fs::read(&path).is_ok_and(|b| content_hash(&b) == t.hash);
+            if untouched || absorbed.contains(rel) || t.memory_id.is_none() {
+                remove_file(&path, &mut report);
+            } else if path.exists() {
+                report.problems.push(format!(
+                    "{rel}: edited by hand but its memory is gone; file left as it is"
+                ));
+            }
+            conn.execute("DELETE FROM memory_views WHERE path = ?1", [rel])?;
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::remove_dir(dir); // only succeeds when empty
+            }
+        }
+        Ok(report)
+    }
+}
+
+fn remove_file(path: &Path, report: &mut ViewReport) {
+    if std::fs::remove_file(path).is_ok() {
+        report.removed += 1;
+    }
+}
+
+/// Reads an edited view file back into memory `id`. `Ok(false)`: nothing to change.
+fn apply_edit(
+    conn: &rusqlite::Connection,
+    recall: &mut cairn_recall::Recall,
+    id: &str,
+    text: &str,
+    now: i64,
+) -> std::result::Result<bool, String> {
+    let Ok(Some(mut m)) = get_memory(conn, id) else {
+        return Err(format!("memory {id} is unknown"));
+    };
+    if !m.is_live() {
+        return Err(format!("memory {id} was forgotten or replaced"));
+    }
+    let view = parse_view(text);
+    let (rule, why, how) = parse_body(&view.body);
+    if rule.is_empty() {
+        return Err("the body is empty (use `cairn forget` to drop a memory)".into());
+    }
+    let memory_type = match view.fields.get("type") {
+        Some(t) => MemoryType::parse(t).ok_or_else(|| {
+            format!("unknown type {t:?} (use user, feedback, project or reference)")
+        })?,
+        None => m.memory_type,
+    };
+    let rule = clean(&rule);
+    let why = why.map(|w| clean(&w));
+    let how = how.map(|h| clean(&h));
+    let name = view
+        .fields
+        .get("name")
+        .map(|n| clean(&one_line(n)))
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| derive_name(&rule));
+    let description = view
+        .fields
+        .get("description")
+        .map(|d| clean(&one_line(d)))
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| derive_description(&rule, why.as_deref()));
+    if rule == m.rule
+        && why == m.why
+        && how == m.how
+        && name == m.name
+        && description == m.description
+        && memory_type == m.memory_type
+    {
+        return Ok(false);
+    }
+    m.memory_type = memory_type;
+    m.keywords = keywords_for(memory_type, &format!("{name} {rule}"));
+    m.name = name;
+    m.description = description;
+    m.body = render_body(&rule, why.as_deref(), how.as_deref());
+    m.rule = rule;
+    m.why = why;
+    m.how = how;
+    m.updated_at = now;
+    update_fields(conn, recall, &m).map_err(|e| e.to_string())?;
+    Ok(true)
+}
+
+/// Where a memory's view file is (relative to the views directory), once written.
+pub fn view_path(conn: &rusqlite::Connection, id: &str) -> Result<Option<PathBuf>> {
+    use rusqlite::OptionalExtension;
+    Ok(conn
+        .query_row(
+            "SELECT path FROM memory_views WHERE memory_id = ?1",
+            [id],
+            |r| r.get::<_, String>(0),
+        )
+        .optional()?
+        .map(PathBuf::from))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml_quoting_round_trips() {
+        for v in [
+            "plain words",
+            "a: b",
+            "has #hash",
+            "#start",
+            "true",
+            "12",
+            "it's \"quoted\"",
+            "日本語",
+        ] {
+            let line = format!("k: {}", yaml_value(v));
+            let view = parse_view(&format!("---\n{line}\n---\nbody"));
+            assert_eq!(view.fields.get("k").map(String::as_str), Some(v), "{line}");
+            assert_eq!(view.body, "body");
+        }
+    }
+
+    #[test]
+    fn no_frontmatter_is_all_body() {
+        let v = parse_view("just text\n---\nmore");
+        assert!(v.fields.is_empty());
+        assert_eq!(v.body, "just text\n---\nmore");
+    }
+
+    #[test]
+    fn index_respects_limits() {
+        let entries: Vec<(String, String, String)> = (0..500)
+            .map(|i| {
+                (
+                    format!("Memory {i}"),
+                    format!("project_m{i}.md"),
+                    "x".repeat(300),
+                )
+            })
+            .collect();
+        let idx = render_index(&entries);
+        assert!(idx.lines().count() <= INDEX_MAX_LINES);
+        assert!(idx.encode_utf16().count() <= INDEX_MAX_CHARS);
+        assert!(idx.lines().all(|l| l.chars().count() <= 200));
+        assert!(
+            idx.lines()
+                .last()
+                .is_some_and(|l| l.contains("more memories"))
+        );
+        let long: Vec<(String, String, String)> = (0..190)
+            .map(|i| (format!("M{i}"), format!("f{i}.md"), "日本語".repeat(60)))
+            .collect();
+        let idx = render_index(&long);
+        assert!(idx.encode_utf16().count() <= INDEX_MAX_CHARS);
+    }
+}

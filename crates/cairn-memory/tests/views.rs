@@ -1,0 +1,209 @@
+//! The markdown views: golden files, hand edits read back, new hand-written files.
+//!
+//! The golden files under `tests/golden/` are what cairn writes for a fixed set of memories
+//! extracted from fixed turns. To regenerate them after a deliberate format change, run
+//! `UPDATE_GOLDEN=1 cargo test -p cairn-memory --test views` and review the diff.
+
+use std::path::{Path, PathBuf};
+
+use cairn_memory::{AgentMemoryDirs, ListFilter, MemoryStore, MemoryType, scope_slug};
+use cairn_store::Store;
+use cairn_transcript::{Agent, Event, Turn, TurnStatus};
+
+/// 2026-11-25T10:00:00Z.
+const NOW: i64 = 1_795_600_800;
+const SCOPE: &str = "/home/dev/work/webshop";
+
+fn turn(key: &str, prompt: &str, at: &str) -> Turn {
+    let mut t = Turn::new(key.into(), 0, 12);
+    t.status = TurnStatus::Complete;
+    t.started_at = Some(at.into());
+    t.cwd = Some(SCOPE.into());
+    t.prompt = prompt.into();
+    t.events.push(Event::UserPrompt {
+        text: prompt.into(),
+        at: Some(at.into()),
+    });
+    t
+}
+
+/// A store with the sample home's webshop statements extracted, views in `dir`.
+fn fixture(dir: &Path) -> MemoryStore {
+    let mut mem = MemoryStore::open(Store::open_in_memory().unwrap())
+        .unwrap()
+        .with_views(dir);
+    let w = mem.store_mut().write().unwrap();
+    for t in [
+        turn(
+            "5f3c-t2",
+            "from now on use pnpm, not npm. This repo has a pnpm-lock.yaml and npm rewrites it into a package-lock.",
+            "2026-11-23T09:13:42.818Z",
+        ),
+        turn(
+            "5f3c-t3",
+            "no, don't mock the database in these tests — we got burned last quarter when the mocked checkout tests passed and the real migration broke prod. Use the real test DB; `pnpm test:int` starts it in docker.",
+            "2026-11-23T09:17:22.650Z",
+        ),
+        turn(
+            "b81e-t4",
+            "ありがとう。コミットメッセージは英語で、PRの説明は日本語で書いてください。今回のPRの説明を下書きしてもらえますか？",
+            "2026-11-25T14:14:16.346Z",
+        ),
+        turn(
+            "b81e-t5",
+            "remember that the staging dashboard is https://grafana.acme-shop.example/d/staging: check it after every deploy",
+            "2026-11-25T14:20:00.000Z",
+        ),
+    ] {
+        w.upsert_turn(
+            Agent::Claude,
+            "5f3c9a2e",
+            &t,
+            "/home/dev/.claude/projects/-home-dev-work-webshop/5f3c9a2e.jsonl",
+        )
+        .unwrap();
+    }
+    w.commit().unwrap();
+    mem.extract(&AgentMemoryDirs::default(), NOW).unwrap();
+    mem
+}
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+#[test]
+fn generated_views_match_the_golden_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("memory");
+    let _mem = fixture(&root);
+    let dir = root.join(scope_slug(SCOPE));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let golden = golden_dir();
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        let _ = std::fs::remove_dir_all(&golden);
+        std::fs::create_dir_all(&golden).unwrap();
+        for n in &names {
+            std::fs::copy(dir.join(n), golden.join(n)).unwrap();
+        }
+    }
+    let mut expected: Vec<String> = std::fs::read_dir(&golden)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .collect();
+    expected.sort();
+    assert_eq!(names, expected, "the set of view files");
+    for n in &names {
+        let got = std::fs::read_to_string(dir.join(n)).unwrap();
+        let want = std::fs::read_to_string(golden.join(n)).unwrap();
+        assert_eq!(
+            got, want,
+            "{n} differs from tests/golden/{n} (UPDATE_GOLDEN=1 to accept)"
+        );
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&dir.join("MEMORY.md")), 0o600);
+    }
+}
+
+#[test]
+fn a_hand_edit_is_read_back_not_overwritten() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("memory");
+    let mut mem = fixture(&root);
+    let dir = root.join(scope_slug(SCOPE));
+    let file = dir.join("feedback_use-pnpm-not-npm.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let edited = text
+        .replace("Use pnpm, not npm.\n", "Use pnpm 9, never npm or npx.\n")
+        .replace("description: ", "description: pnpm 9 only; ");
+    std::fs::write(&file, &edited).unwrap();
+
+    // The next run (any write) picks it up by content hash.
+    let r = mem.refresh_views(NOW + 100).unwrap();
+    assert_eq!(r.edits, 1, "{r:?}");
+    let m = mem
+        .list(&ListFilter::default())
+        .unwrap()
+        .into_iter()
+        .find(|m| m.rule.contains("pnpm 9"))
+        .expect("the edit reached the database");
+    assert_eq!(m.rule, "Use pnpm 9, never npm or npx.");
+    assert!(m.description.starts_with("pnpm 9 only; "));
+    assert_eq!(m.updated_at, NOW + 100);
+    assert!(
+        m.why
+            .as_deref()
+            .is_some_and(|w| w.contains("pnpm-lock.yaml")),
+        "Why kept"
+    );
+    let now_on_disk = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        now_on_disk.contains("Use pnpm 9, never npm or npx."),
+        "{now_on_disk}"
+    );
+    let hits = mem.recall("npx", SCOPE, 3, NOW + 100).unwrap();
+    assert_eq!(hits[0].memory.id, m.id, "the recall index follows the edit");
+
+    // A broken edit is reported and left alone.
+    let broken = now_on_disk.replace("type: feedback", "type: opinion");
+    std::fs::write(&file, &broken).unwrap();
+    let r = mem.refresh_views(NOW + 200).unwrap();
+    assert_eq!(r.edits, 0);
+    assert!(r.problems.iter().any(|p| p.contains("opinion")), "{r:?}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), broken);
+    assert_eq!(
+        mem.get(&m.id).unwrap().unwrap().memory_type,
+        MemoryType::Feedback
+    );
+
+    // A new file written by hand becomes a memory of that scope.
+    std::fs::write(
+        dir.join("my-note.md"),
+        "---\nname: Release day\ndescription: we release on Tuesdays\ntype: project\n---\n\nReleases go out on Tuesdays after the 10:00 standup.\n\n**Why:** QA is staffed on Tuesdays.\n",
+    )
+    .unwrap();
+    let r = mem.refresh_views(NOW + 300).unwrap();
+    assert_eq!(r.imported, 1, "{r:?}");
+    let note = mem
+        .list(&ListFilter::default())
+        .unwrap()
+        .into_iter()
+        .find(|m| m.name == "Release day")
+        .expect("imported");
+    assert_eq!(
+        (note.memory_type, note.scope.as_str()),
+        (MemoryType::Project, SCOPE)
+    );
+    assert_eq!(note.why.as_deref(), Some("QA is staffed on Tuesdays."));
+    assert!(
+        !dir.join("my-note.md").exists(),
+        "absorbed into its canonical file"
+    );
+    assert!(dir.join("project_release-day.md").exists());
+    let index = std::fs::read_to_string(dir.join("MEMORY.md")).unwrap();
+    assert!(
+        index.contains("- [Release day](project_release-day.md) — we release on Tuesdays"),
+        "{index}"
+    );
+
+    // Forgetting removes the file and the index line.
+    mem.forget(&note.id, NOW + 400).unwrap();
+    assert!(!dir.join("project_release-day.md").exists());
+    assert!(
+        !std::fs::read_to_string(dir.join("MEMORY.md"))
+            .unwrap()
+            .contains("Release day")
+    );
+}

@@ -1,0 +1,833 @@
+//! The recall index: tables, writes, and hybrid search.
+
+use std::collections::HashMap;
+
+use cairn_embed::StaticEmbedder;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use crate::error::RecallError;
+use crate::query::{fts_match_terms, query_terms, quote, space_cjk, words};
+use crate::vectors::{Meta, VectorCache, quantize};
+
+/// Weight of the keywords' embedding added to the (unit) embedding of name, description
+/// and body before normalisation: keywords are mostly lexical hooks, and long keyword
+/// lists must not drown the memory's own text (measured on LoCoMo: 0.2 beats 0 and 1).
+const KEYWORDS_EMBED_WEIGHT: f32 = 0.2;
+
+/// Bumped when the table layout changes.
+const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS recall_meta (
+    key   TEXT PRIMARY KEY,
+    value ANY NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS recall_docs (
+    rowid        INTEGER PRIMARY KEY,
+    id           TEXT NOT NULL UNIQUE,
+    scope        TEXT NOT NULL,
+    name         TEXT NOT NULL,
+    description  TEXT NOT NULL,
+    body         TEXT NOT NULL,
+    keywords     TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL,
+    recall_count INTEGER NOT NULL,
+    embedding    BLOB NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS recall_docs_scope ON recall_docs(scope);
+CREATE VIRTUAL TABLE IF NOT EXISTS recall_fts USING fts5(
+    name, description, body, keywords, scope_tok,
+    content='', contentless_delete=1,
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+INSERT OR IGNORE INTO recall_meta(key, value) VALUES ('generation', 0);
+";
+
+/// A document to index. `scope` is an opaque string (e.g. `"global"` or a project key);
+/// searches pass the scopes they may see. Timestamps are Unix seconds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Document {
+    /// Caller's key; upserting an existing id replaces the document.
+    pub id: String,
+    /// Visibility scope.
+    pub scope: String,
+    /// Short title.
+    pub name: String,
+    /// One-line summary.
+    pub description: String,
+    /// Full text.
+    pub body: String,
+    /// Extra search terms.
+    pub keywords: Vec<String>,
+    /// Creation time (Unix seconds).
+    pub created_at: i64,
+    /// Last update time (Unix seconds); the recency prior uses it.
+    pub updated_at: i64,
+    /// How often the document has been recalled; the popularity prior uses it.
+    pub recall_count: i64,
+}
+
+impl Document {
+    /// The main text that is embedded: name, description and body (keywords are added
+    /// separately, at a lower weight).
+    pub fn embedding_text(&self) -> String {
+        let mut s = String::with_capacity(
+            self.name.len() + self.description.len() + self.body.len() + 16 * self.keywords.len(),
+        );
+        for part in [&self.name, &self.description, &self.body] {
+            if !part.is_empty() {
+                if !s.is_empty() {
+                    s.push_str(". ");
+                }
+                s.push_str(part);
+            }
+        }
+        s
+    }
+}
+
+/// Which rankers contribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// FTS5 BM25 only.
+    Lexical,
+    /// Static-embedding cosine only.
+    Semantic,
+    /// Both, fused.
+    Hybrid,
+}
+
+/// How the lexical and semantic lists are combined in [`Mode::Hybrid`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fusion {
+    /// Reciprocal rank fusion: `sum w / (k + rank)`, ranks from 1.
+    Rrf {
+        /// Smoothing constant (60 in the original paper).
+        k: f64,
+        /// Weight of the lexical list.
+        lexical: f64,
+        /// Weight of the semantic list.
+        semantic: f64,
+    },
+    /// Convex combination of normalised scores:
+    /// `alpha * bm25 / max_bm25 + (1 - alpha) * max(cosine, 0) / max_cosine`, where the
+    /// maxima are over the candidate set (every candidate gets its exact cosine; a
+    /// candidate outside the lexical list has BM25 0).
+    Convex {
+        /// Weight of the lexical score.
+        alpha: f64,
+    },
+}
+
+/// Tunable ranking parameters. [`RecallConfig::default`] holds the measured defaults.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecallConfig {
+    /// Which rankers contribute.
+    pub mode: Mode,
+    /// How hybrid lists are fused.
+    pub fusion: Fusion,
+    /// BM25 column weights: name, description, body, keywords.
+    pub field_weights: [f64; 4],
+    /// Candidates taken from each ranker before fusion (at least `k`).
+    pub candidates: usize,
+    /// Multiplicative recency boost: `score * (1 + recency_weight * 2^(-age / half_life))`.
+    pub recency_weight: f64,
+    /// Half-life of the recency boost, in days.
+    pub recency_half_life_days: f64,
+    /// Multiplicative popularity boost: `score * (1 + recall_weight * n / (n + 5))`
+    /// for a document recalled `n` times.
+    pub recall_weight: f64,
+    /// Latency guard for large stores: when the store holds more documents than this,
+    /// lexical matching keeps only the query's rarest words whose document frequencies
+    /// add up to at most this many rows (FTS5 computes `bm25()` for every matching row,
+    /// about a microsecond each). 0 disables the guard.
+    pub lexical_budget: usize,
+}
+
+impl Default for RecallConfig {
+    fn default() -> Self {
+        Self {
+            mode: Mode::Hybrid,
+            fusion: Fusion::Convex { alpha: 0.4 },
+            field_weights: [2.0, 1.5, 1.0, 1.0],
+            candidates: 100,
+            recency_weight: 0.05,
+            recency_half_life_days: 30.0,
+            recall_weight: 0.05,
+            lexical_budget: 2_000,
+        }
+    }
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// The document's id.
+    pub id: String,
+    /// Final score (higher is better; only comparable within one search).
+    pub score: f64,
+    /// BM25 score (higher is better) when the document matched lexically.
+    pub bm25: Option<f64>,
+    /// Cosine between query and document embeddings (when semantic ranking ran).
+    pub cosine: Option<f32>,
+    /// 1-based rank in the lexical list.
+    pub lexical_rank: Option<usize>,
+    /// 1-based rank in the semantic list.
+    pub semantic_rank: Option<usize>,
+}
+
+/// The recall index over one SQLite connection. It owns the `recall_*` tables and keeps
+/// an in-memory copy of the embeddings (loaded on first search, kept in step with its own
+/// writes, reloaded when another writer bumped `recall_meta.generation`).
+pub struct Recall {
+    config: RecallConfig,
+    embedder: &'static StaticEmbedder,
+    model: String,
+    cache: VectorCache,
+    scratch: Vec<(f32, i64)>,
+    /// Document frequencies of words, for the lexical latency budget (built lazily).
+    term_stats: Option<(i64, HashMap<String, u32>)>,
+}
+
+impl std::fmt::Debug for Recall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recall")
+            .field("config", &self.config)
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Per-candidate evidence gathered during ranking.
+#[derive(Debug, Default, Clone, Copy)]
+struct Cand {
+    bm25: Option<f64>,
+    cosine: Option<f32>,
+    lex_rank: Option<usize>,
+    sem_rank: Option<usize>,
+}
+
+/// Scope token stored in the FTS index: a fixed-width hash, so that scope strings never
+/// tokenize into words that another scope could share.
+fn scope_token(scope: &str) -> String {
+    // FNV-1a 64.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in scope.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("s{h:016x}")
+}
+
+/// A document's stored embedding: the unit embedding of name + description + body, plus
+/// [`KEYWORDS_EMBED_WEIGHT`] times the unit embedding of the keywords, renormalised.
+fn doc_embedding(embedder: &StaticEmbedder, doc: &Document) -> Vec<f32> {
+    let mut v = embedder.embed(&doc.embedding_text());
+    if !doc.keywords.is_empty() {
+        let k = embedder.embed(&doc.keywords.join(", "));
+        v.iter_mut()
+            .zip(&k)
+            .for_each(|(a, b)| *a += KEYWORDS_EMBED_WEIGHT * b);
+        cairn_embed::normalize(&mut v);
+    }
+    v
+}
+
+fn blob_of(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn vec_of(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn keywords_to_db(k: &[String]) -> String {
+    k.join("\n")
+}
+
+fn keywords_from_db(k: &str) -> Vec<String> {
+    k.split('\n')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Runs `f` inside a SAVEPOINT (works inside or outside a caller's transaction).
+fn in_savepoint<T>(
+    conn: &Connection,
+    f: impl FnOnce() -> Result<T, RecallError>,
+) -> Result<T, RecallError> {
+    conn.execute_batch("SAVEPOINT cairn_recall")?;
+    match f() {
+        Ok(v) => {
+            conn.execute_batch("RELEASE cairn_recall")?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK TO cairn_recall; RELEASE cairn_recall");
+            Err(e)
+        }
+    }
+}
+
+impl Recall {
+    /// Creates the tables if needed and returns an index with the default configuration.
+    /// If the stored embeddings come from another embedding model (the artifact changed),
+    /// every document is re-embedded.
+    pub fn open(conn: &Connection) -> Result<Self, RecallError> {
+        Self::with_config(conn, RecallConfig::default())
+    }
+
+    /// [`Recall::open`] with an explicit configuration.
+    pub fn with_config(conn: &Connection, config: RecallConfig) -> Result<Self, RecallError> {
+        let embedder =
+            cairn_embed::try_embedder().map_err(|e| RecallError::Embed(e.to_string()))?;
+        let model = format!(
+            "cairn-embed/{}/kw{KEYWORDS_EMBED_WEIGHT}",
+            embedder.fingerprint()
+        );
+        conn.execute_batch(SCHEMA)?;
+        let version: Option<i64> = conn
+            .query_row(
+                "SELECT value FROM recall_meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match version {
+            None => {
+                conn.execute(
+                    "INSERT INTO recall_meta(key, value) VALUES ('schema_version', ?1)",
+                    [SCHEMA_VERSION],
+                )?;
+            }
+            Some(v) if v != SCHEMA_VERSION => return Err(RecallError::Schema(v)),
+            Some(_) => {}
+        }
+        let mut me = Self {
+            config,
+            embedder,
+            model,
+            cache: VectorCache::new(embedder.dims()),
+            scratch: Vec::new(),
+            term_stats: None,
+        };
+        let stored: Option<String> = conn
+            .query_row(
+                "SELECT value FROM recall_meta WHERE key = 'embed_model'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if stored.as_deref() != Some(me.model.as_str()) {
+            me.reembed_all(conn)?;
+        }
+        Ok(me)
+    }
+
+    /// The ranking configuration.
+    pub fn config(&self) -> &RecallConfig {
+        &self.config
+    }
+
+    /// Replaces the ranking configuration (takes effect on the next search).
+    pub fn set_config(&mut self, config: RecallConfig) {
+        self.config = config;
+    }
+
+    /// Identifier of the embedding model whose vectors are stored.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn reembed_all(&mut self, conn: &Connection) -> Result<(), RecallError> {
+        in_savepoint(conn, || {
+            let rows: Vec<(i64, Document)> = {
+                let mut st = conn.prepare(
+                    "SELECT rowid, id, scope, name, description, body, keywords FROM recall_docs",
+                )?;
+                st.query_map([], |r| {
+                    let kw: String = r.get(6)?;
+                    Ok((
+                        r.get(0)?,
+                        Document {
+                            id: r.get(1)?,
+                            scope: r.get(2)?,
+                            name: r.get(3)?,
+                            description: r.get(4)?,
+                            body: r.get(5)?,
+                            keywords: keywords_from_db(&kw),
+                            ..Document::default()
+                        },
+                    ))
+                })?
+                .collect::<Result<_, _>>()?
+            };
+            let mut up = conn.prepare("UPDATE recall_docs SET embedding = ?2 WHERE rowid = ?1")?;
+            for (rowid, d) in &rows {
+                up.execute(params![rowid, blob_of(&doc_embedding(self.embedder, d))])?;
+            }
+            conn.execute(
+                "INSERT INTO recall_meta(key, value) VALUES ('embed_model', ?1)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [&self.model],
+            )?;
+            self.bump_generation(conn)?;
+            Ok(())
+        })?;
+        self.cache.clear();
+        Ok(())
+    }
+
+    /// Increments `recall_meta.generation`; keeps the cache valid when it was current.
+    fn bump_generation(&mut self, conn: &Connection) -> Result<bool, RecallError> {
+        let g: i64 = conn.query_row(
+            "UPDATE recall_meta SET value = value + 1 WHERE key = 'generation' RETURNING value",
+            [],
+            |r| r.get(0),
+        )?;
+        let current = self.cache.generation == Some(g - 1);
+        if current {
+            self.cache.generation = Some(g);
+        } else {
+            self.cache.clear();
+        }
+        Ok(current)
+    }
+
+    fn upsert_one(
+        &mut self,
+        conn: &Connection,
+        doc: &Document,
+    ) -> Result<(i64, Vec<f32>), RecallError> {
+        let emb = doc_embedding(self.embedder, doc);
+        let keywords = keywords_to_db(&doc.keywords);
+        let rowid: i64 = conn.prepare_cached(
+            "INSERT INTO recall_docs(id, scope, name, description, body, keywords, created_at, updated_at,
+                                     recall_count, embedding)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             ON CONFLICT(id) DO UPDATE SET scope = excluded.scope, name = excluded.name,
+                 description = excluded.description, body = excluded.body, keywords = excluded.keywords,
+                 created_at = excluded.created_at, updated_at = excluded.updated_at,
+                 recall_count = excluded.recall_count, embedding = excluded.embedding
+             RETURNING rowid",
+        )?
+        .query_row(
+            params![
+                doc.id,
+                doc.scope,
+                doc.name,
+                doc.description,
+                doc.body,
+                keywords,
+                doc.created_at,
+                doc.updated_at,
+                doc.recall_count,
+                blob_of(&emb)
+            ],
+            |r| r.get(0),
+        )?;
+        conn.prepare_cached("DELETE FROM recall_fts WHERE rowid = ?1")?
+            .execute([rowid])?;
+        conn.prepare_cached(
+            "INSERT INTO recall_fts(rowid, name, description, body, keywords, scope_tok)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![
+            rowid,
+            space_cjk(&doc.name),
+            space_cjk(&doc.description),
+            space_cjk(&doc.body),
+            space_cjk(&keywords),
+            scope_token(&doc.scope)
+        ])?;
+        Ok((rowid, emb))
+    }
+
+    /// Inserts or replaces one document (its embedding is computed here, at write time).
+    pub fn upsert(&mut self, conn: &Connection, doc: &Document) -> Result<(), RecallError> {
+        self.upsert_many(conn, std::slice::from_ref(doc))
+    }
+
+    /// Inserts or replaces many documents in one savepoint.
+    pub fn upsert_many(&mut self, conn: &Connection, docs: &[Document]) -> Result<(), RecallError> {
+        let written = in_savepoint(conn, || {
+            let mut written = Vec::with_capacity(docs.len());
+            for d in docs {
+                written.push(self.upsert_one(conn, d)?);
+            }
+            let current = self.bump_generation(conn)?;
+            Ok(if current { written } else { Vec::new() })
+        });
+        match written {
+            Ok(written) => {
+                for ((rowid, emb), d) in written.into_iter().zip(docs) {
+                    let meta = Meta {
+                        id: d.id.as_str().into(),
+                        updated_at: d.updated_at,
+                        recall_count: d.recall_count,
+                    };
+                    self.cache.put(rowid, &d.scope, meta, &emb);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.cache.clear();
+                Err(e)
+            }
+        }
+    }
+
+    /// Removes a document; returns whether it existed.
+    pub fn remove(&mut self, conn: &Connection, id: &str) -> Result<bool, RecallError> {
+        let res = in_savepoint(conn, || {
+            let rowid: Option<i64> = conn
+                .prepare_cached("DELETE FROM recall_docs WHERE id = ?1 RETURNING rowid")?
+                .query_row([id], |r| r.get(0))
+                .optional()?;
+            let Some(rowid) = rowid else { return Ok(None) };
+            conn.prepare_cached("DELETE FROM recall_fts WHERE rowid = ?1")?
+                .execute([rowid])?;
+            self.bump_generation(conn)?;
+            Ok(Some(rowid))
+        });
+        match res {
+            Ok(Some(rowid)) => {
+                self.cache.remove(rowid);
+                Ok(true)
+            }
+            Ok(None) => Ok(false),
+            Err(e) => {
+                self.cache.clear();
+                Err(e)
+            }
+        }
+    }
+
+    /// Adds one to the recall count of each id (unknown ids are ignored).
+    pub fn record_recall(&mut self, conn: &Connection, ids: &[&str]) -> Result<(), RecallError> {
+        let res = in_savepoint(conn, || {
+            let mut changed = Vec::new();
+            let mut st = conn.prepare_cached(
+                "UPDATE recall_docs SET recall_count = recall_count + 1 WHERE id = ?1 RETURNING rowid, recall_count",
+            )?;
+            for id in ids {
+                if let Some(row) = st
+                    .query_row([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+                    .optional()?
+                {
+                    changed.push(row);
+                }
+            }
+            let current = self.bump_generation(conn)?;
+            Ok(if current { changed } else { Vec::new() })
+        });
+        match res {
+            Ok(changed) => {
+                for (rowid, n) in changed {
+                    if let Some(m) = self.cache.meta_mut(rowid) {
+                        m.recall_count = n;
+                    }
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.cache.clear();
+                Err(e)
+            }
+        }
+    }
+
+    /// Number of indexed documents.
+    pub fn len(&self, conn: &Connection) -> Result<usize, RecallError> {
+        let n: i64 = conn.query_row("SELECT count(*) FROM recall_docs", [], |r| r.get(0))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// Loads the vector cache if it is missing or stale.
+    fn ensure_cache(&mut self, conn: &Connection) -> Result<(), RecallError> {
+        let g: i64 = conn
+            .prepare_cached("SELECT value FROM recall_meta WHERE key = 'generation'")?
+            .query_row([], |r| r.get(0))?;
+        if self.cache.generation == Some(g) {
+            return Ok(());
+        }
+        self.cache.clear();
+        let mut st = conn.prepare(
+            "SELECT rowid, id, scope, updated_at, recall_count, embedding FROM recall_docs",
+        )?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let rowid: i64 = r.get(0)?;
+            let id: String = r.get(1)?;
+            let scope: String = r.get(2)?;
+            let meta = Meta {
+                id: id.into(),
+                updated_at: r.get(3)?,
+                recall_count: r.get(4)?,
+            };
+            let blob = r.get_ref(5)?.as_blob().unwrap_or(&[]);
+            self.cache.put(rowid, &scope, meta, &vec_of(blob));
+        }
+        self.cache.generation = Some(g);
+        Ok(())
+    }
+
+    /// Loads word document frequencies (whole store) if missing or stale.
+    fn ensure_term_stats(&mut self, conn: &Connection) -> Result<(), RecallError> {
+        let Some(g) = self.cache.generation else {
+            return Ok(());
+        };
+        if self.term_stats.as_ref().is_some_and(|(sg, _)| *sg == g) {
+            return Ok(());
+        }
+        let mut df: HashMap<String, u32> = HashMap::new();
+        let mut st = conn.prepare("SELECT name, description, body, keywords FROM recall_docs")?;
+        let mut rows = st.query([])?;
+        let mut seen = std::collections::HashSet::new();
+        while let Some(r) = rows.next()? {
+            seen.clear();
+            for i in 0..4 {
+                let text = r.get_ref(i)?.as_str().unwrap_or("");
+                for w in words(text) {
+                    if !seen.contains(&w) {
+                        *df.entry(w.clone()).or_default() += 1;
+                        seen.insert(w);
+                    }
+                }
+            }
+        }
+        self.term_stats = Some((g, df));
+        Ok(())
+    }
+
+    /// The query terms to match lexically: all of them, or, in a store larger than
+    /// `lexical_budget`, the rarest ones whose document frequencies add up to at most the
+    /// budget (the most common words, which carry the least BM25 weight, are dropped).
+    fn lexical_terms(
+        &mut self,
+        conn: &Connection,
+        query: &str,
+    ) -> Result<(Vec<String>, bool), RecallError> {
+        let terms = query_terms(query);
+        let budget = self.config.lexical_budget;
+        if budget == 0 || terms.len() < 2 || self.cache.len() <= budget {
+            return Ok((terms, false));
+        }
+        self.ensure_term_stats(conn)?;
+        let Some((_, df)) = &self.term_stats else {
+            return Ok((terms, false));
+        };
+        let mut by_df: Vec<(u32, String)> = terms
+            .iter()
+            .map(|t| (df.get(t).copied().unwrap_or(0), t.clone()))
+            .collect();
+        by_df.sort();
+        let mut kept = Vec::new();
+        let mut total = 0usize;
+        for (n, t) in by_df {
+            if !kept.is_empty() && total + n as usize > budget {
+                break;
+            }
+            total += n as usize;
+            kept.push(t);
+        }
+        let pruned = kept.len() < terms.len();
+        Ok((kept, pruned))
+    }
+
+    /// Lexical candidates: (rowid, bm25 with higher = better), best first, in scope.
+    fn lexical(
+        &mut self,
+        conn: &Connection,
+        query: &str,
+        scopes: &[&str],
+        n: usize,
+    ) -> Result<Vec<(i64, f64)>, RecallError> {
+        let (terms, pruned) = self.lexical_terms(conn, query)?;
+        let Some(expr) = fts_match_terms(&terms, (!pruned).then_some(query)) else {
+            return Ok(Vec::new());
+        };
+        if scopes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let parts = self.cache.parts_of(scopes);
+        let full = if self.cache.count_in(&parts) == self.cache.len() {
+            // Every document is in scope: the scope clause would only cost time.
+            format!("{{name description body keywords}} : ({expr})")
+        } else {
+            let scope_expr: Vec<String> = scopes.iter().map(|s| quote(&scope_token(s))).collect();
+            format!(
+                "{{name description body keywords}} : ({expr}) AND scope_tok : ({})",
+                scope_expr.join(" OR ")
+            )
+        };
+        let w = self.config.field_weights;
+        let sql = format!(
+            "SELECT rowid, bm25(recall_fts, {}, {}, {}, {}, 0.0) AS s FROM recall_fts
+             WHERE recall_fts MATCH ?1 ORDER BY s LIMIT ?2",
+            w[0], w[1], w[2], w[3]
+        );
+        let mut st = conn.prepare_cached(&sql)?;
+        let rows = st.query_map(params![full, n as i64], |r| {
+            Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?))
+        })?;
+        let mut out = Vec::with_capacity(n);
+        for row in rows {
+            let (rowid, s) = row?;
+            // The scope token is a hash: confirm the exact scope from the cache.
+            if self.cache.in_parts(rowid, &parts) {
+                out.push((rowid, s));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Searches the documents visible in `scopes` and returns the best `k`, best first.
+    /// `now` (Unix seconds) anchors the recency prior.
+    pub fn search(
+        &mut self,
+        conn: &Connection,
+        query: &str,
+        scopes: &[&str],
+        k: usize,
+        now: i64,
+    ) -> Result<Vec<Hit>, RecallError> {
+        if k == 0 || scopes.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.ensure_cache(conn)?;
+        let cfg = self.config.clone();
+        let n = cfg.candidates.max(k);
+        let parts = self.cache.parts_of(scopes);
+
+        let lexical = if cfg.mode == Mode::Semantic {
+            Vec::new()
+        } else {
+            self.lexical(conn, query, scopes, n)?
+        };
+        let qvec = if cfg.mode == Mode::Lexical {
+            Vec::new()
+        } else {
+            self.embedder.embed(query)
+        };
+        let mut ranked = self.rank(&lexical, &qvec, &parts, n, &cfg, now);
+        ranked.truncate(k);
+        Ok(ranked
+            .into_iter()
+            .filter_map(|(score, rowid, c)| {
+                let id = self.cache.meta(rowid)?.id.to_string();
+                Some(Hit {
+                    id,
+                    score,
+                    bm25: c.bm25,
+                    cosine: c.cosine,
+                    lexical_rank: c.lex_rank,
+                    semantic_rank: c.sem_rank,
+                })
+            })
+            .collect())
+    }
+
+    /// Fuses a lexical list with a semantic scan for `qvec` (empty = no semantic list)
+    /// and applies the priors; returns all candidates, best first.
+    fn rank(
+        &mut self,
+        lexical: &[(i64, f64)],
+        qvec: &[f32],
+        parts: &[u32],
+        n: usize,
+        cfg: &RecallConfig,
+        now: i64,
+    ) -> Vec<(f64, i64, Cand)> {
+        let mut qv = Vec::with_capacity(qvec.len());
+        let qs = quantize(qvec, &mut qv);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let semantic = if qvec.is_empty() {
+            Vec::new()
+        } else {
+            self.cache.top_n(&qv, qs, parts, n, &mut scratch)
+        };
+        self.scratch = scratch;
+
+        let mut cands: HashMap<i64, Cand> = HashMap::with_capacity(lexical.len() + semantic.len());
+        for (i, &(rowid, s)) in lexical.iter().enumerate() {
+            cands.insert(
+                rowid,
+                Cand {
+                    bm25: Some(s),
+                    cosine: None,
+                    lex_rank: Some(i + 1),
+                    sem_rank: None,
+                },
+            );
+        }
+        for (i, &(c, rowid)) in semantic.iter().enumerate() {
+            let e = cands.entry(rowid).or_default();
+            e.cosine = Some(c);
+            e.sem_rank = Some(i + 1);
+        }
+        if qs != 0.0 {
+            for (rowid, c) in cands.iter_mut() {
+                if c.cosine.is_none() {
+                    c.cosine = self.cache.cosine(&qv, qs, *rowid);
+                }
+            }
+        }
+        let max_bm25 = lexical.first().map_or(0.0, |x| x.1).max(f64::MIN_POSITIVE);
+        let max_cos = cands
+            .values()
+            .filter_map(|c| c.cosine)
+            .fold(0.0f32, f32::max)
+            .max(f32::MIN_POSITIVE);
+
+        let mut ranked: Vec<(f64, i64, Cand)> = cands
+            .into_iter()
+            .map(|(rowid, c)| {
+                let base = match cfg.mode {
+                    Mode::Lexical => c.bm25.unwrap_or(0.0),
+                    Mode::Semantic => f64::from(c.cosine.unwrap_or(0.0)),
+                    Mode::Hybrid => match cfg.fusion {
+                        Fusion::Rrf {
+                            k,
+                            lexical,
+                            semantic,
+                        } => {
+                            c.lex_rank.map_or(0.0, |r| lexical / (k + r as f64))
+                                + c.sem_rank.map_or(0.0, |r| semantic / (k + r as f64))
+                        }
+                        Fusion::Convex { alpha } => {
+                            alpha * c.bm25.unwrap_or(0.0) / max_bm25
+                                + (1.0 - alpha)
+                                    * f64::from(c.cosine.unwrap_or(0.0).max(0.0) / max_cos)
+                        }
+                    },
+                };
+                (base * self.prior(rowid, now, cfg), rowid, c)
+            })
+            .collect();
+        ranked.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        ranked
+    }
+
+    /// Multiplicative prior in `[1, 1 + recency_weight + recall_weight]`.
+    fn prior(&self, rowid: i64, now: i64, cfg: &RecallConfig) -> f64 {
+        let Some(m) = self.cache.meta(rowid) else {
+            return 1.0;
+        };
+        let age_days = (now.saturating_sub(m.updated_at)).max(0) as f64 / 86_400.0;
+        let recency = if cfg.recency_half_life_days > 0.0 {
+            (-age_days / cfg.recency_half_life_days).exp2()
+        } else {
+            0.0
+        };
+        let n = m.recall_count.max(0) as f64;
+        1.0 + cfg.recency_weight * recency + cfg.recall_weight * n / (n + 5.0)
+    }
+}

@@ -1,0 +1,206 @@
+//! `cairn hook --agent claude|codex`: what the agents' hooks run.
+//!
+//! Reads the hook's JSON on stdin. Stop: find the turn that just ended, enqueue it when it is to
+//! be recorded, start the detached worker if none runs. SessionStart / UserPromptSubmit: print
+//! additional context (failure notices now, recall later) in the agents' JSON shape. It never
+//! fails the agent: whatever goes wrong is logged and recorded, and the process exits 0 with
+//! nothing on stdout.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use cairn_capture::context::{
+    self, ConfigProblemNotice, ContextProvider, ContextRequest, FailedJobsNotice, HookErrorNotice,
+};
+use cairn_capture::{CaptureLog, Decision, HookEvent, HookPayload, INSIDE_ENV, WorkerLock};
+use cairn_store::Store;
+use cairn_transcript::Agent;
+
+use crate::homes::Homes;
+
+/// Which agent's hook is calling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentArg {
+    Claude,
+    Codex,
+}
+
+impl AgentArg {
+    pub fn agent(self) -> Agent {
+        match self {
+            AgentArg::Claude => Agent::Claude,
+            AgentArg::Codex => Agent::Codex,
+        }
+    }
+}
+
+/// Hook input larger than this is not read (no agent sends that much).
+const MAX_INPUT: u64 = 16 * 1024 * 1024;
+
+pub fn run(homes: &Homes, agent: AgentArg) -> Result<ExitCode> {
+    if std::env::var_os(INSIDE_ENV).is_some_and(|v| !v.is_empty()) {
+        // Drain the input anyway: an agent writing to a closed pipe may report an error.
+        let _ = std::io::copy(&mut std::io::stdin().take(MAX_INPUT), &mut std::io::sink());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let log = CaptureLog::new(&homes.data_dir, "hook");
+    let result = std::panic::catch_unwind(|| handle(homes, agent.agent(), &log));
+    let err = match result {
+        Ok(Ok(Some(out))) => {
+            println!("{out}");
+            return Ok(ExitCode::SUCCESS);
+        }
+        Ok(Ok(None)) => return Ok(ExitCode::SUCCESS),
+        Ok(Err(e)) => format!("{e:#}"),
+        Err(_) => "the hook panicked".to_owned(),
+    };
+    log.error(&format!("{} hook failed: {err}", agent.agent()));
+    record_error(homes, &err);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+fn handle(homes: &Homes, agent: Agent, log: &CaptureLog) -> Result<Option<String>> {
+    let mut input = String::new();
+    std::io::stdin()
+        .take(MAX_INPUT)
+        .read_to_string(&mut input)
+        .context("cannot read the hook input on stdin")?;
+    let payload = HookPayload::parse(&input)?;
+    match payload.event {
+        HookEvent::Stop if payload.transcript_path.is_none() => {
+            // Codex sends null for sessions it does not persist (`--ephemeral`).
+            log.info(&format!(
+                "{agent} Stop without a transcript (ephemeral session): nothing to record"
+            ));
+            Ok(None)
+        }
+        HookEvent::Stop => {
+            let store = open_store(homes)?;
+            let out = cairn_capture::on_stop(&store, agent, &payload, now())?;
+            // Decisions are logged only on request: the log redacts, and building the
+            // redaction engine would cost the waiting agent milliseconds on every turn.
+            let verbose = std::env::var_os("CAIRN_DEBUG").is_some();
+            let what = match &out.decision {
+                Decision::Record { forced: true, .. } => "recorded (#memo)",
+                Decision::Record { .. } => "recorded (changed)",
+                Decision::SkipNoMemo => "skipped (#nomemo)",
+                Decision::SkipReadOnly => "skipped (read-only)",
+            };
+            if verbose {
+                log.info(&format!(
+                    "{agent} turn {} of session {}: {what}{}",
+                    out.turn_key,
+                    out.session_key,
+                    if matches!(out.decision, Decision::Record { .. }) && !out.enqueued {
+                        ", already queued"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            if matches!(out.decision, Decision::Record { .. }) {
+                drop(store);
+                ensure_worker(homes, log)?;
+            }
+            Ok(None)
+        }
+        HookEvent::SessionStart | HookEvent::UserPromptSubmit => {
+            let config_error = cairn_config::Config::load(&homes.data_dir)
+                .err()
+                .map(|e| e.to_string());
+            if let Some(e) = &config_error {
+                log.error(e);
+            }
+            let store = open_store(homes)?;
+            let cwd = payload.cwd.as_deref().map(Path::new);
+            let project = cwd.map(|c| {
+                cairn_capture::project_root(c)
+                    .to_string_lossy()
+                    .into_owned()
+            });
+            let req = ContextRequest {
+                agent,
+                event: &payload.event,
+                session_id: &payload.session_id,
+                cwd,
+                project: project.as_deref(),
+                prompt: payload.prompt.as_deref(),
+                now: now(),
+            };
+            let config_notice = ConfigProblemNotice(config_error);
+            let memory = crate::cmd::memories::MemoryContext::new(homes);
+            let providers: [&dyn ContextProvider; 4] =
+                [&FailedJobsNotice, &HookErrorNotice, &config_notice, &memory];
+            let (piece, errors) = context::gather(&providers, &store, &req);
+            for e in errors {
+                log.error(&format!("context provider failed: {e}"));
+            }
+            // Jobs left waiting (a retry, or a worker that died): pick them up now.
+            if payload.event == HookEvent::SessionStart
+                && store.next_pending_at()?.is_some_and(|t| t <= now())
+            {
+                drop(store);
+                ensure_worker(homes, log)?;
+            }
+            Ok(piece.map(|p| context::render_output(&payload.event, &p)))
+        }
+        HookEvent::Other(_) => Ok(None),
+    }
+}
+
+fn open_store(homes: &Homes) -> Result<Store> {
+    let path = homes.db_path();
+    let store = Store::open(&path)
+        .with_context(|| format!("cannot open cairn's database {}", path.display()))?;
+    // The agent waits for this process: leave the checkpoint's fsyncs to the worker.
+    store.defer_checkpoint_on_close()?;
+    Ok(store)
+}
+
+/// Starts the detached worker unless one holds the worker lock.
+fn ensure_worker(homes: &Homes, log: &CaptureLog) -> Result<()> {
+    if WorkerLock::is_held(&homes.data_dir) {
+        return Ok(());
+    }
+    let exe = std::env::current_exe().context("cannot locate the cairn binary")?;
+    let args = [
+        "--claude-dir".as_ref(),
+        homes.claude_root.as_os_str(),
+        "--codex-home".as_ref(),
+        homes.codex_home.as_os_str(),
+        "--data-dir".as_ref(),
+        homes.data_dir.as_os_str(),
+        "worker".as_ref(),
+    ];
+    let pid = cairn_capture::detach::spawn_detached(&exe, &args, &homes.data_dir, log.path())
+        .context("cannot start the background worker")?;
+    if std::env::var_os("CAIRN_DEBUG").is_some() {
+        log.info(&format!("started worker {pid}"));
+    }
+    Ok(())
+}
+
+/// Records a hook failure in the store (best effort: the store may be what failed).
+fn record_error(homes: &Homes, err: &str) {
+    let Ok(store) = Store::open(&homes.db_path()) else {
+        return;
+    };
+    let count = store
+        .meta(context::HOOK_ERROR_COUNT)
+        .ok()
+        .flatten()
+        .and_then(|v| v.parse::<i64>().ok())
+        .unwrap_or(0);
+    let _ = store.set_meta(context::HOOK_ERROR_COUNT, &(count + 1).to_string());
+    let _ = store.set_meta(context::LAST_HOOK_ERROR, &cairn_redact::redact(err));
+    let _ = store.set_meta(context::LAST_HOOK_ERROR_AT, &now().to_string());
+}

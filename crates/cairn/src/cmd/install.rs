@@ -1,0 +1,206 @@
+//! `cairn install claude|codex [--dry-run] [--uninstall]`: wires cairn's hooks (SessionStart,
+//! UserPromptSubmit, Stop → `cairn hook --agent …`) into the agent's user configuration.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+
+use cairn_install::{Manifest, Plan, Target, plan_claude, plan_codex};
+
+use crate::homes::Homes;
+use crate::output;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentName {
+    Claude,
+    Codex,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    /// The agent to wire
+    #[arg(value_enum)]
+    pub agent: AgentName,
+    /// Show the change as a diff and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Remove exactly what `cairn install` added
+    #[arg(long)]
+    pub uninstall: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    agent: &'static str,
+    path: String,
+    action: &'static str,
+    changed: bool,
+    dry_run: bool,
+    diff: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    next_steps: Vec<String>,
+}
+
+const MANIFEST: &str = "install.json";
+
+/// The command line the agent runs: `<cairn> [--data-dir DIR] hook --agent X`.
+fn hook_command(homes: &Homes, target: Target) -> Result<String> {
+    let exe = std::env::current_exe().context("cannot locate the cairn binary")?;
+    let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+    let mut cmd = shell_quote(&exe.to_string_lossy());
+    let default_data = homes.home.as_ref().map(|h| h.join(".cairn"));
+    if default_data.as_deref() != Some(homes.data_dir.as_path()) {
+        cmd += " --data-dir ";
+        cmd += &shell_quote(&homes.data_dir.to_string_lossy());
+    }
+    cmd += " hook --agent ";
+    cmd += target.as_str();
+    Ok(cmd)
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%=".contains(&b))
+    {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+pub fn run(homes: &Homes, args: &InstallArgs, json: bool) -> Result<ExitCode> {
+    let (target, dir, file, flag) = match args.agent {
+        AgentName::Claude => (
+            Target::Claude,
+            &homes.claude_root,
+            homes.claude_root.join("settings.json"),
+            "--claude-dir (or CLAUDE_CONFIG_DIR)",
+        ),
+        AgentName::Codex => (
+            Target::Codex,
+            &homes.codex_home,
+            homes.codex_home.join("config.toml"),
+            "--codex-home (or CODEX_HOME)",
+        ),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "{} does not exist: is {} installed? Point cairn at its directory with {flag}",
+            dir.display(),
+            match target {
+                Target::Claude => "Claude Code",
+                Target::Codex => "Codex",
+            }
+        );
+    }
+    let manifest_path = homes.data_dir.join(MANIFEST);
+    let mut manifest = Manifest::load(&manifest_path);
+    let command = hook_command(homes, target)?;
+    let previous = manifest.get(target);
+    let plan = match target {
+        Target::Claude => plan_claude(&file, &command, args.uninstall, previous)?,
+        Target::Codex => plan_codex(&file, &command, args.uninstall, previous)?,
+    };
+    let changed = plan.changes_file();
+    if !args.dry_run {
+        plan.apply()?;
+        manifest.set(target, plan.record.clone());
+        save_manifest(&manifest_path, &manifest)?;
+    }
+    let next_steps = next_steps(target, args.uninstall, changed, &plan);
+    let action = if args.uninstall {
+        "uninstall"
+    } else {
+        "install"
+    };
+    if json {
+        output::json(&Report {
+            agent: target.as_str(),
+            path: file.display().to_string(),
+            action,
+            changed,
+            dry_run: args.dry_run,
+            diff: plan.diff(),
+            next_steps,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.dry_run {
+        if changed {
+            print!("{}", plan.diff());
+            println!("(dry run: nothing written; run without --dry-run to apply)");
+        } else {
+            println!("{}: nothing to change", file.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    match (args.uninstall, changed) {
+        (false, true) => println!("installed cairn's hooks in {}", file.display()),
+        (false, false) => println!("cairn's hooks are already in {}", file.display()),
+        (true, true) => println!("removed cairn's hooks from {}", file.display()),
+        (true, false) => println!("no cairn hooks in {}", file.display()),
+    }
+    for s in next_steps {
+        println!("{s}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn next_steps(target: Target, uninstall: bool, changed: bool, plan: &Plan) -> Vec<String> {
+    if uninstall || !changed {
+        return Vec::new();
+    }
+    let mut v = Vec::new();
+    match target {
+        Target::Codex => {
+            v.push(
+                "Codex runs new or changed hooks only after you trust them: start `codex`, type `/hooks`, \
+                 and trust cairn's SessionStart, UserPromptSubmit and Stop hooks."
+                    .to_owned(),
+            );
+            if plan
+                .record
+                .as_ref()
+                .is_some_and(|r| r.enabled_hooks_feature)
+            {
+                v.push(
+                    "Hooks were switched off (`[features] hooks = false`); cairn switched them on \
+                     (`cairn install codex --uninstall` switches them off again)."
+                        .to_owned(),
+                );
+            }
+        }
+        Target::Claude => v.push(
+            "Claude Code loads the hooks in new sessions; `/hooks` inside Claude Code lists them."
+                .to_owned(),
+        ),
+    }
+    v
+}
+
+fn save_manifest(path: &Path, m: &Manifest) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        create_private_dir(dir)?;
+    }
+    let text = serde_json::to_string_pretty(m)?;
+    cairn_capture::memo::write_atomic(path, text.as_bytes(), Some(0o600))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn create_private_dir(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir)
+        .with_context(|| format!("cannot create {}", PathBuf::from(dir).display()))
+}

@@ -1,0 +1,184 @@
+//! Shared glue for the memory commands: opening the memory store with its views, the clock,
+//! which project a directory belongs to, where the agents keep their own memory.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use cairn_memory::{AgentMemoryDirs, Memory, MemoryStore, project_scope, scope_label};
+
+use crate::cmd::ingest;
+use crate::homes::Homes;
+
+/// The memory store over cairn's database, writing its views to `<data dir>/memory`.
+pub fn open(homes: &Homes) -> Result<MemoryStore> {
+    let store = ingest::open_store(homes)?;
+    let mem = MemoryStore::open(store).with_context(|| {
+        format!(
+            "cannot open the memory tables in {} (upgrade cairn if it says newer)",
+            homes.db_path().display()
+        )
+    })?;
+    Ok(mem.with_views(homes.data_dir.join("memory")))
+}
+
+/// Now, in Unix seconds.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// The project scope of `cwd` (default: the current directory).
+pub fn project_of(cwd: Option<&Path>) -> Result<String> {
+    let dir = match cwd {
+        Some(d) => d.to_path_buf(),
+        None => {
+            std::env::current_dir().context("cannot read the current directory; pass --cwd DIR")?
+        }
+    };
+    Ok(project_scope(&dir))
+}
+
+/// Where both agents write memory themselves (those turns are not extracted again).
+pub fn agent_dirs(homes: &Homes) -> AgentMemoryDirs {
+    let root = cairn_transcript::ClaudeRoot::new(&homes.claude_root);
+    AgentMemoryDirs {
+        claude_roots: vec![homes.claude_root.clone()],
+        claude_memory_dirs: root
+            .auto_memory_override(homes.home.as_deref())
+            .into_iter()
+            .collect(),
+        codex_homes: vec![homes.codex_home.clone()],
+    }
+}
+
+/// `feedback · project webshop` style label.
+pub fn label(m: &Memory) -> String {
+    let scope = if m.scope == cairn_memory::GLOBAL {
+        "global".to_string()
+    } else {
+        format!("project {}", scope_label(&m.scope))
+    };
+    format!("{} · {scope}", m.memory_type)
+}
+
+/// A memory as text: header, body, provenance.
+pub fn print_full(m: &Memory, now: i64) {
+    println!("{}  {}  ({})", m.id, m.name, label(m));
+    for l in m.body.lines() {
+        println!("  {l}");
+    }
+    println!("  source: {}", m.source.describe());
+    println!(
+        "  updated {} ({} days ago), recalled {} time(s)",
+        cairn_memory::format_time(m.updated_at),
+        m.age_days(now),
+        m.recall_count
+    );
+}
+
+/// What `cairn sync` did about memories.
+#[derive(serde::Serialize)]
+pub struct SyncMemories {
+    #[serde(flatten)]
+    pub extract: cairn_memory::ExtractReport,
+    /// Live memories after the run.
+    pub total: usize,
+    /// The markdown views directory.
+    pub views: String,
+}
+
+/// Extracts memories from the turns not seen yet and regenerates the views.
+pub fn extract(homes: &Homes) -> Result<SyncMemories> {
+    let mut mem = open(homes)?;
+    let report = mem
+        .extract(&agent_dirs(homes), now())
+        .context("memory extraction failed")?;
+    let total = mem.scopes()?.iter().map(|(_, n)| n).sum();
+    Ok(SyncMemories {
+        extract: report,
+        total,
+        views: homes.data_dir.join("memory").display().to_string(),
+    })
+}
+
+pub fn print_sync(r: &SyncMemories) {
+    let e = &r.extract;
+    println!(
+        "memories: {} statement(s) in {} new turn(s): {} created, {} merged into existing, {} superseded; {} memories kept",
+        e.statements, e.turns, e.created, e.updated, e.superseded, r.total
+    );
+    if e.agent_wrote > 0 {
+        println!(
+            "  {} turn(s) skipped: the agent wrote memory itself there",
+            e.agent_wrote
+        );
+    }
+    if e.forgotten_skipped > 0 {
+        println!(
+            "  {} statement(s) skipped: you told cairn to forget them",
+            e.forgotten_skipped
+        );
+    }
+    println!("  views: {}", r.views);
+}
+
+/// The hooks' memory context: the session-start summary (SessionStart) and the memories
+/// relevant to the prompt (UserPromptSubmit), for the project of the hook's working directory.
+pub struct MemoryContext<'a> {
+    pub homes: &'a Homes,
+    /// Session-start token budget (`[recall] session_budget_tokens`).
+    pub budget: usize,
+}
+
+impl MemoryContext<'_> {
+    /// With the budget from `config.toml` (the default when it is missing or broken).
+    pub fn new(homes: &Homes) -> MemoryContext<'_> {
+        let budget = cairn_config::Config::load(&homes.data_dir)
+            .map(|c| c.recall.session_budget_tokens)
+            .unwrap_or(cairn_memory::DEFAULT_SESSION_BUDGET);
+        MemoryContext { homes, budget }
+    }
+}
+
+impl cairn_capture::context::ContextProvider for MemoryContext<'_> {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+
+    fn provide(
+        &self,
+        _store: &cairn_store::Store,
+        req: &cairn_capture::context::ContextRequest<'_>,
+    ) -> Result<Option<cairn_capture::context::ContextPiece>, cairn_capture::CaptureError> {
+        use cairn_capture::payload::HookEvent;
+        let fail = |e: anyhow::Error| cairn_capture::CaptureError::Io(format!("memory: {e:#}"));
+        let Some(cwd) = req.cwd else { return Ok(None) };
+        let scope = project_scope(cwd);
+        let session = Some(req.session_id).filter(|s| !s.is_empty());
+        let text = match req.event {
+            HookEvent::SessionStart => {
+                let mut mem = open(self.homes).map_err(fail)?;
+                Some(
+                    mem.session_start_context(&scope, session, self.budget, req.now)
+                        .map_err(|e| fail(e.into()))?,
+                )
+            }
+            HookEvent::UserPromptSubmit => match req.prompt {
+                Some(p) => {
+                    let mut mem = open(self.homes).map_err(fail)?;
+                    mem.prompt_context(&scope, session, p, req.now)
+                        .map_err(|e| fail(e.into()))?
+                }
+                None => None,
+            },
+            _ => None,
+        };
+        Ok(text
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| cairn_capture::context::ContextPiece {
+                for_agent: t,
+                for_user: None,
+            }))
+    }
+}

@@ -1,0 +1,89 @@
+//! `cairn recall "QUERY"`: the memories relevant to a query, in this project and global.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::cmd::memories;
+use crate::homes::Homes;
+use crate::output;
+
+#[derive(clap::Args, Debug)]
+pub struct RecallArgs {
+    /// What you are looking for, in your own words
+    pub query: String,
+    /// The project directory [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// How many results
+    #[arg(short = 'k', default_value_t = 5)]
+    pub k: usize,
+}
+
+#[derive(Serialize)]
+struct Result1<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    memory_type: cairn_memory::MemoryType,
+    scope: &'a str,
+    name: &'a str,
+    description: &'a str,
+    body: &'a str,
+    score: f64,
+    age_days: i64,
+    source: &'a cairn_memory::Source,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    freshness: Option<String>,
+}
+
+pub fn run(homes: &Homes, a: &RecallArgs, json: bool) -> Result<ExitCode> {
+    let scope = memories::project_of(a.cwd.as_deref())?;
+    let mut mem = memories::open(homes)?;
+    let now = memories::now();
+    let hits = mem.recall(&a.query, &scope, a.k, now)?;
+    if json {
+        let results: Vec<Result1<'_>> = hits
+            .iter()
+            .map(|h| {
+                let m = &h.memory;
+                Result1 {
+                    id: &m.id,
+                    memory_type: m.memory_type,
+                    scope: &m.scope,
+                    name: &m.name,
+                    description: &m.description,
+                    body: &m.body,
+                    score: (h.score * 1e4).round() / 1e4,
+                    age_days: m.age_days(now),
+                    source: &m.source,
+                    freshness: cairn_memory::freshness_note(m.age_days(now)),
+                }
+            })
+            .collect();
+        output::json(&serde_json::json!({ "results": results }))?;
+    } else if hits.is_empty() {
+        println!("nothing relevant remembered for this project or globally");
+    } else {
+        for (i, h) in hits.iter().enumerate() {
+            let m = &h.memory;
+            println!(
+                "{}. {}  ({}, {} days old, score {:.3}, id {})",
+                i + 1,
+                m.name,
+                memories::label(m),
+                m.age_days(now),
+                h.score,
+                m.id
+            );
+            for l in m.body.lines() {
+                println!("   {l}");
+            }
+            if let Some(n) = cairn_memory::freshness_note(m.age_days(now)) {
+                println!("   {n}");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

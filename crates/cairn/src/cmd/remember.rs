@@ -1,0 +1,103 @@
+//! `cairn remember "TEXT"`: save a memory by hand.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use cairn_memory::{GLOBAL, MemoryType, NewMemory, Source, classify};
+
+use crate::cmd::memories;
+use crate::homes::Homes;
+use crate::output;
+
+#[derive(clap::Args, Debug)]
+pub struct RememberArgs {
+    /// What to remember (a rule, a fact, a pointer)
+    pub text: String,
+    /// user, feedback, project or reference [default: guessed from the text]
+    #[arg(long = "type", value_name = "TYPE")]
+    pub memory_type: Option<String>,
+    /// global or project [default: global for user memories, else the project]
+    #[arg(long, value_name = "SCOPE")]
+    pub scope: Option<String>,
+    /// The project directory [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Why this matters
+    #[arg(long, value_name = "TEXT")]
+    pub why: Option<String>,
+    /// How to apply it
+    #[arg(long, value_name = "TEXT")]
+    pub how: Option<String>,
+}
+
+/// Resolves `--scope global|project` (or a literal scope) for a memory type.
+pub fn resolve_scope(
+    scope: Option<&str>,
+    memory_type: MemoryType,
+    cwd: Option<&std::path::Path>,
+) -> Result<String> {
+    match scope.map(str::trim) {
+        Some("global") => Ok(GLOBAL.to_string()),
+        Some("project") => memories::project_of(cwd),
+        Some(other) if other.starts_with('/') => Ok(other.to_string()),
+        Some(other) => anyhow::bail!("unknown scope {other:?}: use global or project"),
+        None if memory_type == MemoryType::User => Ok(GLOBAL.to_string()),
+        None => memories::project_of(cwd),
+    }
+}
+
+pub fn run(homes: &Homes, a: &RememberArgs, json: bool) -> Result<ExitCode> {
+    let memory_type = match &a.memory_type {
+        Some(t) => MemoryType::parse_or_err(t)?,
+        // A statement shaped like the ones extraction recognises is typed the same way.
+        None => match cairn_memory::candidates(&a.text).as_slice() {
+            [one] => one.memory_type,
+            _ => classify(&a.text),
+        },
+    };
+    let scope = resolve_scope(a.scope.as_deref(), memory_type, a.cwd.as_deref())?;
+    let mut mem = memories::open(homes)?;
+    let now = memories::now();
+    let out = mem.remember(
+        NewMemory {
+            memory_type,
+            scope,
+            rule: a.text.clone(),
+            why: a.why.clone(),
+            how: a.how.clone(),
+            name: None,
+            description: None,
+            source: Source::manual(),
+            at: now,
+        },
+        now,
+    )?;
+    if json {
+        let mut v = serde_json::to_value(&out.memory)?;
+        v["action"] = serde_json::to_value(out.action)?;
+        if let Some(r) = &out.replaced {
+            v["replaced"] = r.clone().into();
+        }
+        output::json(&v)?;
+    } else {
+        let verb = match out.action {
+            cairn_memory::Action::Created => "remembered",
+            cairn_memory::Action::Updated => "updated the existing memory",
+            cairn_memory::Action::Unchanged => "already remembered",
+            cairn_memory::Action::Superseded => "remembered (replacing an older memory)",
+        };
+        println!(
+            "{verb} {} ({})",
+            out.memory.id,
+            memories::label(&out.memory)
+        );
+        for l in out.memory.body.lines() {
+            println!("  {l}");
+        }
+        if let Some(r) = &out.replaced {
+            println!("  replaces {r}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,226 @@
+//! `cairn status`: the background jobs (pending, running, failed with their errors), the last
+//! ingest and worker run, hook errors, the store's size and the configuration in effect.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::Value;
+
+use cairn_capture::context::{HOOK_ERROR_COUNT, LAST_HOOK_ERROR, LAST_HOOK_ERROR_AT};
+use cairn_capture::{CaptureLog, WorkerLock};
+use cairn_config::Config;
+use cairn_store::{JobCounts, Store};
+
+use crate::homes::Homes;
+use crate::output;
+
+#[derive(Serialize, Default)]
+struct Jobs {
+    pending: u64,
+    running: u64,
+    failed: u64,
+    done: u64,
+}
+
+#[derive(Serialize)]
+struct JobError {
+    id: i64,
+    status: String,
+    agent: String,
+    session: String,
+    turn: String,
+    attempts: i64,
+    error: String,
+    at: String,
+}
+
+#[derive(Serialize)]
+struct HookErrors {
+    count: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    at: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Status {
+    data_dir: String,
+    database: String,
+    store_bytes: u64,
+    jobs: Jobs,
+    job_errors: Vec<JobError>,
+    worker_running: bool,
+    last_ingest: Option<String>,
+    last_worker_run: Option<String>,
+    hook_errors: HookErrors,
+    digests: u64,
+    turns: u64,
+    config_file: String,
+    config: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    config_error: Option<String>,
+    log: String,
+}
+
+fn iso(secs: Option<String>) -> Option<String> {
+    let s: i64 = secs?.parse().ok()?;
+    jiff::Timestamp::from_second(s).ok().map(|t| t.to_string())
+}
+
+pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
+    let db = homes.db_path();
+    let store_bytes = ["", "-wal"]
+        .iter()
+        .filter_map(|suffix| {
+            std::fs::metadata(format!("{}{suffix}", db.display()))
+                .ok()
+                .map(|m| m.len())
+        })
+        .sum();
+    let (config, config_error) = match Config::load(&homes.data_dir) {
+        Ok(c) => (Some(c), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let mut st = Status {
+        data_dir: homes.data_dir.display().to_string(),
+        database: db.display().to_string(),
+        store_bytes,
+        jobs: Jobs::default(),
+        job_errors: Vec::new(),
+        worker_running: false,
+        last_ingest: None,
+        last_worker_run: None,
+        hook_errors: HookErrors {
+            count: 0,
+            last: None,
+            at: None,
+        },
+        digests: 0,
+        turns: 0,
+        config_file: Config::path_in(&homes.data_dir).display().to_string(),
+        config: config.map(serde_json::to_value).transpose()?,
+        config_error,
+        log: CaptureLog::new(&homes.data_dir, "status")
+            .path()
+            .display()
+            .to_string(),
+    };
+    // Do not create a database just to report that there is none.
+    if db.is_file() {
+        let store = crate::cmd::ingest::open_store(homes)?;
+        fill(&store, &mut st)?;
+    }
+    // After reading the jobs: a job seen running while no worker holds the lock is really
+    // abandoned (probing first could miss a worker that started and claimed in between).
+    st.worker_running = homes.data_dir.is_dir() && WorkerLock::is_held(&homes.data_dir);
+    if json {
+        output::json(&st)?;
+    } else {
+        print_human(&st);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn fill(store: &Store, st: &mut Status) -> Result<()> {
+    let JobCounts {
+        pending,
+        running,
+        done,
+        failed,
+    } = store.job_counts()?;
+    st.jobs = Jobs {
+        pending,
+        running,
+        failed,
+        done,
+    };
+    st.job_errors = store
+        .jobs_with_errors(10)?
+        .into_iter()
+        .map(|j| JobError {
+            id: j.id,
+            status: j.status.as_str().to_owned(),
+            agent: j.agent,
+            session: j.session_key,
+            turn: j.turn_key,
+            attempts: j.attempts,
+            error: j.last_error.unwrap_or_default(),
+            at: iso(Some(j.updated_at.to_string())).unwrap_or_default(),
+        })
+        .collect();
+    st.last_ingest = iso(store.meta("last_ingest")?);
+    st.last_worker_run = iso(store.meta("last_worker_run")?);
+    st.hook_errors = HookErrors {
+        count: store
+            .meta(HOOK_ERROR_COUNT)?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+        last: store.meta(LAST_HOOK_ERROR)?,
+        at: iso(store.meta(LAST_HOOK_ERROR_AT)?),
+    };
+    st.digests = store.digest_count()?;
+    st.turns = store.turn_count()?;
+    Ok(())
+}
+
+fn print_human(st: &Status) {
+    println!("data dir:     {}", st.data_dir);
+    println!(
+        "store:        {} ({}; {} turns, {} digests)",
+        st.database,
+        output::bytes(st.store_bytes),
+        st.turns,
+        st.digests
+    );
+    println!(
+        "jobs:         {} pending, {} running, {} failed, {} done{}",
+        st.jobs.pending,
+        st.jobs.running,
+        st.jobs.failed,
+        st.jobs.done,
+        if st.worker_running {
+            " (worker running)"
+        } else {
+            ""
+        }
+    );
+    for e in &st.job_errors {
+        println!(
+            "  job {} {} after {} attempt(s) ({} turn {}, {}): {}",
+            e.id, e.status, e.attempts, e.agent, e.turn, e.at, e.error
+        );
+    }
+    println!(
+        "last ingest:  {}",
+        st.last_ingest.as_deref().unwrap_or("never")
+    );
+    println!(
+        "last worker:  {}",
+        st.last_worker_run.as_deref().unwrap_or("never")
+    );
+    if st.hook_errors.count > 0 {
+        println!(
+            "hook errors:  {} (last at {}: {})",
+            st.hook_errors.count,
+            st.hook_errors.at.as_deref().unwrap_or("?"),
+            st.hook_errors.last.as_deref().unwrap_or("")
+        );
+    }
+    match (&st.config, &st.config_error) {
+        (_, Some(e)) => println!("config:       BROKEN, defaults in use: {e}"),
+        (Some(c), None) => println!(
+            "config:       {} (memo journal {}, {} attempt(s) per job)",
+            st.config_file,
+            if c["memo"]["enabled"] == Value::Bool(true) {
+                "on"
+            } else {
+                "off"
+            },
+            c["worker"]["max_attempts"]
+        ),
+        (None, None) => {}
+    }
+    println!("log:          {}", st.log);
+}
