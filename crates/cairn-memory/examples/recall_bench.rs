@@ -297,6 +297,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ms(median(&mut rec)),
         ms(p90(&mut rec))
     );
+    println!(
+        "  search right after a recorded recall p50 {}",
+        ms(median(&mut after))
+    );
     drop(hybrid);
     drop(lexical);
 

@@ -149,6 +149,34 @@ fn remember_list_show_forget() {
             .exists()
     );
 
+    // Secrets never reach the database or the views.
+    let secret = h.json(&[
+        "remember",
+        "the CI deploy user is AKIAFAKECAIRNSAMPLE0 in the staging account",
+        "--type",
+        "reference",
+        "--cwd",
+        s(&proj),
+    ]);
+    assert!(
+        !secret["body"]
+            .as_str()
+            .unwrap()
+            .contains("AKIAFAKECAIRNSAMPLE0"),
+        "{secret}"
+    );
+    assert!(
+        secret["body"].as_str().unwrap().contains("[REDACTED"),
+        "{secret}"
+    );
+    for (path, bytes) in common::all_bytes_under(&h.data()) {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("AKIAFAKECAIRNSAMPLE0"),
+            "secret in {}",
+            path.display()
+        );
+    }
+
     let out = h.cairn(&["forget", "mnothere"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cairn list"));
