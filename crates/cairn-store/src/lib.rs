@@ -146,24 +146,7 @@ impl Store {
             "SELECT path, agent, kind, session_key, dev, ino, size, mtime_ns, head_len, head_hash,
                     offset, line, state, skipped_lines FROM files",
         )?;
-        let rows = st.query_map([], |r| {
-            Ok(FileCursor {
-                path: r.get(0)?,
-                agent: r.get(1)?,
-                kind: r.get(2)?,
-                session_key: r.get(3)?,
-                dev: r.get::<_, i64>(4)? as u64,
-                ino: r.get::<_, i64>(5)? as u64,
-                size: r.get::<_, i64>(6)? as u64,
-                mtime_ns: r.get(7)?,
-                head_len: r.get::<_, i64>(8)? as u64,
-                head_hash: r.get::<_, i64>(9)? as u64,
-                offset: r.get::<_, i64>(10)? as u64,
-                line: r.get::<_, i64>(11)? as u64,
-                state: r.get(12)?,
-                skipped_lines: r.get::<_, i64>(13)? as u64,
-            })
-        })?;
+        let rows = st.query_map([], cursor_row)?;
         let mut out = HashMap::new();
         for c in rows {
             let c = c?;
@@ -182,24 +165,7 @@ impl Store {
             "SELECT path, agent, kind, session_key, dev, ino, size, mtime_ns, head_len, head_hash,
                     offset, line, state, skipped_lines FROM files WHERE path = ?1",
         )?;
-        let rows = st.query_map([path], |r| {
-            Ok(FileCursor {
-                path: r.get(0)?,
-                agent: r.get(1)?,
-                kind: r.get(2)?,
-                session_key: r.get(3)?,
-                dev: r.get::<_, i64>(4)? as u64,
-                ino: r.get::<_, i64>(5)? as u64,
-                size: r.get::<_, i64>(6)? as u64,
-                mtime_ns: r.get(7)?,
-                head_len: r.get::<_, i64>(8)? as u64,
-                head_hash: r.get::<_, i64>(9)? as u64,
-                offset: r.get::<_, i64>(10)? as u64,
-                line: r.get::<_, i64>(11)? as u64,
-                state: r.get(12)?,
-                skipped_lines: r.get::<_, i64>(13)? as u64,
-            })
-        })?;
+        let rows = st.query_map([path], cursor_row)?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(Into::into)
     }
@@ -293,6 +259,26 @@ impl Store {
             .conn
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
     }
+}
+
+/// Reads a `files` row (the columns in the order `cursors` selects them).
+fn cursor_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FileCursor> {
+    Ok(FileCursor {
+        path: r.get(0)?,
+        agent: r.get(1)?,
+        kind: r.get(2)?,
+        session_key: r.get(3)?,
+        dev: r.get::<_, i64>(4)? as u64,
+        ino: r.get::<_, i64>(5)? as u64,
+        size: r.get::<_, i64>(6)? as u64,
+        mtime_ns: r.get(7)?,
+        head_len: r.get::<_, i64>(8)? as u64,
+        head_hash: r.get::<_, i64>(9)? as u64,
+        offset: r.get::<_, i64>(10)? as u64,
+        line: r.get::<_, i64>(11)? as u64,
+        state: r.get(12)?,
+        skipped_lines: r.get::<_, i64>(13)? as u64,
+    })
 }
 
 type TurnRow = (i64, String, String, String, String);
