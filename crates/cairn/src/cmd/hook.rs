@@ -114,9 +114,9 @@ fn handle(homes: &Homes, agent: Agent, log: &CaptureLog) -> Result<Option<String
             Ok(None)
         }
         HookEvent::SessionStart | HookEvent::UserPromptSubmit => {
-            let config_error = cairn_config::Config::load(&homes.data_dir)
-                .err()
-                .map(|e| e.to_string());
+            // Loaded once for every provider (the memory budget comes from it too).
+            let config = cairn_config::Config::load(&homes.data_dir);
+            let config_error = config.as_ref().err().map(|e| e.to_string());
             if let Some(e) = &config_error {
                 log.error(e);
             }
@@ -137,7 +137,7 @@ fn handle(homes: &Homes, agent: Agent, log: &CaptureLog) -> Result<Option<String
                 now: now(),
             };
             let config_notice = ConfigProblemNotice(config_error);
-            let memory = crate::cmd::memories::MemoryContext::new(homes);
+            let memory = crate::cmd::memories::MemoryContext::new(homes, config.as_ref().ok());
             let providers: [&dyn ContextProvider; 4] =
                 [&FailedJobsNotice, &HookErrorNotice, &config_notice, &memory];
             let (piece, errors) = context::gather(&providers, &store, &req);

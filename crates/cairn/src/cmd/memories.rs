@@ -11,7 +11,18 @@ use crate::homes::Homes;
 
 /// The memory store over cairn's database, writing its views to `<data dir>/memory`.
 pub fn open(homes: &Homes) -> Result<MemoryStore> {
+    open_with(homes, ingest::open_store(homes)?)
+}
+
+/// The memory store for a hook: the connection leaves SQLite's checkpoint to the worker, so
+/// closing it costs the waiting agent no fsync.
+fn open_for_hook(homes: &Homes) -> Result<MemoryStore> {
     let store = ingest::open_store(homes)?;
+    store.defer_checkpoint_on_close()?;
+    open_with(homes, store)
+}
+
+fn open_with(homes: &Homes, store: cairn_store::Store) -> Result<MemoryStore> {
     let mem = MemoryStore::open(store).with_context(|| {
         format!(
             "cannot open the memory tables in {} (upgrade cairn if it says newer)",
@@ -132,11 +143,12 @@ pub struct MemoryContext<'a> {
 }
 
 impl MemoryContext<'_> {
-    /// With the budget from `config.toml` (the default when it is missing or broken).
-    pub fn new(homes: &Homes) -> MemoryContext<'_> {
-        let budget = cairn_config::Config::load(&homes.data_dir)
-            .map(|c| c.recall.session_budget_tokens)
-            .unwrap_or(cairn_memory::DEFAULT_SESSION_BUDGET);
+    /// With the budget from an already loaded `config.toml` (the default when it is missing
+    /// or broken).
+    pub fn new<'a>(homes: &'a Homes, config: Option<&cairn_config::Config>) -> MemoryContext<'a> {
+        let budget = config.map_or(cairn_memory::DEFAULT_SESSION_BUDGET, |c| {
+            c.recall.session_budget_tokens
+        });
         MemoryContext { homes, budget }
     }
 }
@@ -158,7 +170,7 @@ impl cairn_capture::context::ContextProvider for MemoryContext<'_> {
         let session = Some(req.session_id).filter(|s| !s.is_empty());
         let text = match req.event {
             HookEvent::SessionStart => {
-                let mut mem = open(self.homes).map_err(fail)?;
+                let mut mem = open_for_hook(self.homes).map_err(fail)?;
                 Some(
                     mem.session_start_context(&scope, session, self.budget, req.now)
                         .map_err(|e| fail(e.into()))?,
@@ -166,7 +178,7 @@ impl cairn_capture::context::ContextProvider for MemoryContext<'_> {
             }
             HookEvent::UserPromptSubmit => match req.prompt {
                 Some(p) => {
-                    let mut mem = open(self.homes).map_err(fail)?;
+                    let mut mem = open_for_hook(self.homes).map_err(fail)?;
                     mem.prompt_context(&scope, session, p, req.now)
                         .map_err(|e| fail(e.into()))?
                 }
