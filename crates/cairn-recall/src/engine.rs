@@ -512,6 +512,7 @@ impl Recall {
 
     /// Adds one to the recall count of each id (unknown ids are ignored).
     pub fn record_recall(&mut self, conn: &Connection, ids: &[&str]) -> Result<(), RecallError> {
+        let before = self.cache.generation;
         let res = in_savepoint(conn, || {
             let mut changed = Vec::new();
             let mut st = conn.prepare_cached(
@@ -534,6 +535,16 @@ impl Recall {
                     if let Some(m) = self.cache.meta_mut(rowid) {
                         m.recall_count = n;
                     }
+                }
+                // A recall count changes no text: when this bump kept the cache current, the
+                // word statistics stay valid too (rebuilding them costs a full table scan on
+                // the next search).
+                if let (Some(b), Some(now), Some((sg, _))) =
+                    (before, self.cache.generation, self.term_stats.as_mut())
+                    && now == b + 1
+                    && *sg == b
+                {
+                    *sg = now;
                 }
                 Ok(())
             }
