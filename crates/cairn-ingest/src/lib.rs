@@ -18,13 +18,18 @@ use serde::Serialize;
 use cairn_store::{FileCursor, Store, StoreError};
 use cairn_transcript::reader::{LineItem, read_lines_sized};
 use cairn_transcript::{
-    Agent, ClaudeRoot, CodexHome, FileKind, Parser, ParserState, Problem, TranscriptFile,
+    Agent, ClaudeRoot, CodexHome, FileKind, Parser, ParserState, Problem, Session, TranscriptFile,
+    Turn,
 };
 
 /// How many bytes of a file's head identify it.
 const HEAD_BYTES: u64 = 4096;
 /// Per file, at most this many problems are listed (all are counted).
 const MAX_PROBLEMS_PER_FILE: usize = 20;
+/// A write transaction covers parsed files until they add up to this many bytes read...
+const BATCH_BYTES: u64 = 32 * 1024 * 1024;
+/// ...or this many files.
+const BATCH_FILES: usize = 256;
 
 /// Ingest errors that stop the run (per-file problems never do).
 #[derive(Debug, thiserror::Error)]
@@ -121,9 +126,22 @@ pub fn ingest(
         plan.push((f, cursor.cloned(), id));
     }
     progress.start(total);
+    // Parsed files are written in batches, one transaction each: fewer commits (and WAL
+    // frames for the pages every commit touches), while the write lock is held only for the
+    // writing, never while parsing.
+    let mut batch = Vec::new();
+    let mut batch_bytes = 0u64;
     for (file, cursor, id) in plan {
-        ingest_one(store, &file, cursor, id, &mut report, progress)?;
+        if let Some(parsed) = read_one(&file, cursor, id, &mut report, progress) {
+            batch_bytes += parsed.consumed;
+            batch.push(parsed);
+        }
+        if batch_bytes >= BATCH_BYTES || batch.len() >= BATCH_FILES {
+            write_batch(store, std::mem::take(&mut batch), &mut report)?;
+            batch_bytes = 0;
+        }
     }
+    write_batch(store, batch, &mut report)?;
     progress.finish();
     report.turns = store.turn_count()?;
     Ok(report)
@@ -148,8 +166,10 @@ pub fn ingest_file(store: &mut Store, file: &TranscriptFile) -> Result<IngestRep
     };
     let id = Identity::of(&meta);
     let cursor = store.cursor(&path_key(&file.path))?;
-    if !cursor.as_ref().is_some_and(|c| id.same_as(c)) {
-        ingest_one(store, file, cursor, id, &mut report, &Quiet)?;
+    if !cursor.as_ref().is_some_and(|c| id.same_as(c))
+        && let Some(parsed) = read_one(file, cursor, id, &mut report, &Quiet)
+    {
+        write_batch(store, vec![parsed], &mut report)?;
     }
     report.turns = store.turn_count()?;
     Ok(report)
@@ -208,15 +228,31 @@ fn head_hash(path: &Path, len: u64) -> io::Result<u64> {
     Ok(xxhash_rust::xxh3::xxh3_64(&buf))
 }
 
-fn ingest_one(
-    store: &mut Store,
+/// One file read and parsed, waiting to be written.
+struct ParsedFile {
+    agent: Agent,
+    project_key: Option<String>,
+    /// Turns closed in this read, in file order.
+    closed: Vec<Turn>,
+    /// The turn still open at the end of the read, with its encoded body.
+    current: Option<(Turn, Option<String>)>,
+    session: Session,
+    /// The cursor to save; its `state` already holds the parser state.
+    cursor: FileCursor,
+    consumed: u64,
+}
+
+/// Reads the new part of one file and parses it; `None` when nothing can be stored from this
+/// pass (the file could not be read; the problem is in the report).
+fn read_one(
     file: &TranscriptFile,
     cursor: Option<FileCursor>,
     id: Identity,
     report: &mut IngestReport,
     progress: &dyn Progress,
-) -> Result<(), IngestError> {
+) -> Option<ParsedFile> {
     let key = path_key(&file.path);
+    let had_cursor = cursor.is_some();
     // Decide where to start: continue from the cursor when the file is the same file, grown.
     let resume = cursor.filter(|c| {
         if file.compressed {
@@ -225,7 +261,7 @@ fn ingest_one(
         let same_file = c.dev == id.dev && c.ino == id.ino && id.size >= c.offset;
         same_file && head_hash(&file.path, c.head_len).is_ok_and(|h| h == c.head_hash)
     });
-    if resume.is_none() && store.cursor(&key)?.is_some() {
+    if resume.is_none() && had_cursor {
         report.restarted_files += 1;
     }
     let (offset, first_line, state, prior_skipped) = match &resume {
@@ -261,7 +297,7 @@ fn ingest_one(
                             None,
                             format!("cannot read file: {e}"),
                         ));
-                        return Ok(());
+                        return None;
                     }
                 }
             }
@@ -273,7 +309,7 @@ fn ingest_one(
                 None,
                 format!("cannot read file: {e}"),
             ));
-            return Ok(());
+            return None;
         }
     };
 
@@ -325,7 +361,7 @@ fn ingest_one(
             report
                 .errors
                 .push(Problem::new(&file.path, None, format!("read failed: {e}")));
-            return Ok(());
+            return None;
         }
     };
     if skipped > MAX_PROBLEMS_PER_FILE as u64 {
@@ -351,42 +387,98 @@ fn ingest_one(
         }
     };
     let session = parser.session().clone();
-    let current = parser.current().cloned();
-    let state = serde_json::to_string(parser.state()).ok();
-
-    let w = store.write()?;
-    let session_key = session.key();
-    for t in closed.iter().chain(current.iter()) {
-        if w.upsert_turn(file.agent, &session_key, t, &key)? {
-            report.new_turns += 1;
-        } else {
-            report.updated_turns += 1;
+    let (closed_now, mut state) = parser.into_parts();
+    closed.extend(closed_now);
+    // The open turn is encoded once: as its row's body, and spliced into the parser state
+    // (the state without it, plus a `current` field; JSON objects do not care about order).
+    let current = state.current.take().map(|t| {
+        let body = serde_json::to_string(&t).ok();
+        (t, body)
+    });
+    let state = match &current {
+        Some((_, Some(body))) => serde_json::to_string(&state).ok().map(|rest| {
+            if rest.len() > 2 {
+                format!("{{\"current\":{body},{}", &rest[1..])
+            } else {
+                format!("{{\"current\":{body}}}")
+            }
+        }),
+        Some((t, None)) => {
+            // Cannot happen for a `Turn`; keep the state whole anyway (the turn's own
+            // write below reports the encoding error).
+            state.current = Some(t.clone());
+            serde_json::to_string(&state).ok()
         }
-    }
-    if !session.id.is_empty() {
-        w.upsert_session(file.agent, &session, file.project_key.as_deref(), &key)?;
-    }
-    w.save_cursor(&FileCursor {
-        path: key,
-        agent: file.agent.as_str().to_owned(),
-        kind: file.kind.as_str().to_owned(),
-        session_key: Some(session_key),
-        dev: id.dev,
-        ino: id.ino,
-        // When the file grew while we read it, remember a size that forces a look next time.
-        size: if new_offset + read.pending > id.size {
-            0
-        } else {
-            id.size
+        None => serde_json::to_string(&state).ok(),
+    };
+    Some(ParsedFile {
+        agent: file.agent,
+        project_key: file.project_key.clone(),
+        closed,
+        current,
+        cursor: FileCursor {
+            path: key,
+            agent: file.agent.as_str().to_owned(),
+            kind: file.kind.as_str().to_owned(),
+            session_key: Some(session.key()),
+            dev: id.dev,
+            ino: id.ino,
+            // When the file grew while we read it, remember a size that forces a look next
+            // time.
+            size: if new_offset + read.pending > id.size {
+                0
+            } else {
+                id.size
+            },
+            mtime_ns: id.mtime_ns,
+            head_len,
+            head_hash: head,
+            offset: new_offset,
+            line: first_line + read.lines,
+            state,
+            skipped_lines: prior_skipped + skipped,
         },
-        mtime_ns: id.mtime_ns,
-        head_len,
-        head_hash: head,
-        offset: new_offset,
-        line: first_line + read.lines,
-        state,
-        skipped_lines: prior_skipped + skipped,
-    })?;
+        session,
+        consumed: read.consumed,
+    })
+}
+
+/// Writes parsed files in one transaction.
+fn write_batch(
+    store: &mut Store,
+    batch: Vec<ParsedFile>,
+    report: &mut IngestReport,
+) -> Result<(), IngestError> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let w = store.write()?;
+    for p in batch {
+        let session_key = p.cursor.session_key.as_deref().unwrap_or_default();
+        let path = p.cursor.path.as_str();
+        for t in &p.closed {
+            if w.upsert_turn(p.agent, session_key, t, path)? {
+                report.new_turns += 1;
+            } else {
+                report.updated_turns += 1;
+            }
+        }
+        if let Some((t, body)) = &p.current {
+            let new = match body {
+                Some(body) => w.upsert_turn_body(p.agent, session_key, t, body, path)?,
+                None => w.upsert_turn(p.agent, session_key, t, path)?,
+            };
+            if new {
+                report.new_turns += 1;
+            } else {
+                report.updated_turns += 1;
+            }
+        }
+        if !p.session.id.is_empty() {
+            w.upsert_session(p.agent, &p.session, p.project_key.as_deref(), path)?;
+        }
+        w.save_cursor(&p.cursor)?;
+    }
     w.commit()?;
     Ok(())
 }

@@ -197,6 +197,12 @@ impl Parser {
         &self.core.state
     }
 
+    /// Takes the parser apart without copying: the turns closed since the last
+    /// [`Parser::take_closed`] and the state (the open turn, if any, is still in it).
+    pub fn into_parts(mut self) -> (Vec<Turn>, ParserState) {
+        (std::mem::take(&mut self.core.closed), self.core.state)
+    }
+
     /// Ends the file: returns every remaining turn, the current one included (still `open`
     /// unless the file showed its end).
     pub fn finish(mut self) -> (Vec<Turn>, ParserState) {

@@ -48,7 +48,33 @@ pub fn read_lines_sized<R: Read>(
 ) -> io::Result<ReadSummary> {
     const CHUNK: usize = 4 * 1024 * 1024;
     let initial = expected.map_or(CHUNK, |n| (n as usize).saturating_add(1).clamp(4096, CHUNK));
-    let mut buf: Vec<u8> = vec![0; initial];
+    // The buffer is kept for the thread's next file: zeroing a fresh one per file cost more
+    // than the line splitting itself.
+    let mut buf = SPARE.with(|b| b.take());
+    if buf.len() < initial {
+        buf.resize(initial, 0);
+    }
+    let summary = read_into(&mut r, first_line, &mut buf, &mut f);
+    if buf.len() <= KEEP_BUFFER {
+        SPARE.with(|b| b.replace(buf));
+    }
+    summary
+}
+
+thread_local! {
+    static SPARE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Larger buffers (grown for a very long line) are not kept.
+const KEEP_BUFFER: usize = 8 * 1024 * 1024;
+
+fn read_into<R: Read>(
+    r: &mut R,
+    first_line: u64,
+    buf: &mut Vec<u8>,
+    f: &mut impl FnMut(LineItem<'_>),
+) -> io::Result<ReadSummary> {
+    const CHUNK: usize = 4 * 1024 * 1024;
     let mut len = 0usize; // valid bytes in buf
     let mut summary = ReadSummary::default();
     let mut number = first_line;
