@@ -16,6 +16,9 @@
 //! and idempotent: a block whose marker (agent, session, turn) is already in the file is never
 //! written again, so a worker that crashed after writing and retries does not duplicate it.
 //! [`check`] validates every block (for `cairn memo check`, usable as a pre-commit hook).
+//! A memo file that is a symbolic link, or is reached through one inside the repository
+//! ([`linked_component`]), is refused: a repository cannot point the journal at a file
+//! outside it, to have it read into the journal or written.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -120,6 +123,12 @@ pub fn append_block(
     };
     let lock_file = crate::private_file(lock).map_err(|e| io("open the lock", lock, e))?;
     lock_file.lock().map_err(|e| io("lock", lock, e))?;
+    if fs::symlink_metadata(memo).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(CaptureError::Memo(format!(
+            "{} is a symbolic link; cairn neither reads nor writes the memo journal through one (make it a regular file)",
+            memo.display()
+        )));
+    }
 
     let (old, mode) = match fs::read(memo) {
         Ok(b) => {
@@ -159,6 +168,19 @@ fn permissions_mode(_: &fs::Metadata) -> u32 {
     0o600
 }
 
+/// The first component of `path` below `base` that is a symbolic link (a repository can link
+/// `docs/` out of itself); `None` when there is none or `path` is not under `base`.
+pub fn linked_component(base: &Path, path: &Path) -> Option<PathBuf> {
+    let rel = path.strip_prefix(base).ok()?;
+    let mut cur = base.to_path_buf();
+    rel.components().find_map(|c| {
+        cur.push(c);
+        fs::symlink_metadata(&cur)
+            .is_ok_and(|m| m.file_type().is_symlink())
+            .then(|| cur.clone())
+    })
+}
+
 /// Writes `bytes` to a temp file beside `path`, syncs it, and renames it over `path`; the
 /// file keeps `mode` (new files are 0600).
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
@@ -168,8 +190,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Re
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
     let tmp: PathBuf = dir.join(format!(".{name}.cairn-{}.tmp", std::process::id()));
+    // A stale temp file (or a link planted at its name) is removed, and the new one must be
+    // created here: never opened through a link.
+    let _ = fs::remove_file(&tmp);
     let mut o = OpenOptions::new();
-    o.write(true).create(true).truncate(true);
+    o.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;

@@ -226,6 +226,12 @@ impl Worker<'_> {
             ));
         };
         let memo_path = self.config.memo.file_for(Path::new(root), self.home);
+        if let Some(link) = memo::linked_component(Path::new(root), &memo_path) {
+            return Err(CaptureError::Memo(format!(
+                "{} is a symbolic link inside the repository; the memo journal is not written through it",
+                link.display()
+            )));
+        }
         let key = MemoKey {
             agent: agent.as_str().to_owned(),
             session: stored.session_key.clone(),

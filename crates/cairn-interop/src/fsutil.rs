@@ -127,40 +127,214 @@ pub(crate) fn sync_dir(dir: &Path) {
     }
 }
 
-/// Swaps two existing paths atomically when the platform can (Linux `renameat2` with
-/// `RENAME_EXCHANGE`). Returns `Ok(false)` when it cannot, leaving both untouched.
-pub(crate) fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::ffi::CString;
-        use std::os::unix::ffi::OsStrExt;
-        let ca = CString::new(a.as_os_str().as_bytes())
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        let cb = CString::new(b.as_os_str().as_bytes())
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        // SAFETY: both pointers are valid NUL-terminated strings that outlive the call.
+/// A directory held open by descriptor. It was reached one component at a time without
+/// following a symlink, and every operation below it is relative to the descriptor, so a
+/// component swapped for a link after the walk (a TOCTOU race) can never redirect a write out
+/// of the tree: the operation fails instead.
+#[cfg(unix)]
+pub(crate) struct Dir {
+    fd: std::os::fd::OwnedFd,
+    path: PathBuf,
+}
+
+#[cfg(unix)]
+fn c_name(name: &std::ffi::OsStr) -> io::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(name.as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+}
+
+#[cfg(unix)]
+impl Dir {
+    /// Opens `path` below `base` (which may itself be a link: a user's dotfiles often link
+    /// `~/.codex`), creating missing directories 0700 when `create`.
+    pub(crate) fn open_beneath(base: &Path, path: &Path, create: bool) -> Result<Dir> {
+        if create && !base.exists() {
+            mkdir_private(base)?;
+        }
+        let f = File::open(base).map_err(|e| InteropError::io(base, e))?;
+        let root = Dir {
+            fd: f.into(),
+            path: base.to_path_buf(),
+        };
+        let rel = path
+            .strip_prefix(base)
+            .map_err(|_| InteropError::Symlink(path.to_path_buf()))?;
+        root.open_rel(rel, create)
+    }
+
+    /// Opens the directory `rel` below this one (see [`Dir::open_beneath`]).
+    pub(crate) fn open_rel(&self, rel: &Path, create: bool) -> Result<Dir> {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        let mut fd: Option<OwnedFd> = None;
+        let mut path = self.path.clone();
+        for c in rel.components() {
+            let Component::Normal(part) = c else {
+                return Err(InteropError::Symlink(self.path.join(rel)));
+            };
+            path.push(part);
+            let name = c_name(part).map_err(|e| InteropError::io(&path, e))?;
+            let parent = fd.as_ref().map_or(self.fd.as_raw_fd(), |f| f.as_raw_fd());
+            let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+            // SAFETY: `parent` is an open descriptor and `name` a NUL-terminated string.
+            let mut raw = unsafe { libc::openat(parent, name.as_ptr(), flags) };
+            if raw < 0 && create && io::Error::last_os_error().kind() == io::ErrorKind::NotFound {
+                // SAFETY: as above.
+                let made = unsafe { libc::mkdirat(parent, name.as_ptr(), 0o700) };
+                if made != 0 && io::Error::last_os_error().kind() != io::ErrorKind::AlreadyExists {
+                    return Err(InteropError::io(&path, io::Error::last_os_error()));
+                }
+                // SAFETY: as above.
+                raw = unsafe { libc::openat(parent, name.as_ptr(), flags) };
+            }
+            if raw < 0 {
+                let e = io::Error::last_os_error();
+                return Err(match e.raw_os_error() {
+                    Some(libc::ELOOP) | Some(libc::ENOTDIR) => InteropError::Symlink(path),
+                    _ => InteropError::io(&path, e),
+                });
+            }
+            // SAFETY: `raw` is a descriptor we just opened and own.
+            fd = Some(unsafe { OwnedFd::from_raw_fd(raw) });
+        }
+        Ok(match fd {
+            Some(fd) => Dir { fd, path },
+            None => Dir {
+                fd: self
+                    .fd
+                    .try_clone()
+                    .map_err(|e| InteropError::io(&self.path, e))?,
+                path,
+            },
+        })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What `name` is in this directory, without following a link; `None` when absent.
+    pub(crate) fn entry_is_symlink(&self, name: &std::ffi::OsStr) -> io::Result<Option<bool>> {
+        use std::os::fd::AsRawFd;
+        let n = c_name(name)?;
+        // SAFETY: an all-zero `stat` is a valid value to be overwritten.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: valid descriptor, NUL-terminated name, a writable `stat`.
         let r = unsafe {
-            libc::renameat2(
-                libc::AT_FDCWD,
-                ca.as_ptr(),
-                libc::AT_FDCWD,
-                cb.as_ptr(),
-                libc::RENAME_EXCHANGE,
+            libc::fstatat(
+                self.fd.as_raw_fd(),
+                n.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        if r != 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::NotFound {
+                Ok(None)
+            } else {
+                Err(e)
+            };
+        }
+        Ok(Some(st.st_mode & libc::S_IFMT == libc::S_IFLNK))
+    }
+
+    /// Creates a new file `name` here (never through a link, never overwriting), 0600, with
+    /// `bytes`, synced.
+    pub(crate) fn create_file(&self, name: &std::ffi::OsStr, bytes: &[u8]) -> Result<()> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        let path = self.path.join(name);
+        let n = c_name(name).map_err(|e| InteropError::io(&path, e))?;
+        let flags =
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: valid descriptor and NUL-terminated name.
+        let raw = unsafe {
+            libc::openat(
+                self.fd.as_raw_fd(),
+                n.as_ptr(),
+                flags,
+                0o600 as libc::c_uint,
+            )
+        };
+        if raw < 0 {
+            return Err(InteropError::io(&path, io::Error::last_os_error()));
+        }
+        // SAFETY: `raw` is a descriptor we just opened and own.
+        let mut f = unsafe { File::from_raw_fd(raw) };
+        f.write_all(bytes).map_err(|e| InteropError::io(&path, e))?;
+        f.sync_all().map_err(|e| InteropError::io(&path, e))
+    }
+
+    /// Renames `from` here to `to` in `dir` (both relative to open descriptors).
+    pub(crate) fn rename(
+        &self,
+        from: &std::ffi::OsStr,
+        dir: &Dir,
+        to: &std::ffi::OsStr,
+    ) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let (a, b) = (c_name(from)?, c_name(to)?);
+        // SAFETY: valid descriptors and NUL-terminated names.
+        let r = unsafe {
+            libc::renameat(
+                self.fd.as_raw_fd(),
+                a.as_ptr(),
+                dir.fd.as_raw_fd(),
+                b.as_ptr(),
             )
         };
         if r == 0 {
-            return Ok(true);
-        }
-        let err = io::Error::last_os_error();
-        match err.raw_os_error() {
-            Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => Ok(false),
-            _ => Err(err),
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
         }
     }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = (a, b);
-        Ok(false)
+
+    /// Swaps `a` here with `b` in `dir` atomically where the platform can (`RENAME_EXCHANGE`);
+    /// `Ok(false)` when it cannot, leaving both untouched.
+    pub(crate) fn exchange(
+        &self,
+        a: &std::ffi::OsStr,
+        dir: &Dir,
+        b: &std::ffi::OsStr,
+    ) -> io::Result<bool> {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let (ca, cb) = (c_name(a)?, c_name(b)?);
+            // SAFETY: valid descriptors and NUL-terminated names.
+            let r = unsafe {
+                libc::renameat2(
+                    self.fd.as_raw_fd(),
+                    ca.as_ptr(),
+                    dir.fd.as_raw_fd(),
+                    cb.as_ptr(),
+                    libc::RENAME_EXCHANGE,
+                )
+            };
+            if r == 0 {
+                return Ok(true);
+            }
+            let err = io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => Ok(false),
+                _ => Err(err),
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (a, dir, b);
+            Ok(false)
+        }
+    }
+
+    /// Best-effort fsync of this directory.
+    pub(crate) fn sync(&self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a valid descriptor.
+        unsafe {
+            libc::fsync(self.fd.as_raw_fd());
+        }
     }
 }
 
@@ -256,9 +430,33 @@ mod tests {
         fs::create_dir(&b).unwrap();
         fs::write(a.join("x"), "A").unwrap();
         fs::write(b.join("x"), "B").unwrap();
-        if exchange(&a, &b).unwrap() {
+        let dir = Dir::open_beneath(t.path(), t.path(), false).unwrap();
+        if dir
+            .exchange(std::ffi::OsStr::new("a"), &dir, std::ffi::OsStr::new("b"))
+            .unwrap()
+        {
             assert_eq!(fs::read_to_string(a.join("x")).unwrap(), "B");
             assert_eq!(fs::read_to_string(b.join("x")).unwrap(), "A");
         }
+    }
+
+    /// Found by the hardening suite: a resources dir swapped for a link between the checks
+    /// and the rename sent the copy out of the workspace. Descriptors refuse the link.
+    #[test]
+    fn dirs_are_opened_without_following_links() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::create_dir_all(t.path().join("a/b")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), t.path().join("a/link")).unwrap();
+        assert!(Dir::open_beneath(t.path(), &t.path().join("a/b/c"), true).is_ok());
+        let err = Dir::open_beneath(t.path(), &t.path().join("a/link/x"), true);
+        assert!(matches!(err, Err(InteropError::Symlink(_))));
+        let dir = Dir::open_beneath(t.path(), &t.path().join("a"), false).unwrap();
+        assert!(dir.create_file(std::ffi::OsStr::new("link"), b"x").is_err());
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+        assert_eq!(
+            dir.entry_is_symlink(std::ffi::OsStr::new("link")).unwrap(),
+            Some(true)
+        );
     }
 }

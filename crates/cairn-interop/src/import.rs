@@ -637,7 +637,9 @@ fn remove_any(path: &Path) -> io::Result<()> {
     }
 }
 
-/// Builds the new copy in the staging dir, then swaps it into place.
+/// Builds the new copy in the staging dir, then swaps it into place. Every directory is held
+/// open by descriptor (`fsutil::Dir`), so a symlink swapped in meanwhile fails the copy
+/// instead of redirecting it out of the workspace.
 fn replace_copy(
     ws: &Workspace,
     staging: &Path,
@@ -646,56 +648,74 @@ fn replace_copy(
     scope: &[u8],
     files: &[SourceFile],
 ) -> Result<()> {
-    let res = ws.resources_dir(v);
-    fsutil::create_dir_private(&ws.codex_home, &res)?;
-    fsutil::create_dir_private(&ws.codex_home, staging)?;
-    let new = staging.join(format!("{v}-new-{key}"));
-    remove_any(&new).map_err(|e| InteropError::io(&new, e))?;
-    fsutil::create_dir_private(staging, &new)?;
-    fsutil::write_new(&new.join(SCOPE_FILE), scope)?;
+    use std::ffi::OsStr;
+    let res = fsutil::Dir::open_beneath(&ws.codex_home, &ws.resources_dir(v), true)?;
+    let stage = fsutil::Dir::open_beneath(&ws.codex_home, staging, true)?;
+    let new_name = format!("{v}-new-{key}");
+    let new_path = stage.path().join(&new_name);
+    remove_any(&new_path).map_err(|e| InteropError::io(&new_path, e))?;
+    let new = stage.open_rel(Path::new(&new_name), true)?;
+    new.create_file(OsStr::new(SCOPE_FILE), scope)?;
     for f in files {
         let bytes = fs::read(&f.path).map_err(|e| InteropError::io(&f.path, e))?;
-        let dst = new.join(&f.relative);
-        if let Some(parent) = dst.parent() {
-            fsutil::create_dir_private(&new, parent)?;
-        }
-        fsutil::write_new(&dst, &bytes)?;
+        let Some(name) = f.relative.file_name() else {
+            continue;
+        };
+        let parent = f.relative.parent().unwrap_or(Path::new(""));
+        new.open_rel(parent, true)?.create_file(name, &bytes)?;
     }
-    fsutil::sync_dir(&new);
-    let target = res.join(key);
-    match fs::symlink_metadata(&target) {
-        Ok(m) if m.file_type().is_symlink() => return Err(InteropError::Symlink(target)),
-        Ok(_) => {
-            if fsutil::exchange(&new, &target).map_err(|e| InteropError::io(&target, e))? {
+    new.sync();
+    let target = res.path().join(key);
+    let key_os = OsStr::new(key);
+    let new_os = OsStr::new(&new_name);
+    match res.entry_is_symlink(key_os) {
+        Ok(Some(true)) => return Err(InteropError::Symlink(target)),
+        Ok(Some(false)) => {
+            if stage
+                .exchange(new_os, &res, key_os)
+                .map_err(|e| InteropError::io(&target, e))?
+            {
                 // `new` now holds the old copy.
-                remove_any(&new).map_err(|e| InteropError::io(&new, e))?;
+                remove_any(&new_path).map_err(|e| InteropError::io(&new_path, e))?;
             } else {
-                let old = staging.join(format!("{v}-old-{key}"));
-                fs::rename(&target, &old).map_err(|e| InteropError::io(&target, e))?;
-                fs::rename(&new, &target).map_err(|e| InteropError::io(&target, e))?;
+                let old_name = format!("{v}-old-{key}");
+                let old_os = OsStr::new(&old_name);
+                res.rename(key_os, &stage, old_os)
+                    .map_err(|e| InteropError::io(&target, e))?;
+                stage
+                    .rename(new_os, &res, key_os)
+                    .map_err(|e| InteropError::io(&target, e))?;
+                let old = stage.path().join(&old_name);
                 remove_any(&old).map_err(|e| InteropError::io(&old, e))?;
             }
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            fs::rename(&new, &target).map_err(|e| InteropError::io(&target, e))?;
+        Ok(None) => {
+            stage
+                .rename(new_os, &res, key_os)
+                .map_err(|e| InteropError::io(&target, e))?;
         }
         Err(e) => return Err(InteropError::io(&target, e)),
     }
-    fsutil::sync_dir(&res);
+    res.sync();
     Ok(())
 }
 
-/// Moves a copy out of the workspace in one rename, then deletes it.
+/// Moves a copy out of the workspace in one rename (by descriptor, see [`replace_copy`]), then
+/// deletes it.
 fn remove_copy(ws: &Workspace, staging: &Path, v: MemoryVersion, key: &str) -> Result<()> {
+    use std::ffi::OsStr;
     let target = ws.project_dir(v, key);
     if fs::symlink_metadata(&target).is_err() {
         return Ok(());
     }
-    fsutil::create_dir_private(&ws.codex_home, staging)?;
-    let gone = staging.join(format!("{v}-del-{key}"));
+    let res = fsutil::Dir::open_beneath(&ws.codex_home, &ws.resources_dir(v), false)?;
+    let stage = fsutil::Dir::open_beneath(&ws.codex_home, staging, true)?;
+    let gone_name = format!("{v}-del-{key}");
+    let gone = stage.path().join(&gone_name);
     remove_any(&gone).map_err(|e| InteropError::io(&gone, e))?;
-    fs::rename(&target, &gone).map_err(|e| InteropError::io(&target, e))?;
-    fsutil::sync_dir(&ws.resources_dir(v));
+    res.rename(OsStr::new(key), &stage, OsStr::new(&gone_name))
+        .map_err(|e| InteropError::io(&target, e))?;
+    res.sync();
     remove_any(&gone).map_err(|e| InteropError::io(&gone, e))
 }
 

@@ -67,9 +67,16 @@ pub fn neutralise(text: &str) -> String {
     s.into_owned()
 }
 
+/// Every character a model or a terminal may take for a line break: each one starts a new
+/// quoted line, so no text can escape its `> ` prefix (a lone `\r`, U+2028, NEL, ...).
+const LINE_BREAKS: [char; 7] = [
+    '\n', '\r', '\u{0b}', '\u{0c}', '\u{85}', '\u{2028}', '\u{2029}',
+];
+
 fn quote(text: &str) -> String {
     neutralise(text.trim())
-        .lines()
+        .replace("\r\n", "\n")
+        .split(LINE_BREAKS)
         .map(|l| {
             if l.trim().is_empty() {
                 ">".to_string()

@@ -9,7 +9,9 @@
 //! size and mtime) of every file it wrote, and on the next run a file whose content changed
 //! is read back into the memory it shows before anything is regenerated. A new `*.md` file
 //! dropped into a scope's directory becomes a new memory of that scope. An unparsable edit is
-//! left alone (and reported), never overwritten.
+//! left alone (and reported), never overwritten. Nothing is read back, written or removed
+//! through a symbolic link below the views directory (a scope dir swapped for one is left as
+//! it is).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write as _;
@@ -121,13 +123,17 @@ pub struct ViewFile {
 /// Parses a view file (frontmatter optional).
 pub fn parse_view(text: &str) -> ViewFile {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.lines();
+    // Lines with their terminators, so the body starts exactly after the closing `---` line
+    // whatever the line endings (`\r\n` included).
+    let mut lines = text.split_inclusive('\n');
     let mut fields = HashMap::new();
-    if lines.next().map(str::trim_end) == Some("---") {
-        let mut consumed = 4usize;
+    let first = lines.next().unwrap_or("");
+    if first.trim_end() == "---" {
+        let mut consumed = first.len();
         let mut closed = false;
-        for line in lines.by_ref() {
-            consumed += line.len() + 1;
+        for raw in lines.by_ref() {
+            consumed += raw.len();
+            let line = raw.trim_end_matches(['\n', '\r']);
             if line.trim_end() == "---" {
                 closed = true;
                 break;
@@ -255,6 +261,18 @@ fn mtime_ns(md: &std::fs::Metadata) -> i64 {
         .map_or(0, |d| d.as_nanos() as i64)
 }
 
+/// Whether `path` or a component between `root` and it is a symbolic link.
+fn linked_in(root: &Path, path: &Path) -> bool {
+    let Ok(rel) = path.strip_prefix(root) else {
+        return true;
+    };
+    let mut cur = root.to_path_buf();
+    rel.components().any(|c| {
+        cur.push(c);
+        std::fs::symlink_metadata(&cur).is_ok_and(|m| m.file_type().is_symlink())
+    })
+}
+
 fn create_private_dir(dir: &Path) -> Result<()> {
     if dir.is_dir() {
         return Ok(());
@@ -358,6 +376,10 @@ impl MemoryStore {
         for (rel, t) in &tracked {
             let Some(id) = &t.memory_id else { continue };
             let path = root.join(rel);
+            // A link (the file, or its scope dir swapped for one) is never read through.
+            if linked_in(&root, &path) {
+                continue;
+            }
             let Ok(md) = std::fs::metadata(&path) else {
                 continue;
             };
@@ -548,6 +570,10 @@ impl MemoryStore {
                 continue;
             }
             let path = root.join(rel);
+            // Never written through a link: a scope dir replaced by one is left as it is.
+            if path.parent().is_some_and(|d| linked_in(&root, d)) {
+                continue;
+            }
             let h = content_hash(content.as_bytes());
             let on_disk = std::fs::metadata(&path).ok();
             if let (Some(t), Some(md)) = (tracked.get(rel), &on_disk)
@@ -579,8 +605,12 @@ impl MemoryStore {
                 continue;
             }
             let path = root.join(rel);
-            let untouched = std::fs::read(&path).is_ok_and(|b| content_hash(&b) == t.hash);
-            if untouched || absorbed.contains(rel) || t.memory_id.is_none() {
+            if linked_in(&root, &path) {
+                // Not cairn's file any more: nothing is removed through a link.
+            } else if std::fs::read(&path).is_ok_and(|b| content_hash(&b) == t.hash)
+                || absorbed.contains(rel)
+                || t.memory_id.is_none()
+            {
                 remove_file(&path, &mut report);
             } else if path.exists() {
                 report.problems.push(format!(

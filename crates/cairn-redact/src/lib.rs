@@ -356,7 +356,7 @@ const PRIVATE_KEY_END: &str = r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?---
 const SPECS: &[Spec] = &[
     Spec {
         kind: Kind::PrivateKey,
-        triggers: &["-----BEGIN"],
+        triggers: &["-----BEGIN", "-----END"],
         case_insensitive: false,
         source: Source::PrivateKey,
     },
@@ -876,6 +876,68 @@ fn find_private_keys(text: &str, begin: &Regex, end: &Regex, out: &mut Vec<Span>
             kind: Kind::PrivateKey,
         });
         pos = stop.max(m.end());
+    }
+    // An `END` line whose `BEGIN` was cut off (a tail kept by a length cap): the body lines
+    // right before it are key material.
+    let blocks = out.len();
+    for e in end.find_iter(text) {
+        if out[..blocks]
+            .iter()
+            .any(|s| s.kind == Kind::PrivateKey && s.start <= e.start() && e.start() < s.end)
+        {
+            continue;
+        }
+        let start = headless_block_start(text.as_bytes(), e.start());
+        if start < e.start() {
+            out.push(Span {
+                start,
+                end: e.end(),
+                kind: Kind::PrivateKey,
+            });
+        }
+    }
+}
+
+/// Start of the base64 body lines that end at `end_line` (the start of an `END` line): each
+/// (but the last, which may be short) 16+ characters, preceded by a real or JSON-escaped
+/// (`\n`) line break, a quote or the start of the text.
+fn headless_block_start(b: &[u8], end_line: usize) -> usize {
+    let mut start = end_line;
+    loop {
+        let mut j = start;
+        if j >= 2 && &b[j - 2..j] == b"\\n" {
+            j -= 2;
+            if j >= 2 && &b[j - 2..j] == b"\\r" {
+                j -= 2;
+            }
+        } else if j >= 1 && matches!(b[j - 1], b'\n' | b'\r') {
+            j -= 1;
+            if b[j] == b'\n' && j >= 1 && b[j - 1] == b'\r' {
+                j -= 1;
+            }
+        } else {
+            return start;
+        }
+        let line_end = j;
+        let mut k = j;
+        while k > 0 && (b[k - 1].is_ascii_alphanumeric() || matches!(b[k - 1], b'+' | b'/' | b'='))
+        {
+            k -= 1;
+        }
+        // `\nAAAA`: the run swallowed the `n` (or `r`) of an escaped line break.
+        if k < line_end && k >= 1 && b[k - 1] == b'\\' && matches!(b[k], b'n' | b'r') {
+            k += 1;
+        }
+        let line_start = k == 0
+            || matches!(b[k - 1], b'\n' | b'\r' | b'"')
+            || (k >= 2 && b[k - 2] == b'\\' && matches!(b[k - 1], b'n' | b'r'));
+        // The line right before `END` may be short (a block's last line); the others are full
+        // body lines, so a short word of prose above the block stays.
+        let full = line_end - k >= 16;
+        if k == line_end || !line_start || (start != end_line && !full) {
+            return start;
+        }
+        start = k;
     }
 }
 
@@ -1580,6 +1642,12 @@ fn looks_like_code(v: &str, next: Option<u8>) -> bool {
         if w.len() >= 3 || w.bytes().all(|c| c.is_ascii_uppercase()) {
             in_long_words += w.len();
         }
+    }
+    // Many pieces averaging under three characters (`mxqDyg6inYnJorssm4rFNCqo`,
+    // `AArqH92FN3HIeBR`): a random token, however its short pieces happen to fall.
+    let pieces = key_words(v).count();
+    if pieces >= 6 && v.len() < pieces * 3 {
+        return false;
     }
     let shaped = letter_words > 1 || (b[0].is_ascii_uppercase() && !digits);
     shaped && in_long_words * 4 >= letters * 3

@@ -695,7 +695,7 @@ const CLEAN: &[&str] = &[
     "http://[::1]:8080/health",
     "/home/alice/.ssh/id_ed25519 ~/.aws/credentials C:\\Users\\bob\\token.txt",
     "running 12 tests\ntest tests::redacts_password ... ok\ntest tests::token_count_ok ... ok\n\ntest result: ok. 12 passed; 0 failed; 0 ignored; finished in 0.01s",
-    "   Compiling cairn-redact v0.1.0 (/work/main/crates/cairn-redact)\n    Finished `test` profile [unoptimized + debuginfo] target(s) in 3.2s",
+    "   Compiling cairn-redact v0.1.0 (/home/dev/src/cairn/crates/cairn-redact)\n    Finished `test` profile [unoptimized + debuginfo] target(s) in 3.2s",
     "Bearer authentication is required for this endpoint.",
     "Authorization: Bearer $TOKEN",
     "curl -H \"Authorization: Bearer ${API_TOKEN}\" https://api.example.com",
@@ -944,4 +944,27 @@ fn all_cases_are_idempotent() {
     for case in all_cases() {
         check_properties(&case.text);
     }
+}
+
+/// Found by the hardening suite: the tail of a key block kept by a length cap (no `BEGIN`
+/// line), and random tokens whose pieces happen to look like words.
+#[test]
+fn headless_key_blocks_and_word_shaped_random_tokens() {
+    let tail = "ok\nQe5IDLfCXulSxPaagHnZSZ6+B8lpB2+ExRlYeLQMiZA3ttzTF5PR\nZeTjvhZs46UGXzRN\n-----END EC PRIVATE KEY-----\ndone";
+    assert_eq!(redact(tail), "ok\n[REDACTED:private-key]\ndone");
+    let escaped = r#"{"out":"Qe5IDLfCXulSxPaagHnZSZ6+B8lpB2+ExRlY\nZeTjvhZs46UGXzRN\n-----END RSA PRIVATE KEY-----"}"#;
+    assert_eq!(redact(escaped), r#"{"out":"[REDACTED:private-key]"}"#);
+    assert_eq!(
+        redact("auth_token: mxqDyg6inYnJorssm4rFNCqo"),
+        "auth_token: [REDACTED:secret]"
+    );
+    assert_eq!(
+        redact("jdbc:postgresql://db/shop?user=app&password=AArqH92FN3HIeBR"),
+        "jdbc:postgresql://db/shop?user=app&password=[REDACTED:password]"
+    );
+    // Identifiers stay.
+    assert_eq!(
+        redact("token: getUserAccessToken"),
+        "token: getUserAccessToken"
+    );
 }

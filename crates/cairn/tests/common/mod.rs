@@ -321,3 +321,42 @@ impl TestHome {
             .expect("start cairn")
     }
 }
+
+// ---- Helpers of the hardening suite (secrets, injection, broken input, paths, stress) ----
+
+/// A hook payload fixture (`tests/fixtures/hooks/NAME`) with its `@KEY@` placeholders filled
+/// (values JSON-escaped).
+pub fn hook_payload(name: &str, vars: &[(&str, &str)]) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hooks")
+        .join(name);
+    let mut s = std::fs::read_to_string(&path).expect("hook fixture");
+    for (k, v) in vars {
+        let esc = serde_json::to_string(v).expect("json string");
+        s = s.replace(&format!("@{k}@"), &esc[1..esc.len() - 1]);
+    }
+    s
+}
+
+/// A Codex rollout line of type `response_item` / `event_msg` with this payload.
+pub fn codex_line(kind: &str, payload: Value) -> String {
+    serde_json::json!({"timestamp": "2026-11-20T10:00:00.000Z", "type": kind, "payload": payload})
+        .to_string()
+        + "\n"
+}
+
+impl TestHome {
+    /// A project checkout (with `.git`) at `<home>/work/NAME`.
+    pub fn project(&self, name: &str) -> PathBuf {
+        let p = self.root().join("work").join(name);
+        std::fs::create_dir_all(p.join(".git")).expect("project dir");
+        p
+    }
+
+    /// Where Codex keeps a rollout of session `id` (`sessions/2026/11/20/rollout-…-ID.jsonl`).
+    pub fn codex_rollout_path(&self, id: &str) -> PathBuf {
+        let dir = self.codex().join("sessions/2026/11/20");
+        std::fs::create_dir_all(&dir).expect("sessions dir");
+        dir.join(format!("rollout-2026-11-20T10-00-00-{id}.jsonl"))
+    }
+}
