@@ -3,8 +3,8 @@
 //! This crate owns the file's name, its typed shape ([`Config`], one struct per `[section]`), the
 //! defaults that apply when a key or the whole file is missing, and the errors that name the file,
 //! line and column of a broken value. Unknown keys and sections are ignored, so an older cairn
-//! reads a newer file. Later features add their section here (`[llm]`, `[recall]`, `[codex]`)
-//! with `#[serde(default)]`. It must not write the file, decide where the data dir is (callers
+//! reads a newer file. Each feature adds its section here with `#[serde(default)]` (`[llm]` is
+//! `cairn_llm::LlmConfig`). It must not write the file, decide where the data dir is (callers
 //! pass it), or read any configuration from a project directory: where cairn writes is decided
 //! only by user-level settings.
 //!
@@ -28,6 +28,85 @@ pub struct Config {
     pub memo: MemoConfig,
     pub worker: WorkerConfig,
     pub recall: RecallConfig,
+    /// `[llm]`: the model provider (default `none`: everything works offline).
+    pub llm: cairn_llm::LlmConfig,
+    /// `[extract]`: when phase-1 model extraction runs.
+    pub extract: ExtractConfig,
+    /// `[consolidate]`: phase 2 (merge, aging).
+    pub consolidate: ConsolidateConfig,
+    /// `[codex]`: what cairn writes for Codex.
+    pub codex: CodexConfig,
+}
+
+/// When phase 1 (model extraction) looks at a session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExtractMode {
+    /// After each turn (Claude Code style): the Stop hook queues the turn, the worker extracts.
+    #[default]
+    Turn,
+    /// In batches (Codex style): sessions idle for `idle_hours`, newest first.
+    Idle,
+}
+
+/// `[extract]`: phase-1 model extraction (only with an `[llm]` provider).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ExtractConfig {
+    pub mode: ExtractMode,
+    /// Idle mode: a session is ready when its last activity is at least this old.
+    pub idle_hours: u64,
+    /// Sessions whose last activity is older than this are never extracted.
+    pub max_age_days: u64,
+    /// Turn mode: only turns that ended within this many hours (what you are working on now;
+    /// older history is what idle mode is for), so switching a provider on does not send your
+    /// whole history.
+    pub turn_window_hours: u64,
+    /// Sessions extracted per run at most (newest first).
+    pub max_per_run: usize,
+    /// Token budget of one phase-1 input (the transcript part is head+tail truncated to it).
+    pub input_tokens: u64,
+}
+
+impl Default for ExtractConfig {
+    fn default() -> Self {
+        ExtractConfig {
+            mode: ExtractMode::Turn,
+            idle_hours: 6,
+            max_age_days: 30,
+            turn_window_hours: 24,
+            max_per_run: 16,
+            input_tokens: 24_000,
+        }
+    }
+}
+
+/// `[consolidate]`: phase 2.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ConsolidateConfig {
+    /// Memories not recalled (nor updated) for this many days age out, unless pinned.
+    pub max_unused_days: u64,
+    /// Phase-1 outputs unused for this many days are pruned.
+    pub stage1_retention_days: u64,
+}
+
+impl Default for ConsolidateConfig {
+    fn default() -> Self {
+        ConsolidateConfig {
+            max_unused_days: 30,
+            stage1_retention_days: 30,
+        }
+    }
+}
+
+/// `[codex]`: the Codex-compatible memory workspace.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CodexConfig {
+    /// Write `memory_summary.md`, `MEMORY.md` and `rollout_summaries/` into the Codex home's
+    /// memory workspace at each consolidation.
+    pub write_workspace: bool,
 }
 
 /// `[memo]`: the opt-in per-project memo journal.
@@ -151,6 +230,8 @@ impl Config {
             }
         })?;
         c.worker.max_attempts = c.worker.max_attempts.max(1);
+        c.extract.max_per_run = c.extract.max_per_run.max(1);
+        c.extract.input_tokens = c.extract.input_tokens.max(1_000);
         Ok(c)
     }
 }
@@ -187,7 +268,7 @@ mod tests {
     #[test]
     fn unknown_keys_are_ignored() {
         let c = Config::parse(
-            "top = 1\n[memo]\nenabled = true\ncolour = \"red\"\n[llm]\nmodel = \"x\"\n",
+            "top = 1\n[memo]\nenabled = true\ncolour = \"red\"\n[llm]\nmodel = \"x\"\nshade = 2\n",
             Path::new("c.toml"),
         )
         .unwrap();
@@ -205,6 +286,25 @@ mod tests {
         assert!(msg.starts_with("/x/config.toml:3:"), "{msg}");
         let e = Config::parse("[memo\nenabled = true\n", Path::new("c.toml")).unwrap_err();
         assert!(e.to_string().starts_with("c.toml:1:"), "{e}");
+    }
+
+    #[test]
+    fn llm_extract_codex_sections() {
+        let c = Config::parse(
+            "[llm]\nprovider = \"openai\"\nmodel = \"m\"\nmax_tokens_per_day = 5\n\
+             [extract]\nmode = \"idle\"\nidle_hours = 2\n[codex]\nwrite_workspace = true\n",
+            Path::new("c.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.llm.provider, cairn_llm::ProviderKind::Openai);
+        assert_eq!(c.llm.max_tokens_per_day, 5);
+        assert_eq!(c.extract.mode, ExtractMode::Idle);
+        assert_eq!(c.extract.idle_hours, 2);
+        assert_eq!(c.extract.max_age_days, 30);
+        assert!(c.codex.write_workspace);
+        assert_eq!(c.consolidate.max_unused_days, 30);
+        let e = Config::parse("[llm]\nprovider = \"gpt\"\n", Path::new("c.toml")).unwrap_err();
+        assert!(e.to_string().starts_with("c.toml:2:"), "{e}");
     }
 
     #[test]

@@ -40,6 +40,7 @@ mod error;
 pub mod extract;
 mod harvest;
 pub mod keywords;
+mod merge;
 mod model;
 mod schema;
 pub mod scope;
@@ -55,6 +56,7 @@ pub use context::{
 pub use error::{MemoryError, Result};
 pub use extract::{AgentMemoryDirs, Candidate, candidates, classify};
 pub use harvest::{EXTRACTOR_VERSION, ExtractReport};
+pub use merge::{Directive, MergeAction, MergeOutcome};
 pub use model::{
     Memory, MemoryType, NewMemory, Source, format_time, parse_body, parse_time, render_body,
 };

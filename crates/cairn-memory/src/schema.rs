@@ -4,7 +4,7 @@
 //! tables in the shared database records its own version in `schema_versions(component,
 //! version)`. This component is `memory`.
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use crate::error::{MemoryError, Result};
 
@@ -80,34 +80,11 @@ CREATE TABLE IF NOT EXISTS memory_shown (
 
 /// Creates the tables if needed and records the version; refuses a newer layout.
 pub fn ensure(conn: &Connection) -> Result<()> {
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS schema_versions (
-            component TEXT PRIMARY KEY,
-            version INTEGER NOT NULL
-        )",
-    )?;
-    let found: Option<i64> = conn
-        .query_row(
-            "SELECT version FROM schema_versions WHERE component = ?1",
-            [COMPONENT],
-            |r| r.get(0),
-        )
-        .optional()?;
-    match found {
-        Some(v) if v > VERSION => Err(MemoryError::TooNew {
-            found: v,
+    match cairn_store::ensure_component(conn, COMPONENT, VERSION, V1)? {
+        cairn_store::ComponentState::Ready => Ok(()),
+        cairn_store::ComponentState::TooNew { found } => Err(MemoryError::TooNew {
+            found,
             known: VERSION,
         }),
-        Some(v) if v == VERSION => Ok(()),
-        _ => {
-            conn.execute_batch(&format!("SAVEPOINT memory_schema; {V1}"))?;
-            conn.execute(
-                "INSERT INTO schema_versions(component, version) VALUES (?1, ?2)
-                 ON CONFLICT(component) DO UPDATE SET version = excluded.version",
-                rusqlite::params![COMPONENT, VERSION],
-            )?;
-            conn.execute_batch("RELEASE memory_schema")?;
-            Ok(())
-        }
     }
 }

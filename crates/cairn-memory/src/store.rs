@@ -263,6 +263,22 @@ impl MemoryStore {
         self.recall_config = Some(config);
     }
 
+    /// Recomputes the stored memory vectors with the active embedding tier's model when
+    /// they come from another one (the tier changed: a model was installed or removed).
+    /// For the background/sync path; searches never do this and keep using the stored
+    /// model meanwhile. `progress(done, total)` counts memories.
+    pub fn reembed_pending(
+        &mut self,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Option<cairn_recall::Reembedded>> {
+        self.recall_index()?;
+        let conn = self.store.connection();
+        match self.recall.as_mut() {
+            Some(r) => Ok(r.reembed_pending(conn, progress)?),
+            None => Ok(None),
+        }
+    }
+
     /// Opens the recall index if needed and makes sure it holds exactly the live memories.
     pub(crate) fn recall_index(&mut self) -> Result<()> {
         if self.recall.is_some() {
@@ -548,13 +564,18 @@ impl MemoryStore {
     }
 }
 
-struct Prepared {
-    rule: String,
-    why: Option<String>,
-    how: Option<String>,
-    name: String,
-    description: String,
-    keywords: Vec<String>,
+pub(crate) struct Prepared {
+    pub(crate) rule: String,
+    pub(crate) why: Option<String>,
+    pub(crate) how: Option<String>,
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) keywords: Vec<String>,
+}
+
+/// [`prepare`] for the other write paths of this crate.
+pub(crate) fn prepare_new(new: &NewMemory) -> Prepared {
+    prepare(new)
 }
 
 /// Dates resolved, text redacted, name, description and keywords derived.
@@ -664,6 +685,66 @@ pub(crate) fn write_new_in(
         });
     }
 
+    let m = insert_prepared(
+        conn,
+        recall,
+        &new,
+        Prepared {
+            rule,
+            why,
+            how,
+            name,
+            description,
+            keywords,
+        },
+        origin,
+    )?;
+    let mut replaced = None;
+    if let Some((Relation::Supersedes, old)) = related {
+        conn.execute(
+            "UPDATE memories SET superseded_by = ?2 WHERE id = ?1",
+            params![old.id, m.id],
+        )?;
+        recall.remove(conn, &old.id)?;
+        replaced = Some(old.id);
+    }
+    Ok(WriteOutcome {
+        action: if replaced.is_some() {
+            Action::Superseded
+        } else {
+            Action::Created
+        },
+        memory: m,
+        replaced,
+    })
+}
+
+/// Creates a memory as given (no similarity probe) inside a transaction.
+pub(crate) fn create_in(
+    conn: &Connection,
+    recall: &mut Recall,
+    new: &NewMemory,
+    origin: Option<&str>,
+) -> Result<Memory> {
+    ensure_scope(conn, &new.scope)?;
+    insert_prepared(conn, recall, new, prepare(new), origin)
+}
+
+fn insert_prepared(
+    conn: &Connection,
+    recall: &mut Recall,
+    new: &NewMemory,
+    p: Prepared,
+    origin: Option<&str>,
+) -> Result<Memory> {
+    let Prepared {
+        rule,
+        why,
+        how,
+        name,
+        description,
+        keywords,
+    } = p;
     let seed = format!(
         "{}\u{0}{}\u{0}{}\u{0}{}",
         new.scope,
@@ -696,24 +777,7 @@ pub(crate) fn write_new_in(
     if let Some(o) = origin {
         insert_origin(conn, o, &m.id)?;
     }
-    let mut replaced = None;
-    if let Some((Relation::Supersedes, old)) = related {
-        conn.execute(
-            "UPDATE memories SET superseded_by = ?2 WHERE id = ?1",
-            params![old.id, m.id],
-        )?;
-        recall.remove(conn, &old.id)?;
-        replaced = Some(old.id);
-    }
-    Ok(WriteOutcome {
-        action: if replaced.is_some() {
-            Action::Superseded
-        } else {
-            Action::Created
-        },
-        memory: m,
-        replaced,
-    })
+    Ok(m)
 }
 
 fn now_nanos() -> i64 {

@@ -7,6 +7,7 @@
 //! values that are already redacted. The API is the seam a second backend (e.g. PostgreSQL for
 //! a team server) would implement.
 
+mod components;
 mod digests;
 mod jobs;
 mod schema;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use cairn_transcript::{Agent, Session, Turn};
 
+pub use components::{ComponentState, ensure_component};
 pub use digests::StoredDigest;
 pub use jobs::{Job, JobCounts, JobStatus, NewJob};
 
@@ -394,6 +396,19 @@ impl Write<'_> {
     ) -> Result<bool> {
         let body = serde_json::to_string(turn)
             .map_err(|e| StoreError::Corrupt(format!("cannot encode turn: {e}")))?;
+        self.upsert_turn_body(agent, session_key, turn, &body, source_path)
+    }
+
+    /// [`Write::upsert_turn`] with the turn's JSON already encoded (`body` must be
+    /// `serde_json::to_string(turn)`), for callers that need the encoding themselves too.
+    pub fn upsert_turn_body(
+        &self,
+        agent: Agent,
+        session_key: &str,
+        turn: &Turn,
+        body: &str,
+        source_path: &str,
+    ) -> Result<bool> {
         let existing: Option<i64> = self
             .tx
             .prepare_cached(

@@ -346,6 +346,150 @@ pub fn install_summary(root: &Path, summary: &str) -> Result<bool, WorkspaceErro
     install_file(root, "memory_summary.md", summary)
 }
 
+/// One task of a task group: a session's summary file and what it was about.
+#[derive(Debug, Clone)]
+pub struct GroupTask {
+    /// What was done, with its outcome, on one line.
+    pub title: String,
+    /// The rollout summary's file name (in `rollout_summaries/`).
+    pub file_name: String,
+    pub cwd: String,
+    pub rollout_path: String,
+    pub updated_at: jiff::Timestamp,
+    pub thread_id: String,
+    pub keywords: Vec<String>,
+}
+
+/// A `# Task Group:` block of `MEMORY.md`: one project (or `global`) with its tasks and the
+/// memories that apply to it.
+#[derive(Debug, Clone)]
+pub struct TaskGroup {
+    /// The project directory, or `global`.
+    pub scope: String,
+    pub tasks: Vec<GroupTask>,
+    pub preferences: Vec<String>,
+    pub knowledge: Vec<String>,
+    pub failures: Vec<String>,
+}
+
+/// Renders `MEMORY.md` in Codex's task-group format: a `# Task Group:` header with `scope:`
+/// and `applies_to:`, `## Task n:` sections each with `### rollout_summary_files` and
+/// `### keywords`, then the block-level `## User preferences`, `## Reusable knowledge` and
+/// `## Failures and how to do differently` (omitted when empty). `-` bullets only, no bold.
+pub fn render_task_groups(groups: &[TaskGroup]) -> String {
+    let mut s = String::new();
+    for g in groups {
+        if g.tasks.is_empty() && g.preferences.is_empty() && g.knowledge.is_empty() {
+            continue;
+        }
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        let reuse = if g.scope == "global" {
+            "any project"
+        } else {
+            "this directory and its subdirectories"
+        };
+        let _ = writeln!(s, "# Task Group: {}", one_line(&g.scope, 200));
+        let _ = writeln!(s, "scope: {}", one_line(&g.scope, 200));
+        let _ = writeln!(
+            s,
+            "applies_to: cwd={}; reuse_rule={reuse}",
+            one_line(&g.scope, 200)
+        );
+        for (i, t) in g.tasks.iter().enumerate() {
+            let _ = writeln!(s, "\n## Task {}: {}", i + 1, one_line(&t.title, 160));
+            s.push_str("\n### rollout_summary_files\n");
+            let _ = writeln!(
+                s,
+                "- rollout_summaries/{} (cwd={}, rollout_path={}, updated_at={}, thread_id={})",
+                t.file_name, t.cwd, t.rollout_path, t.updated_at, t.thread_id
+            );
+            s.push_str("\n### keywords\n");
+            let kws: Vec<String> = t.keywords.iter().map(|k| one_line(k, 40)).collect();
+            let _ = writeln!(
+                s,
+                "{}",
+                if kws.is_empty() {
+                    one_line(&t.title, 80)
+                } else {
+                    kws.join(", ")
+                }
+            );
+        }
+        for (title, items) in [
+            ("User preferences", &g.preferences),
+            ("Reusable knowledge", &g.knowledge),
+            ("Failures and how to do differently", &g.failures),
+        ] {
+            if items.is_empty() {
+                continue;
+            }
+            let _ = writeln!(s, "\n## {title}");
+            for i in items {
+                let _ = writeln!(s, "- {}", one_line(i, 300));
+            }
+        }
+    }
+    if s.is_empty() {
+        s.push_str("# Task Group: memory\nscope: global\napplies_to: cwd=global; reuse_rule=any project\n\nNo task groups yet.\n");
+    }
+    s
+}
+
+/// Checks `MEMORY.md` the way the consolidation rules state it: every block starts with
+/// `# Task Group:` followed by `scope:` and `applies_to:` lines, bullets are `-`, no bold.
+pub fn validate_task_groups(memory_md: &str) -> Result<(), WorkspaceError> {
+    let bad = |m: String| Err(WorkspaceError::InvalidSummary(format!("MEMORY.md: {m}")));
+    let lines: Vec<&str> = memory_md.lines().collect();
+    if !lines
+        .first()
+        .is_some_and(|l| l.starts_with("# Task Group: "))
+    {
+        return bad("the first line must be a `# Task Group:` header".into());
+    }
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with("# ") {
+            if !l.starts_with("# Task Group: ") {
+                return bad(format!(
+                    "line {}: top-level heading is not a task group",
+                    i + 1
+                ));
+            }
+            if !lines.get(i + 1).is_some_and(|n| n.starts_with("scope: "))
+                || !lines
+                    .get(i + 2)
+                    .is_some_and(|n| n.starts_with("applies_to: "))
+            {
+                return bad(format!(
+                    "line {}: `scope:` and `applies_to:` must follow",
+                    i + 1
+                ));
+            }
+        }
+        if l.trim_start().starts_with("* ") {
+            return bad(format!("line {}: bullets must be `-`", i + 1));
+        }
+        if l.contains("**") {
+            return bad(format!("line {}: no bold", i + 1));
+        }
+    }
+    Ok(())
+}
+
+/// Removes a file cairn wrote earlier (no-op when it is gone). Refuses symlinks.
+pub fn remove_file(dir: &Path, name: &str) -> Result<bool, WorkspaceError> {
+    let p = dir.join(name);
+    match fs::symlink_metadata(&p) {
+        Ok(m) if m.file_type().is_file() => fs::remove_file(&p)
+            .map(|()| true)
+            .map_err(|source| WorkspaceError::Io { path: p, source }),
+        Ok(_) => Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(source) => Err(WorkspaceError::Io { path: p, source }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,6 +624,40 @@ mod tests {
         assert_eq!(
             r.render(),
             "thread_id: 0194f5a6-89ab-7cde-8123-456789abcdef\nupdated_at: 2026-11-20T10:00:00Z\nrollout_path: /h/.codex/sessions/2026/11/20/rollout-x.jsonl\ncwd: /w/shop\ngit_branch: main\n\n# Fixed the cart rounding\n"
+        );
+    }
+    #[test]
+    fn task_groups_follow_the_format() {
+        let g = TaskGroup {
+            scope: "/home/dev/shop".into(),
+            tasks: vec![GroupTask {
+                title: "Fixed the flaky checkout test; it passes".into(),
+                file_name: "2026-01-01T00-00-00-abcd-flaky.md".into(),
+                cwd: "/home/dev/shop".into(),
+                rollout_path: "/h/.codex/sessions/r.jsonl".into(),
+                updated_at: ts("2026-01-01T00:00:00Z"),
+                thread_id: "t1".into(),
+                keywords: vec!["checkout".into(), "flaky".into()],
+            }],
+            preferences: vec!["Use pnpm, not npm".into()],
+            knowledge: vec![],
+            failures: vec![],
+        };
+        let md = render_task_groups(&[g]);
+        validate_task_groups(&md).unwrap();
+        assert!(md.starts_with(
+            "# Task Group: /home/dev/shop\nscope: /home/dev/shop\napplies_to: cwd=/home/dev/shop;"
+        ));
+        assert!(md.contains("## Task 1: Fixed the flaky checkout test"));
+        assert!(md.contains("### rollout_summary_files\n- rollout_summaries/2026-01-01T00-00-00-abcd-flaky.md (cwd=/home/dev/shop"));
+        assert!(md.contains("### keywords\ncheckout, flaky\n"));
+        assert!(md.contains("## User preferences\n- Use pnpm, not npm\n"));
+        assert!(!md.contains("## Reusable knowledge"));
+        validate_task_groups(&render_task_groups(&[])).unwrap();
+        assert!(validate_task_groups("# Notes\n").is_err());
+        assert!(validate_task_groups("# Task Group: x\nscope: x\napplies_to: y\n* bad\n").is_err());
+        assert!(
+            validate_task_groups("# Task Group: x\nscope: x\napplies_to: y\n- **bold**\n").is_err()
         );
     }
 }

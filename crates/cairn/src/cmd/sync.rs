@@ -1,11 +1,12 @@
-//! `cairn sync`: the main job: scan, ingest, then extract memories from the new turns.
+//! `cairn sync`: the main job: scan, ingest, extract memories from the new turns (offline
+//! rules always; phase 1 with a model when `[llm]` is configured), then consolidate.
 
 use std::process::ExitCode;
 
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::cmd::{ingest, memories, scan};
+use crate::cmd::{consolidate, extract, ingest, memories, scan};
 use crate::homes::Homes;
 use crate::output;
 
@@ -14,16 +15,32 @@ pub struct SyncReport {
     pub scan: scan::ScanReport,
     pub ingest: cairn_ingest::IngestReport,
     pub memories: memories::SyncMemories,
+    /// Phase 1 (absent without a model provider).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase1: Option<cairn_stage1::ExtractReport>,
+    pub consolidate: cairn_consolidate::ConsolidateReport,
 }
 
 pub fn sync(homes: &Homes, json: bool) -> Result<SyncReport> {
     let s = scan::scan(homes);
     let i = ingest::ingest(homes, json)?;
     let m = memories::extract(homes)?;
+    let config = extract::load_config(homes)?;
+    // A model that cannot work (bad [llm] settings, a missing key) must not stop the main
+    // job: it is reported, and consolidation merges deterministically.
+    let p1 = extract::phase1(homes, &config, config.extract.mode).unwrap_or_else(|e| {
+        Some(cairn_stage1::ExtractReport {
+            error: Some(format!("{e:#}")),
+            ..cairn_stage1::ExtractReport::default()
+        })
+    });
+    let c = consolidate::consolidate(homes, &config)?;
     Ok(SyncReport {
         scan: s,
         ingest: i,
         memories: m,
+        phase1: p1,
+        consolidate: c,
     })
 }
 
@@ -32,6 +49,13 @@ pub fn print_human(r: &SyncReport) {
     println!();
     ingest::print_human(&r.ingest);
     memories::print_sync(&r.memories);
+    match &r.phase1 {
+        Some(p) => extract::print_report(p),
+        None => {
+            println!("phase 1: no model configured ([llm] provider = \"none\"); offline rules only")
+        }
+    }
+    consolidate::print_report(&r.consolidate);
 }
 
 pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {

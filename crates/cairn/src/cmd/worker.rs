@@ -21,6 +21,8 @@ struct Report {
     failed: u64,
     recovered: u64,
     memo_blocks: u64,
+    /// Phase-1 outputs stored (with a model provider).
+    phase1_stored: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     config_error: Option<String>,
 }
@@ -68,6 +70,28 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
             && let Err(e) = crate::cmd::memories::extract(homes)
         {
             log.error(&format!("memory extraction failed: {e:#}"));
+        }
+        // With a model: phase 1 over the sessions whose turns ended (Stops that arrive while
+        // it runs coalesce into its follow-up round), then consolidation of what it stored.
+        if r.done > 0 && config.llm.provider != cairn_llm::ProviderKind::None {
+            match crate::cmd::extract::phase1(homes, &config, config.extract.mode) {
+                Ok(Some(p)) => {
+                    total.phase1_stored += p.stored as u64;
+                    if let Some(e) = &p.error {
+                        log.error(&format!("phase 1: {e}"));
+                    }
+                    if let Some(stop) = p.budget_stop {
+                        log.error(&format!("phase 1 stopped: {stop}"));
+                    }
+                    if p.stored > 0
+                        && let Err(e) = crate::cmd::consolidate::consolidate(homes, &config)
+                    {
+                        log.error(&format!("consolidation failed: {e:#}"));
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => log.error(&format!("phase 1 failed: {e:#}")),
+            }
         }
         drop(lock);
         total.done += r.done;

@@ -1,0 +1,293 @@
+//! Writing the Codex memory workspace: one rollout summary per session, `MEMORY.md` task
+//! groups (v1 roots), `memory_summary.md`, all validated, under the workspace lock. Only files
+//! cairn wrote are ever removed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use cairn_interop::codex_config::{MemoryVersion, plan_versions, read_config};
+use cairn_interop::workspace::WorkspaceLock;
+use cairn_memory::{GLOBAL, Memory, MemoryStore, MemoryType};
+use cairn_stage1::Stage1Output;
+use cairn_workspace::{
+    GroupTask, RolloutSummary, SummaryItem, TaskGroup, install_file, install_summary, remove_file,
+    render_memory_summary, render_task_groups, validate_task_groups,
+};
+use serde::Serialize;
+
+/// Rollout summaries kept in the workspace (newest sessions).
+const MAX_ROLLOUT_SUMMARIES: usize = 200;
+
+/// What was written.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WorkspaceReport {
+    pub roots: Vec<String>,
+    pub written: usize,
+    pub removed: usize,
+    pub unchanged: usize,
+    /// Why the workspace (or part of it) was not written; the previous files stay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+fn ts(secs: i64) -> jiff::Timestamp {
+    jiff::Timestamp::from_second(secs).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+}
+
+/// One session's outputs merged into one rollout summary (Codex keeps one per thread).
+fn by_session(outputs: &[Stage1Output]) -> Vec<(RolloutSummary, Vec<&Stage1Output>)> {
+    let mut groups: BTreeMap<(String, String), Vec<&Stage1Output>> = BTreeMap::new();
+    for o in outputs
+        .iter()
+        .filter(|o| !o.rollout_summary.trim().is_empty())
+    {
+        groups
+            .entry((o.agent.clone(), o.session_key.clone()))
+            .or_default()
+            .push(o);
+    }
+    let mut out: Vec<(RolloutSummary, Vec<&Stage1Output>)> = groups
+        .into_values()
+        .filter_map(|mut os| {
+            os.sort_by_key(|o| (o.source_updated_at, o.generated_at));
+            let last = *os.last()?;
+            let summary = os
+                .iter()
+                .map(|o| o.rollout_summary.trim())
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            Some((
+                RolloutSummary {
+                    thread_id: last.session_id.clone(),
+                    updated_at: ts(last.source_updated_at),
+                    rollout_path: last.source_path.clone(),
+                    cwd: last.cwd.clone().unwrap_or_else(|| "unknown".into()),
+                    git_branch: last.git_branch.clone(),
+                    slug: os.iter().find_map(|o| o.rollout_slug.clone()),
+                    summary,
+                },
+                os,
+            ))
+        })
+        .collect();
+    out.sort_by_key(|s| std::cmp::Reverse(s.0.updated_at));
+    out.truncate(MAX_ROLLOUT_SUMMARIES);
+    out
+}
+
+fn title(summary: &str) -> String {
+    summary
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| l.trim_start_matches('#').trim().to_string())
+        .unwrap_or_else(|| "session".into())
+}
+
+fn item(m: &Memory) -> SummaryItem {
+    SummaryItem {
+        kind: m.memory_type.as_str().into(),
+        scope: m.scope.clone(),
+        name: m.name.clone(),
+        description: m.description.clone(),
+        keywords: m.keywords.clone(),
+        updated_at: ts(m.updated_at),
+    }
+}
+
+/// Writes the workspace for every namespace Codex reads under `codex_home`.
+pub fn write(
+    mem: &mut MemoryStore,
+    outputs: &[Stage1Output],
+    codex_home: &Path,
+    now: i64,
+) -> WorkspaceReport {
+    let mut r = WorkspaceReport::default();
+    if let Err(e) = write_inner(mem, outputs, codex_home, now, &mut r) {
+        r.error = Some(e);
+    }
+    r
+}
+
+fn write_inner(
+    mem: &mut MemoryStore,
+    outputs: &[Stage1Output],
+    codex_home: &Path,
+    now: i64,
+    r: &mut WorkspaceReport,
+) -> Result<(), String> {
+    let cfg = read_config(codex_home).map_err(|e| e.to_string())?;
+    let plan = plan_versions(&cfg, codex_home, None);
+    let _lock = WorkspaceLock::acquire(codex_home, &plan.namespaces).map_err(|e| e.to_string())?;
+
+    let mut live: Vec<Memory> = mem
+        .list(&cairn_memory::ListFilter::default())
+        .map_err(|e| e.to_string())?;
+    {
+        let mut refs: Vec<&Memory> = live.iter().collect();
+        cairn_memory::views::by_usefulness(&mut refs, now);
+        let order: Vec<String> = refs.iter().map(|m| m.id.clone()).collect();
+        live.sort_by_key(|m| order.iter().position(|id| *id == m.id));
+    }
+    let summary = render_memory_summary(&live.iter().map(item).collect::<Vec<_>>());
+    let sessions = by_session(outputs);
+
+    // Task groups by project.
+    let mut groups: BTreeMap<String, TaskGroup> = BTreeMap::new();
+    for (rs, os) in &sessions {
+        let scope = os
+            .iter()
+            .rev()
+            .find_map(|o| {
+                o.memories
+                    .iter()
+                    .find(|m| m.scope != GLOBAL)
+                    .map(|m| m.scope.clone())
+            })
+            .or_else(|| os.last().and_then(|o| o.cwd.clone()))
+            .unwrap_or_else(|| GLOBAL.to_string());
+        let mut keywords: Vec<String> = rs
+            .slug
+            .as_deref()
+            .unwrap_or("")
+            .split(['-', '_'])
+            .filter(|w| w.len() > 2)
+            .map(str::to_string)
+            .collect();
+        for o in os {
+            for m in &o.memories {
+                keywords.push(m.name.clone());
+            }
+        }
+        keywords.dedup();
+        keywords.truncate(12);
+        groups
+            .entry(scope.clone())
+            .or_insert_with(|| empty_group(&scope))
+            .tasks
+            .push(GroupTask {
+                title: title(&rs.summary),
+                file_name: rs.file_name(),
+                cwd: rs.cwd.clone(),
+                rollout_path: rs.rollout_path.clone(),
+                updated_at: rs.updated_at,
+                thread_id: rs.thread_id.clone(),
+                keywords,
+            });
+    }
+    for m in &live {
+        let g = groups
+            .entry(m.scope.clone())
+            .or_insert_with(|| empty_group(&m.scope));
+        let line = format!("{} — {}", m.name, m.description);
+        match m.memory_type {
+            MemoryType::Feedback | MemoryType::User => g.preferences.push(line),
+            _ => g.knowledge.push(line),
+        }
+    }
+    let memory_md = render_task_groups(&groups.into_values().collect::<Vec<_>>());
+    validate_task_groups(&memory_md).map_err(|e| e.to_string())?;
+    cairn_workspace::validate_summary_v2(&summary).map_err(|e| e.to_string())?;
+
+    let conn = mem.store().connection();
+    for v in &plan.namespaces {
+        let root = codex_home.join(v.dir_name());
+        // As Codex: a symlinked memory root is refused (never written through).
+        if std::fs::symlink_metadata(&root).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(format!(
+                "memory root cannot be a symbolic link: {}",
+                root.display()
+            ));
+        }
+        r.roots.push(root.display().to_string());
+        let root_key = root.display().to_string();
+        let dir = root.join("rollout_summaries");
+        let mut current = Vec::new();
+        for (rs, _) in &sessions {
+            let name = rs.file_name();
+            let body = rs.render();
+            count(
+                install_file(&dir, &name, &body).map_err(|e| e.to_string())?,
+                r,
+            );
+            remember_file(conn, &root_key, &format!("rollout_summaries/{name}"), &body)?;
+            current.push(format!("rollout_summaries/{name}"));
+        }
+        // Remove summaries cairn wrote before that are no longer current.
+        for old in written_files(conn, &root_key)? {
+            if old.starts_with("rollout_summaries/") && !current.contains(&old) {
+                let name = old.trim_start_matches("rollout_summaries/");
+                if remove_file(&dir, name).map_err(|e| e.to_string())? {
+                    r.removed += 1;
+                }
+                forget_file(conn, &root_key, &old)?;
+            }
+        }
+        if *v == MemoryVersion::V1 {
+            count(
+                install_file(&root, "MEMORY.md", &memory_md).map_err(|e| e.to_string())?,
+                r,
+            );
+            remember_file(conn, &root_key, "MEMORY.md", &memory_md)?;
+        }
+        count(
+            install_summary(&root, &summary).map_err(|e| e.to_string())?,
+            r,
+        );
+        remember_file(conn, &root_key, "memory_summary.md", &summary)?;
+    }
+    Ok(())
+}
+
+fn empty_group(scope: &str) -> TaskGroup {
+    TaskGroup {
+        scope: scope.to_string(),
+        tasks: Vec::new(),
+        preferences: Vec::new(),
+        knowledge: Vec::new(),
+        failures: Vec::new(),
+    }
+}
+
+fn count(changed: bool, r: &mut WorkspaceReport) {
+    if changed {
+        r.written += 1;
+    } else {
+        r.unchanged += 1;
+    }
+}
+
+fn remember_file(
+    conn: &rusqlite::Connection,
+    root: &str,
+    name: &str,
+    body: &str,
+) -> Result<(), String> {
+    let h = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(body.as_bytes()));
+    conn.execute(
+        "INSERT OR REPLACE INTO workspace_files(root, name, hash) VALUES (?1, ?2, ?3)",
+        rusqlite::params![root, name, h],
+    )
+    .map(|_| ())
+    .map_err(|e| e.to_string())
+}
+
+fn forget_file(conn: &rusqlite::Connection, root: &str, name: &str) -> Result<(), String> {
+    conn.execute(
+        "DELETE FROM workspace_files WHERE root = ?1 AND name = ?2",
+        rusqlite::params![root, name],
+    )
+    .map(|_| ())
+    .map_err(|e| e.to_string())
+}
+
+fn written_files(conn: &rusqlite::Connection, root: &str) -> Result<Vec<String>, String> {
+    let mut st = conn
+        .prepare("SELECT name FROM workspace_files WHERE root = ?1 ORDER BY name")
+        .map_err(|e| e.to_string())?;
+    let rows = st
+        .query_map([root], |r| r.get(0))
+        .map_err(|e| e.to_string())?;
+    rows.collect::<rusqlite::Result<Vec<String>>>()
+        .map_err(|e| e.to_string())
+}

@@ -1,0 +1,89 @@
+//! `cairn consolidate`: phase 2 (merge, withdraw, age out, views, Codex workspace).
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use cairn_config::Config;
+use cairn_consolidate::{ConsolidateReport, Consolidator};
+
+use crate::cmd::extract::{client, clock, load_config};
+use crate::cmd::memories;
+use crate::homes::Homes;
+use crate::output;
+
+/// Runs one consolidation.
+pub fn consolidate(homes: &Homes, config: &Config) -> Result<ConsolidateReport> {
+    let (client, note) = match client(config) {
+        Ok(c) => (c, None),
+        Err(e) => (None, Some(format!("{e:#}; merged without the model"))),
+    };
+    let mut mem = memories::open(homes)?;
+    let mut r = Consolidator {
+        mem: &mut mem,
+        config,
+        client: client.as_ref(),
+        data_dir: &homes.data_dir,
+        codex_home: Some(&homes.codex_home),
+    }
+    .run(clock())
+    .context("consolidation failed")?;
+    if r.merge_note.is_none() {
+        r.merge_note = note;
+    }
+    Ok(r)
+}
+
+pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
+    let config = load_config(homes)?;
+    let r = consolidate(homes, &config)?;
+    if json {
+        output::json(&r)?;
+    } else {
+        print_report(&r);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn print_report(r: &ConsolidateReport) {
+    if r.busy {
+        println!("consolidate: another consolidation is running; nothing to do");
+        return;
+    }
+    let d = &r.diff;
+    println!(
+        "consolidate: {} input(s) added, {} updated, {} removed ({} unchanged); {} merge",
+        d.added.len(),
+        d.updated.len(),
+        d.removed.len(),
+        d.unchanged,
+        r.merge
+    );
+    println!(
+        "  memories: {} created, {} updated, {} superseded, {} skipped, {} withdrawn, {} aged out; {} phase-1 output(s) pruned",
+        r.created,
+        r.updated,
+        r.superseded,
+        r.skipped,
+        r.withdrawn.len(),
+        r.aged_out.len(),
+        r.stage1_pruned
+    );
+    if let Some(n) = &r.merge_note {
+        println!("  note: {n}");
+    }
+    if let Some(w) = &r.workspace {
+        match &w.error {
+            Some(e) => println!("  codex workspace NOT updated (the previous files stay): {e}"),
+            None => println!(
+                "  codex workspace: {} file(s) written, {} removed, {} unchanged in {}",
+                w.written,
+                w.removed,
+                w.unchanged,
+                w.roots.join(", ")
+            ),
+        }
+    }
+    for p in &r.problems {
+        println!("  problem: {p}");
+    }
+}

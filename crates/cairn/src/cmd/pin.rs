@@ -1,0 +1,45 @@
+//! `cairn pin ID [--off]`: keep a memory from aging out (and bring back an aged-out one).
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serde_json::json;
+
+use crate::cmd::extract::clock;
+use crate::cmd::memories;
+use crate::homes::Homes;
+use crate::output;
+
+#[derive(Args, Debug)]
+pub struct PinArgs {
+    /// The memory id (see `cairn list`)
+    pub id: String,
+    /// Unpin instead
+    #[arg(long)]
+    pub off: bool,
+}
+
+pub fn run(homes: &Homes, args: &PinArgs, json: bool) -> Result<ExitCode> {
+    let mut mem = memories::open(homes)?;
+    let id = args.id.trim();
+    if args.off {
+        let was = cairn_consolidate::unpin(&mut mem, id).context("cannot unpin")?;
+        if json {
+            output::json(&json!({"id": id, "pinned": false, "was_pinned": was}))?;
+        } else if was {
+            println!("{id} unpinned: it ages out when unused for [consolidate] max_unused_days");
+        } else {
+            println!("{id} was not pinned");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let m = cairn_consolidate::pin(&mut mem, id, clock())
+        .with_context(|| format!("cannot pin {id} (see `cairn list` for ids)"))?;
+    if json {
+        output::json(&json!({"id": m.id, "pinned": true, "memory": m}))?;
+    } else {
+        println!("{} pinned: {} (never aged out)", m.id, m.name);
+    }
+    Ok(ExitCode::SUCCESS)
+}
