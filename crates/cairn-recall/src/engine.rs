@@ -1,13 +1,14 @@
 //! The recall index: tables, writes, and hybrid search.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use cairn_embed::StaticEmbedder;
+use cairn_embed::TextEmbedder;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use crate::error::RecallError;
-use crate::query::{fts_match_terms, query_terms, quote, space_cjk, words};
+use crate::query::{fts_match_terms, query_terms, quote, space_cjk};
 use crate::vectors::{Meta, VectorCache, quantize};
 
 /// Weight of the keywords' embedding added to the (unit) embedding of name, description
@@ -185,11 +186,17 @@ pub struct Hit {
 /// writes, reloaded when another writer bumped `recall_meta.generation`).
 pub struct Recall {
     config: RecallConfig,
-    embedder: &'static StaticEmbedder,
+    /// The model of the stored vectors: queries and writes use it, so a search never
+    /// compares vectors of two models.
+    embedder: Arc<dyn TextEmbedder>,
+    /// The active tier's model; when it is not `embedder`, [`Recall::reembed_pending`]
+    /// (the sync path) recomputes the stored vectors with it.
+    preferred: Arc<dyn TextEmbedder>,
     model: String,
     cache: VectorCache,
     scratch: Vec<(f32, i64)>,
-    /// Document frequencies of words, for the lexical latency budget (built lazily).
+    /// Document frequencies of query words, for the lexical latency budget (counted on
+    /// first use, keyed by `recall_meta.docs_generation`).
     term_stats: Option<(i64, HashMap<String, u32>)>,
 }
 
@@ -223,18 +230,48 @@ fn scope_token(scope: &str) -> String {
     format!("s{h:016x}")
 }
 
-/// A document's stored embedding: the unit embedding of name + description + body, plus
+/// Documents' stored embeddings: the unit embedding of name + description + body, plus
 /// [`KEYWORDS_EMBED_WEIGHT`] times the unit embedding of the keywords, renormalised.
-fn doc_embedding(embedder: &StaticEmbedder, doc: &Document) -> Vec<f32> {
-    let mut v = embedder.embed(&doc.embedding_text());
-    if !doc.keywords.is_empty() {
-        let k = embedder.embed(&doc.keywords.join(", "));
+fn doc_embeddings(
+    embedder: &dyn TextEmbedder,
+    docs: &[&Document],
+) -> Result<Vec<Vec<f32>>, RecallError> {
+    let embed_err = |e: cairn_embed::EmbedError| RecallError::Embed(e.to_string());
+    let texts: Vec<String> = docs.iter().map(|d| d.embedding_text()).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut out = embedder.embed_batch(&refs).map_err(embed_err)?;
+    let kw: Vec<(usize, String)> = docs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| !d.keywords.is_empty())
+        .map(|(i, d)| (i, d.keywords.join(", ")))
+        .collect();
+    let refs: Vec<&str> = kw.iter().map(|(_, k)| k.as_str()).collect();
+    let kvecs = embedder.embed_batch(&refs).map_err(embed_err)?;
+    for ((i, _), k) in kw.iter().zip(&kvecs) {
+        let v = &mut out[*i];
         v.iter_mut()
-            .zip(&k)
+            .zip(k)
             .for_each(|(a, b)| *a += KEYWORDS_EMBED_WEIGHT * b);
-        cairn_embed::normalize(&mut v);
+        cairn_embed::normalize(v);
     }
-    v
+    Ok(out)
+}
+
+/// The `recall_meta.embed_model` tag of vectors made by `embedder`.
+fn model_tag(embedder: &dyn TextEmbedder) -> String {
+    format!("cairn-embed/{}/kw{KEYWORDS_EMBED_WEIGHT}", embedder.id())
+}
+
+/// What [`Recall::reembed_pending`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reembedded {
+    /// Documents whose vectors were recomputed.
+    pub documents: usize,
+    /// The model they were computed with before.
+    pub from: String,
+    /// The model they are computed with now.
+    pub to: String,
 }
 
 fn blob_of(v: &[f32]) -> Vec<u8> {
@@ -256,6 +293,30 @@ fn keywords_from_db(k: &str) -> Vec<String> {
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
         .collect()
+}
+
+/// Every document's text fields, by rowid.
+fn read_docs(conn: &Connection) -> Result<Vec<(i64, Document)>, RecallError> {
+    let mut st = conn
+        .prepare("SELECT rowid, id, scope, name, description, body, keywords FROM recall_docs")?;
+    let rows = st
+        .query_map([], |r| {
+            let kw: String = r.get(6)?;
+            Ok((
+                r.get(0)?,
+                Document {
+                    id: r.get(1)?,
+                    scope: r.get(2)?,
+                    name: r.get(3)?,
+                    description: r.get(4)?,
+                    body: r.get(5)?,
+                    keywords: keywords_from_db(&kw),
+                    ..Document::default()
+                },
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
 }
 
 /// Runs `f` inside a SAVEPOINT (works inside or outside a caller's transaction).
@@ -284,15 +345,26 @@ impl Recall {
         Self::with_config(conn, RecallConfig::default())
     }
 
-    /// [`Recall::open`] with an explicit configuration.
+    /// [`Recall::open`] with an explicit configuration. The active embedding tier
+    /// ([`cairn_embed::tier::active`]) is preferred; see [`Recall::with_embedder`].
     pub fn with_config(conn: &Connection, config: RecallConfig) -> Result<Self, RecallError> {
-        let embedder =
-            cairn_embed::try_embedder().map_err(|e| RecallError::Embed(e.to_string()))?;
-        let model = format!(
-            "cairn-embed/{}/kw{KEYWORDS_EMBED_WEIGHT}",
-            embedder.fingerprint()
-        );
+        let preferred =
+            cairn_embed::tier::active().map_err(|e| RecallError::Embed(e.to_string()))?;
+        Self::with_embedder(conn, config, preferred)
+    }
+
+    /// [`Recall::open`] with an explicit configuration and preferred embedding model.
+    /// Stored vectors keep the model they were computed with (searches and writes use it)
+    /// until [`Recall::reembed_pending`] moves them to `preferred`; an empty index starts
+    /// with `preferred`. Vectors of a model this process cannot compute are recomputed
+    /// with the static tier at once (cheap: about 50,000 texts a second).
+    pub fn with_embedder(
+        conn: &Connection,
+        config: RecallConfig,
+        preferred: Arc<dyn TextEmbedder>,
+    ) -> Result<Self, RecallError> {
         conn.execute_batch(SCHEMA)?;
+        conn.execute_batch(crate::snapshot::SCHEMA)?;
         let version: Option<i64> = conn
             .query_row(
                 "SELECT value FROM recall_meta WHERE key = 'schema_version'",
@@ -312,12 +384,19 @@ impl Recall {
         }
         let mut me = Self {
             config,
-            embedder,
-            model,
-            cache: VectorCache::new(embedder.dims()),
+            embedder: preferred.clone(),
+            model: model_tag(&*preferred),
+            cache: VectorCache::new(preferred.dims()),
+            preferred,
             scratch: Vec::new(),
             term_stats: None,
         };
+        me.adopt_stored_model(conn)?;
+        Ok(me)
+    }
+
+    /// Makes `embedder` the model of the stored vectors (read from `recall_meta`).
+    fn adopt_stored_model(&mut self, conn: &Connection) -> Result<(), RecallError> {
         let stored: Option<String> = conn
             .query_row(
                 "SELECT value FROM recall_meta WHERE key = 'embed_model'",
@@ -325,10 +404,134 @@ impl Recall {
                 |r| r.get(0),
             )
             .optional()?;
-        if stored.as_deref() != Some(me.model.as_str()) {
-            me.reembed_all(conn)?;
+        if stored.as_deref() == Some(self.model.as_str()) {
+            return Ok(());
         }
-        Ok(me)
+        let known = stored.as_deref().and_then(|tag| {
+            if tag == model_tag(&*self.preferred) {
+                return Some(self.preferred.clone());
+            }
+            let id = tag
+                .strip_prefix("cairn-embed/")?
+                .strip_suffix(&format!("/kw{KEYWORDS_EMBED_WEIGHT}"))?;
+            cairn_embed::tier::by_id(id)
+        });
+        let recompute = known.is_none();
+        let embedder = match known {
+            Some(e) => e,
+            None if self.len(conn)? == 0 => self.preferred.clone(),
+            None => cairn_embed::tier::static_embedder()
+                .map_err(|e| RecallError::Embed(e.to_string()))?,
+        };
+        self.use_embedder(embedder);
+        if recompute {
+            self.reembed_all(conn)?;
+        }
+        Ok(())
+    }
+
+    fn use_embedder(&mut self, embedder: Arc<dyn TextEmbedder>) {
+        self.model = model_tag(&*embedder);
+        self.cache = VectorCache::new(embedder.dims());
+        self.embedder = embedder;
+    }
+
+    /// The id of the model the stored vectors come from (`None` before any index exists),
+    /// read without opening the index.
+    pub fn stored_model(conn: &Connection) -> Result<Option<String>, RecallError> {
+        let exists: bool = conn.query_row(
+            "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'recall_meta')",
+            [],
+            |r| r.get(0),
+        )?;
+        if !exists {
+            return Ok(None);
+        }
+        let tag: Option<String> = conn
+            .query_row(
+                "SELECT value FROM recall_meta WHERE key = 'embed_model'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(tag.map(|t| {
+            t.strip_prefix("cairn-embed/")
+                .and_then(|t| t.strip_suffix(&format!("/kw{KEYWORDS_EMBED_WEIGHT}")))
+                .map_or(t.clone(), str::to_owned)
+        }))
+    }
+
+    /// The model whose vectors are stored and searched (`cairn-embed/<model id>/kw<w>`).
+    pub fn embedder_id(&self) -> &str {
+        self.embedder.id()
+    }
+
+    /// The active tier's model when the stored vectors still come from another one (the
+    /// sync path then calls [`Recall::reembed_pending`]).
+    pub fn pending_model(&self) -> Option<&str> {
+        (self.preferred.id() != self.embedder.id()).then(|| self.preferred.id())
+    }
+
+    /// Recomputes every stored vector with the active tier's model when they come from
+    /// another one (for the background/sync path; searches never do this). The vectors
+    /// are computed outside any transaction, `progress(done, total)` after each batch; then
+    /// one short savepoint writes them (documents changed meanwhile are embedded again
+    /// there) and retags the set, so a search sees the old set or the new one, never a mix.
+    pub fn reembed_pending(
+        &mut self,
+        conn: &Connection,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Option<Reembedded>, RecallError> {
+        if self.pending_model().is_none() {
+            return Ok(None);
+        }
+        let target = self.preferred.clone();
+        let snapshot = read_docs(conn)?;
+        let total = snapshot.len();
+        let mut vectors: HashMap<i64, (Document, Vec<f32>)> = HashMap::with_capacity(total);
+        progress(0, total);
+        for chunk in snapshot.chunks(64) {
+            let docs: Vec<&Document> = chunk.iter().map(|(_, d)| d).collect();
+            for ((rowid, d), v) in chunk.iter().zip(doc_embeddings(&*target, &docs)?) {
+                vectors.insert(*rowid, (d.clone(), v));
+            }
+            progress(vectors.len(), total);
+        }
+        let tag = model_tag(&*target);
+        let res = in_savepoint(conn, || {
+            let mut up = conn.prepare("UPDATE recall_docs SET embedding = ?2 WHERE rowid = ?1")?;
+            let now = read_docs(conn)?;
+            for (rowid, d) in &now {
+                match vectors.get(rowid) {
+                    Some((old, v)) if old == d => up.execute(params![rowid, blob_of(v)])?,
+                    _ => {
+                        let v = doc_embeddings(&*target, &[d])?;
+                        up.execute(params![rowid, blob_of(&v[0])])?
+                    }
+                };
+            }
+            conn.execute(
+                "INSERT INTO recall_meta(key, value) VALUES ('embed_model', ?1)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [&tag],
+            )?;
+            self.bump_generation(conn)?;
+            Ok(now.len())
+        });
+        let from = self.embedder.id().to_owned();
+        let documents = match res {
+            Ok(n) => n,
+            Err(e) => {
+                self.cache.clear();
+                return Err(e);
+            }
+        };
+        self.use_embedder(target);
+        Ok(Some(Reembedded {
+            documents,
+            from,
+            to: self.embedder.id().to_owned(),
+        }))
     }
 
     /// The ranking configuration.
@@ -348,30 +551,13 @@ impl Recall {
 
     fn reembed_all(&mut self, conn: &Connection) -> Result<(), RecallError> {
         in_savepoint(conn, || {
-            let rows: Vec<(i64, Document)> = {
-                let mut st = conn.prepare(
-                    "SELECT rowid, id, scope, name, description, body, keywords FROM recall_docs",
-                )?;
-                st.query_map([], |r| {
-                    let kw: String = r.get(6)?;
-                    Ok((
-                        r.get(0)?,
-                        Document {
-                            id: r.get(1)?,
-                            scope: r.get(2)?,
-                            name: r.get(3)?,
-                            description: r.get(4)?,
-                            body: r.get(5)?,
-                            keywords: keywords_from_db(&kw),
-                            ..Document::default()
-                        },
-                    ))
-                })?
-                .collect::<Result<_, _>>()?
-            };
+            let rows = read_docs(conn)?;
             let mut up = conn.prepare("UPDATE recall_docs SET embedding = ?2 WHERE rowid = ?1")?;
-            for (rowid, d) in &rows {
-                up.execute(params![rowid, blob_of(&doc_embedding(self.embedder, d))])?;
+            for chunk in rows.chunks(64) {
+                let docs: Vec<&Document> = chunk.iter().map(|(_, d)| d).collect();
+                for ((rowid, _), v) in chunk.iter().zip(doc_embeddings(&*self.embedder, &docs)?) {
+                    up.execute(params![rowid, blob_of(&v)])?;
+                }
             }
             conn.execute(
                 "INSERT INTO recall_meta(key, value) VALUES ('embed_model', ?1)
@@ -405,8 +591,8 @@ impl Recall {
         &mut self,
         conn: &Connection,
         doc: &Document,
+        emb: Vec<f32>,
     ) -> Result<(i64, Vec<f32>), RecallError> {
-        let emb = doc_embedding(self.embedder, doc);
         let keywords = keywords_to_db(&doc.keywords);
         let rowid: i64 = conn.prepare_cached(
             "INSERT INTO recall_docs(id, scope, name, description, body, keywords, created_at, updated_at,
@@ -457,10 +643,13 @@ impl Recall {
 
     /// Inserts or replaces many documents in one savepoint.
     pub fn upsert_many(&mut self, conn: &Connection, docs: &[Document]) -> Result<(), RecallError> {
+        // Computed before the savepoint: the full tier takes milliseconds per document.
+        let refs: Vec<&Document> = docs.iter().collect();
+        let embeddings = doc_embeddings(&*self.embedder, &refs)?;
         let written = in_savepoint(conn, || {
             let mut written = Vec::with_capacity(docs.len());
-            for d in docs {
-                written.push(self.upsert_one(conn, d)?);
+            for (d, emb) in docs.iter().zip(embeddings) {
+                written.push(self.upsert_one(conn, d, emb)?);
             }
             let current = self.bump_generation(conn)?;
             Ok(if current { written } else { Vec::new() })
@@ -512,7 +701,6 @@ impl Recall {
 
     /// Adds one to the recall count of each id (unknown ids are ignored).
     pub fn record_recall(&mut self, conn: &Connection, ids: &[&str]) -> Result<(), RecallError> {
-        let before = self.cache.generation;
         let res = in_savepoint(conn, || {
             let mut changed = Vec::new();
             let mut st = conn.prepare_cached(
@@ -536,16 +724,8 @@ impl Recall {
                         m.recall_count = n;
                     }
                 }
-                // A recall count changes no text: when this bump kept the cache current, the
-                // word statistics stay valid too (rebuilding them costs a full table scan on
-                // the next search).
-                if let (Some(b), Some(now), Some((sg, _))) =
-                    (before, self.cache.generation, self.term_stats.as_mut())
-                    && now == b + 1
-                    && *sg == b
-                {
-                    *sg = now;
-                }
+                // A recall count changes no text: the word statistics (keyed by the documents'
+                // generation) stay valid.
                 Ok(())
             }
             Err(e) => {
@@ -569,52 +749,57 @@ impl Recall {
         if self.cache.generation == Some(g) {
             return Ok(());
         }
+        // Another process may have moved the vectors to another model meanwhile.
+        self.adopt_stored_model(conn)?;
         self.cache.clear();
-        let mut st = conn.prepare(
-            "SELECT rowid, id, scope, updated_at, recall_count, embedding FROM recall_docs",
-        )?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let rowid: i64 = r.get(0)?;
-            let id: String = r.get(1)?;
-            let scope: String = r.get(2)?;
-            let meta = Meta {
-                id: id.into(),
-                updated_at: r.get(3)?,
-                recall_count: r.get(4)?,
-            };
-            let blob = r.get_ref(5)?.as_blob().unwrap_or(&[]);
-            self.cache.put(rowid, &scope, meta, &vec_of(blob));
+        // A new process reads the stored snapshot of the cache when it is current (see
+        // `snapshot`); otherwise it loads every document and stores a snapshot for the next.
+        let docs_generation = crate::snapshot::docs_generation(conn)?;
+        if !crate::snapshot::load(conn, &self.model, docs_generation, &mut self.cache)? {
+            let mut st = conn.prepare(
+                "SELECT rowid, id, scope, updated_at, recall_count, embedding FROM recall_docs",
+            )?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                let rowid: i64 = r.get(0)?;
+                let id: String = r.get(1)?;
+                let scope: String = r.get(2)?;
+                let meta = Meta {
+                    id: id.into(),
+                    updated_at: r.get(3)?,
+                    recall_count: r.get(4)?,
+                };
+                let blob = r.get_ref(5)?.as_blob().unwrap_or(&[]);
+                self.cache.put(rowid, &scope, meta, &vec_of(blob));
+            }
+            crate::snapshot::store_if_idle(conn, &self.model, docs_generation, &self.cache);
         }
         self.cache.generation = Some(g);
         Ok(())
     }
 
-    /// Loads word document frequencies (whole store) if missing or stale.
-    fn ensure_term_stats(&mut self, conn: &Connection) -> Result<(), RecallError> {
-        let Some(g) = self.cache.generation else {
+    /// Makes `term_stats` hold the document frequencies of `terms` (counted by FTS5, capped
+    /// just above `budget`: only whether they fit matters), kept until a document changes.
+    fn ensure_term_stats(
+        &mut self,
+        conn: &Connection,
+        terms: &[String],
+        budget: usize,
+    ) -> Result<(), RecallError> {
+        let g = crate::snapshot::docs_generation(conn)?;
+        if self.term_stats.as_ref().is_none_or(|(sg, _)| *sg != g) {
+            self.term_stats = Some((g, HashMap::new()));
+        }
+        let Some((_, df)) = self.term_stats.as_mut() else {
             return Ok(());
         };
-        if self.term_stats.as_ref().is_some_and(|(sg, _)| *sg == g) {
-            return Ok(());
-        }
-        let mut df: HashMap<String, u32> = HashMap::new();
-        let mut st = conn.prepare("SELECT name, description, body, keywords FROM recall_docs")?;
-        let mut rows = st.query([])?;
-        let mut seen = std::collections::HashSet::new();
-        while let Some(r) = rows.next()? {
-            seen.clear();
-            for i in 0..4 {
-                let text = r.get_ref(i)?.as_str().unwrap_or("");
-                for w in words(text) {
-                    if !seen.contains(&w) {
-                        *df.entry(w.clone()).or_default() += 1;
-                        seen.insert(w);
-                    }
-                }
+        let cap = budget.saturating_add(1);
+        for t in terms {
+            if !df.contains_key(t) {
+                let n = crate::query::doc_count(conn, t, cap)?;
+                df.insert(t.clone(), u32::try_from(n).unwrap_or(u32::MAX));
             }
         }
-        self.term_stats = Some((g, df));
         Ok(())
     }
 
@@ -631,7 +816,7 @@ impl Recall {
         if budget == 0 || terms.len() < 2 || self.cache.len() <= budget {
             return Ok((terms, false));
         }
-        self.ensure_term_stats(conn)?;
+        self.ensure_term_stats(conn, &terms, budget)?;
         let Some((_, df)) = &self.term_stats else {
             return Ok((terms, false));
         };
@@ -726,7 +911,9 @@ impl Recall {
         let qvec = if cfg.mode == Mode::Lexical {
             Vec::new()
         } else {
-            self.embedder.embed(query)
+            self.embedder
+                .embed(query)
+                .map_err(|e| RecallError::Embed(e.to_string()))?
         };
         let mut ranked = self.rank(&lexical, &qvec, &parts, n, &cfg, now);
         ranked.truncate(k);

@@ -33,7 +33,10 @@
 //!    index. In stores above [`RecallConfig::lexical_budget`] documents (2,000) only the
 //!    query's rarest words are matched, up to that many rows, because FTS5 scores every
 //!    matching row;
-//! 2. semantic: the query is embedded with [`cairn_embed`] and compared with every
+//! 2. semantic: the query is embedded with [`cairn_embed`] (the model the stored vectors
+//!    were computed with, recorded in `recall_meta.embed_model`: the static table, or the
+//!    full transformer when that tier is active; [`Recall::reembed_pending`] moves the
+//!    stored vectors to the active tier on the sync path) and compared with every
 //!    in-scope document vector (int8, in memory; the leading half of the PCA dimensions is
 //!    scanned first and the best `max(4n, 256)` are rescored with all of them). Stored
 //!    documents are embedded at write time (name + description + body, plus keywords at
@@ -52,11 +55,14 @@ mod engine;
 mod error;
 pub mod locomo;
 pub mod query;
+mod snapshot;
 mod vectors;
 
-pub use engine::{Document, Fusion, Hit, Mode, Recall, RecallConfig};
+pub use engine::{Document, Fusion, Hit, Mode, Recall, RecallConfig, Reembedded};
 pub use error::RecallError;
 pub use locomo::{LocomoMetrics, LocomoOptions, LocomoReport, eval_locomo, eval_locomo_with};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tier_tests;

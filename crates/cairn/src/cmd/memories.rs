@@ -97,6 +97,9 @@ pub struct SyncMemories {
     pub total: usize,
     /// The markdown views directory.
     pub views: String,
+    /// Stored vectors recomputed because the embedding tier changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reembedded: Option<cairn_recall::Reembedded>,
 }
 
 /// Extracts memories from the turns not seen yet and regenerates the views.
@@ -106,10 +109,14 @@ pub fn extract(homes: &Homes) -> Result<SyncMemories> {
         .extract(&agent_dirs(homes), now())
         .context("memory extraction failed")?;
     let total = mem.scopes()?.iter().map(|(_, n)| n).sum();
+    let reembedded = mem
+        .reembed_pending(&mut |_, _| {})
+        .context("recomputing the memory vectors with the active embedding model failed")?;
     Ok(SyncMemories {
         extract: report,
         total,
         views: homes.data_dir.join("memory").display().to_string(),
+        reembedded,
     })
 }
 
@@ -119,6 +126,12 @@ pub fn print_sync(r: &SyncMemories) {
         "memories: {} statement(s) in {} new turn(s): {} created, {} merged into existing, {} superseded; {} memories kept",
         e.statements, e.turns, e.created, e.updated, e.superseded, r.total
     );
+    if let Some(x) = &r.reembedded {
+        println!(
+            "embeddings: {} memory vector(s) recomputed with {} (were {})",
+            x.documents, x.to, x.from
+        );
+    }
     if e.agent_wrote > 0 {
         println!(
             "  {} turn(s) skipped: the agent wrote memory itself there",

@@ -1,6 +1,8 @@
+pub mod consolidate;
 pub mod demo;
 pub mod doctor;
 pub mod eval;
+pub mod extract;
 pub mod forget;
 pub mod hook;
 pub mod import;
@@ -10,6 +12,8 @@ pub mod list;
 pub mod mcp;
 pub mod memo;
 pub mod memories;
+pub mod model;
+pub mod pin;
 pub mod recall;
 pub mod remember;
 pub mod scan;

@@ -62,6 +62,26 @@ struct Status {
     #[serde(skip_serializing_if = "Option::is_none")]
     config_error: Option<String>,
     log: String,
+    /// The active embedding tier and why.
+    embeddings: crate::cmd::model::TierReport,
+    /// The model provider, its budgets and the tokens spent.
+    llm: Llm,
+    /// The last consolidation (a failed workspace write is reported here).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    consolidation: Option<cairn_consolidate::LastRun>,
+}
+
+#[derive(Serialize, Default)]
+struct Llm {
+    provider: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
+    extract_mode: String,
+    max_tokens_per_day: u64,
+    max_tokens_per_run: u64,
+    usage: cairn_stage1::UsageTotals,
+    /// Sessions whose phase-1 extraction failed and waits for a retry.
+    phase1_failures: Vec<String>,
 }
 
 fn iso(secs: Option<String>) -> Option<String> {
@@ -106,7 +126,18 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
             .path()
             .display()
             .to_string(),
+        embeddings: crate::cmd::model::tier_report(homes),
+        llm: Llm::default(),
+        consolidation: None,
     };
+    {
+        let c = config_for_llm(homes);
+        st.llm.provider = format!("{:?}", c.llm.provider).to_lowercase();
+        st.llm.model = c.llm.model.clone();
+        st.llm.extract_mode = format!("{:?}", c.extract.mode).to_lowercase();
+        st.llm.max_tokens_per_day = c.llm.max_tokens_per_day;
+        st.llm.max_tokens_per_run = c.llm.max_tokens_per_run;
+    }
     // Do not create a database just to report that there is none.
     if db.is_file() {
         let store = crate::cmd::ingest::open_store(homes)?;
@@ -162,7 +193,28 @@ fn fill(store: &Store, st: &mut Status) -> Result<()> {
     };
     st.digests = store.digest_count()?;
     st.turns = store.turn_count()?;
+    let conn = store.connection();
+    st.llm.usage = cairn_stage1::Ledger::totals(conn, crate::cmd::extract::clock())?;
+    st.consolidation = cairn_consolidate::last_run(conn)?;
+    let mut q = conn.prepare(
+        "SELECT agent, session_key, attempts, coalesce(last_error, '') FROM stage1_cursors
+         WHERE last_error IS NOT NULL ORDER BY updated_at DESC LIMIT 5",
+    )?;
+    let rows = q.query_map([], |r| {
+        Ok(format!(
+            "{} {} (attempt {}): {}",
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+            r.get::<_, String>(3)?
+        ))
+    })?;
+    st.llm.phase1_failures = rows.collect::<rusqlite::Result<_>>()?;
     Ok(())
+}
+
+fn config_for_llm(homes: &Homes) -> Config {
+    Config::load(&homes.data_dir).unwrap_or_default()
 }
 
 fn print_human(st: &Status) {
@@ -222,5 +274,43 @@ fn print_human(st: &Status) {
         ),
         (None, None) => {}
     }
+    println!(
+        "embeddings:   {}",
+        crate::cmd::model::describe(&st.embeddings)
+    );
     println!("log:          {}", st.log);
+    let u = &st.llm.usage;
+    if st.llm.provider == "none" {
+        println!("llm:          none (offline extraction only; set [llm] in config.toml)");
+    } else {
+        println!(
+            "llm:          {}{} ({} mode); today {} tokens in {} call(s) of {} per day; total {} in, {} out",
+            st.llm.provider,
+            st.llm
+                .model
+                .as_deref()
+                .map(|m| format!(" {m}"))
+                .unwrap_or_default(),
+            st.llm.extract_mode,
+            u.tokens_today,
+            u.calls_today,
+            if st.llm.max_tokens_per_day == 0 {
+                "unlimited".to_string()
+            } else {
+                st.llm.max_tokens_per_day.to_string()
+            },
+            u.input_tokens_total,
+            u.output_tokens_total
+        );
+    }
+    for f in &st.llm.phase1_failures {
+        println!("  phase 1 failed: {f}");
+    }
+    if let Some(c) = &st.consolidation {
+        let at = iso(Some(c.finished_at.unwrap_or(c.started_at).to_string())).unwrap_or_default();
+        match &c.error {
+            Some(e) => println!("consolidate:  {} at {at}: {e}", c.status),
+            None => println!("consolidate:  {} at {at}", c.status),
+        }
+    }
 }
