@@ -19,7 +19,7 @@ mod schema;
 mod workspace;
 
 use std::collections::{BTreeSet, HashSet};
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use cairn_config::Config;
@@ -272,15 +272,7 @@ impl Consolidator<'_> {
     }
 
     fn is_pinned(&self, id: &str) -> Result<bool> {
-        Ok(self
-            .conn()
-            .query_row(
-                "SELECT 1 FROM memory_pins WHERE memory_id = ?1",
-                [id],
-                |_| Ok(()),
-            )
-            .optional()?
-            .is_some())
+        is_pinned(self.conn(), id)
     }
 
     fn mark_retired(&self, ids: &[String], reason: &str, now: i64) -> Result<()> {
@@ -440,23 +432,8 @@ pub fn last_run(conn: &Connection) -> Result<Option<LastRun>> {
 }
 
 fn try_lock(path: &Path) -> Result<Option<File>> {
-    let mut o = OpenOptions::new();
-    o.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
-    let f = o.open(path).map_err(|source| ConsolidateError::Lock {
+    cairn_store::lockfile::try_lock_file(path).map_err(|source| ConsolidateError::Lock {
         path: path.to_path_buf(),
         source,
-    })?;
-    match f.try_lock() {
-        Ok(()) => Ok(Some(f)),
-        Err(TryLockError::WouldBlock) => Ok(None),
-        Err(TryLockError::Error(source)) => Err(ConsolidateError::Lock {
-            path: path.to_path_buf(),
-            source,
-        }),
-    }
+    })
 }

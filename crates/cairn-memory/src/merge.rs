@@ -68,14 +68,7 @@ impl MemoryStore {
         if new.rule.trim().is_empty() {
             return Err(MemoryError::Invalid("the memory text is empty".into()));
         }
-        self.recall_index()?;
-        let Self { store, recall, .. } = self;
-        let recall = recall
-            .as_mut()
-            .ok_or_else(|| MemoryError::Invalid("recall index not open".into()))?;
-        let tx = store
-            .connection_mut()
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let (tx, recall) = self.begin_write()?;
         let known: Option<(String, Option<i64>)> = tx
             .query_row(
                 "SELECT o.memory_id, m.forgotten_at FROM memory_origins o

@@ -365,14 +365,7 @@ impl MemoryStore {
     /// loads of memories that are already curated, benchmarks). Text is still redacted and
     /// dates resolved; the recall index is updated; views are not regenerated.
     pub fn insert_many(&mut self, new: &[NewMemory], now: i64) -> Result<Vec<String>> {
-        self.recall_index()?;
-        let Self { store, recall, .. } = self;
-        let recall = recall
-            .as_mut()
-            .ok_or_else(|| MemoryError::Invalid("recall index not open".into()))?;
-        let tx = store
-            .connection_mut()
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let (tx, recall) = self.begin_write()?;
         let mut docs = Vec::with_capacity(new.len());
         let mut ids = Vec::with_capacity(new.len());
         for (i, n) in new.iter().enumerate() {
@@ -410,13 +403,9 @@ impl MemoryStore {
         Ok(ids)
     }
 
-    /// The write path shared by `remember` and extraction (no view refresh).
-    pub(crate) fn write_new(
-        &mut self,
-        new: NewMemory,
-        origin: Option<&str>,
-        now: i64,
-    ) -> Result<WriteOutcome> {
+    /// Opens the recall index and begins an immediate write transaction, handing out both, so
+    /// that a write keeps the memory tables and the index in step.
+    pub(crate) fn begin_write(&mut self) -> Result<(rusqlite::Transaction<'_>, &mut Recall)> {
         self.recall_index()?;
         let Self { store, recall, .. } = self;
         let recall = recall
@@ -425,6 +414,17 @@ impl MemoryStore {
         let tx = store
             .connection_mut()
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        Ok((tx, recall))
+    }
+
+    /// The write path shared by `remember` and extraction (no view refresh).
+    pub(crate) fn write_new(
+        &mut self,
+        new: NewMemory,
+        origin: Option<&str>,
+        now: i64,
+    ) -> Result<WriteOutcome> {
+        let (tx, recall) = self.begin_write()?;
         let out = write_new_in(&tx, recall, new, origin, now)?;
         tx.commit()?;
         Ok(out)

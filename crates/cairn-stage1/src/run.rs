@@ -1,8 +1,8 @@
 //! One phase-1 run: select, render, call, store, advance cursors, under a lock with one
 //! trailing follow-up run for work that arrived meanwhile.
 
-use std::fs::{File, OpenOptions, TryLockError};
-use std::path::{Path, PathBuf};
+use std::fs::{File, OpenOptions};
+use std::path::Path;
 
 use cairn_config::{ExtractConfig, ExtractMode};
 use cairn_llm::{JsonRequest, LlmClient, LlmConfig, LlmError, Usage, estimate_tokens};
@@ -268,6 +268,23 @@ impl Extractor<'_> {
         Ok(report)
     }
 
+    /// Puts one phase-1 call of `unit` in the token ledger.
+    fn record_call(&self, unit: &Unit, outcome: &str, usage: Usage, now: i64) -> Result<()> {
+        Ledger::record(
+            self.conn(),
+            self.llm,
+            &Call {
+                purpose: "phase1",
+                agent: Some(&unit.agent),
+                session_key: Some(&unit.session_key),
+                turn_key: Some(&unit.through_key),
+                outcome,
+                usage,
+            },
+            now,
+        )
+    }
+
     /// One pass over the ready sessions. Returns true when the run must stop.
     fn round(
         &mut self,
@@ -315,19 +332,7 @@ impl Extractor<'_> {
                     let n = out.as_ref().map_or(0, |o| o.memories.len());
                     let what = if out.is_some() { "stored" } else { "no_output" };
                     store_output(self.conn(), &p.unit, out.as_ref(), usage, now)?;
-                    Ledger::record(
-                        self.conn(),
-                        self.llm,
-                        &Call {
-                            purpose: "phase1",
-                            agent: Some(&p.unit.agent),
-                            session_key: Some(&p.unit.session_key),
-                            turn_key: Some(&p.unit.through_key),
-                            outcome: what,
-                            usage,
-                        },
-                        now,
-                    )?;
+                    self.record_call(&p.unit, what, usage, now)?;
                     if out.is_some() {
                         report.stored += 1;
                     } else {
@@ -343,19 +348,7 @@ impl Extractor<'_> {
                         e,
                         LlmError::NotConfigured | LlmError::Config(_) | LlmError::MissingKey(_)
                     );
-                    Ledger::record(
-                        self.conn(),
-                        self.llm,
-                        &Call {
-                            purpose: "phase1",
-                            agent: Some(&p.unit.agent),
-                            session_key: Some(&p.unit.session_key),
-                            turn_key: Some(&p.unit.through_key),
-                            outcome: "error",
-                            usage: Usage::default(),
-                        },
-                        now,
-                    )?;
+                    self.record_call(&p.unit, "error", Usage::default(), now)?;
                     let msg = cairn_redact::redact(&e.to_string()).into_owned();
                     record_failure(self.conn(), &p.unit, &msg, now)?;
                     report.failed += 1;
@@ -629,24 +622,9 @@ pub fn delete_outputs(conn: &Connection, keys: &[(String, String, String)]) -> R
     Ok(n)
 }
 
-fn try_lock(path: &PathBuf) -> Result<Option<File>> {
-    let mut o = OpenOptions::new();
-    o.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
-    let f = o.open(path).map_err(|source| Stage1Error::Lock {
-        path: path.clone(),
+fn try_lock(path: &Path) -> Result<Option<File>> {
+    cairn_store::lockfile::try_lock_file(path).map_err(|source| Stage1Error::Lock {
+        path: path.to_path_buf(),
         source,
-    })?;
-    match f.try_lock() {
-        Ok(()) => Ok(Some(f)),
-        Err(TryLockError::WouldBlock) => Ok(None),
-        Err(TryLockError::Error(source)) => Err(Stage1Error::Lock {
-            path: path.clone(),
-            source,
-        }),
-    }
+    })
 }

@@ -10,6 +10,7 @@
 mod components;
 mod digests;
 mod jobs;
+pub mod lockfile;
 mod schema;
 
 use std::collections::HashMap;
