@@ -146,8 +146,8 @@ pub fn run(homes: &Homes, args: &ExtractArgs, json: bool) -> Result<ExitCode> {
 fn print_estimate(e: &EstimateOut<'_>) {
     let x = &e.estimate;
     println!(
-        "phase 1 ({:?} mode, provider {}{}): {} session(s), {} turn(s) ready",
-        e.mode,
+        "phase 1 ({} mode, provider {}{}): {} session(s), {} turn(s) ready",
+        format!("{:?}", e.mode).to_lowercase(),
         e.provider,
         e.model.map(|m| format!(", model {m}")).unwrap_or_default(),
         x.sessions,
