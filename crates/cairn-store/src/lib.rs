@@ -2,8 +2,9 @@
 //! the ingested transcripts (sessions and turns), the per-file read cursors that make ingest
 //! incremental, the background job queue, and small key/value facts (last ingest, ...).
 //!
-//! This crate owns the schema and its migrations, and every SQL statement about those tables.
-//! It must not read agent files, parse transcripts, redact, or decide policy: callers hand it
+//! This crate owns the schema and its migrations, and every SQL statement about those tables;
+//! it also versions the tables other crates keep in the same file ([`ensure_component`]) and
+//! provides the data dir's non-blocking lock files ([`lockfile`]). It must not read agent files, parse transcripts, redact, or decide policy: callers hand it
 //! values that are already redacted. The API is the seam a second backend (e.g. PostgreSQL for
 //! a team server) would implement.
 
