@@ -618,19 +618,12 @@ pub(crate) fn write_new_in(
     origin: Option<&str>,
     now: i64,
 ) -> Result<WriteOutcome> {
-    let Prepared {
-        rule,
-        why,
-        how,
-        name,
-        description,
-        keywords,
-    } = prepare(&new);
+    let p = prepare(&new);
     ensure_scope(conn, &new.scope)?;
 
     // Look for a memory on the same subject in the same scope.
-    let probe = recall.search(conn, &rule, &[new.scope.as_str()], 8, now)?;
-    let rule_vec = cairn_embed::embed(&rule);
+    let probe = recall.search(conn, &p.rule, &[new.scope.as_str()], 8, now)?;
+    let rule_vec = cairn_embed::embed(&p.rule);
     let mut related: Option<(Relation, Memory)> = None;
     for h in probe {
         let Some(old) = get_memory(conn, &h.id)? else {
@@ -640,7 +633,7 @@ pub(crate) fn write_new_in(
             continue;
         }
         let cos = cairn_embed::cosine(&rule_vec, &cairn_embed::embed(&old.rule));
-        match relation(new.memory_type, &rule, old.memory_type, &old.rule, cos) {
+        match relation(new.memory_type, &p.rule, old.memory_type, &old.rule, cos) {
             Relation::Duplicate => {
                 related = Some((Relation::Duplicate, old));
                 break;
@@ -653,8 +646,8 @@ pub(crate) fn write_new_in(
     }
 
     if let Some((Relation::Duplicate, old)) = related {
-        let merged_why = old.why.clone().or(why);
-        let merged_how = old.how.clone().or(how);
+        let merged_why = old.why.clone().or(p.why);
+        let merged_how = old.how.clone().or(p.how);
         let changed = merged_why != old.why || merged_how != old.how || new.at > old.updated_at;
         let mut m = old;
         if changed {
@@ -685,20 +678,7 @@ pub(crate) fn write_new_in(
         });
     }
 
-    let m = insert_prepared(
-        conn,
-        recall,
-        &new,
-        Prepared {
-            rule,
-            why,
-            how,
-            name,
-            description,
-            keywords,
-        },
-        origin,
-    )?;
+    let m = insert_prepared(conn, recall, &new, p, origin)?;
     let mut replaced = None;
     if let Some((Relation::Supersedes, old)) = related {
         conn.execute(
