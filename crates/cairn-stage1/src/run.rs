@@ -145,7 +145,21 @@ pub struct Extractor<'a> {
     pub extract: &'a ExtractConfig,
     pub dirs: &'a AgentMemoryDirs,
     pub data_dir: &'a Path,
+    /// Told about each session as it is sent (a progress bar on a terminal).
+    pub progress: &'a dyn Progress,
 }
+
+/// Progress of a run: the sessions of a round, then one call each as the model answers.
+pub trait Progress {
+    fn start(&self, _sessions: usize) {}
+    fn sent(&self, _session: &str) {}
+    fn finish(&self) {}
+}
+
+/// No progress reporting.
+pub struct NoProgress;
+
+impl Progress for NoProgress {}
 
 struct Prepared {
     unit: Unit,
@@ -295,6 +309,21 @@ impl Extractor<'_> {
         report: &mut ExtractReport,
     ) -> Result<bool> {
         let units = select_units(self.mem.store(), self.extract, mode, self.dirs, now)?;
+        self.progress
+            .start(units.iter().filter(|u| !u.turns.is_empty()).count());
+        let result = self.round_units(client, units, now, budget, report);
+        self.progress.finish();
+        result
+    }
+
+    fn round_units(
+        &mut self,
+        client: &LlmClient,
+        units: Vec<Unit>,
+        now: i64,
+        budget: &mut Budget,
+        report: &mut ExtractReport,
+    ) -> Result<bool> {
         let mut stopped = false;
         for u in units {
             if stopped {
@@ -322,7 +351,9 @@ impl Extractor<'_> {
                 schema: schema(),
                 max_output_tokens: self.llm.max_output_tokens,
             };
-            match client.complete_json(&req) {
+            let answer = client.complete_json(&req);
+            self.progress.sent(&p.unit.session_id);
+            match answer {
                 Ok(answer) => {
                     let usage = billed(answer.usage, p.estimate);
                     budget.spend(usage.total());

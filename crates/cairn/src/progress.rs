@@ -1,4 +1,5 @@
-//! A byte progress bar on a terminal; nothing on a pipe or with `--json`.
+//! Progress bars on a terminal (bytes for ingest, sessions for phase 1); nothing on a pipe or
+//! with `--json`.
 
 use std::io::IsTerminal;
 
@@ -22,6 +23,42 @@ impl Bar {
         bar.set_style(style);
         bar.set_prefix(label);
         Bar { bar: Some(bar) }
+    }
+}
+
+impl Bar {
+    /// A count bar (`3/8 sessions`).
+    pub fn items(json: bool, label: &'static str) -> Bar {
+        if json || !std::io::stderr().is_terminal() {
+            return Bar { bar: None };
+        }
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg}")
+            .map(|s| s.progress_chars("=> "))
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.set_prefix(label);
+        Bar { bar: Some(bar) }
+    }
+}
+
+impl cairn_stage1::Progress for Bar {
+    fn start(&self, sessions: usize) {
+        if let Some(b) = &self.bar {
+            b.set_length(sessions as u64);
+            b.set_position(0);
+        }
+    }
+    fn sent(&self, session: &str) {
+        if let Some(b) = &self.bar {
+            b.inc(1);
+            b.set_message(session.to_owned());
+        }
+    }
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
     }
 }
 

@@ -59,18 +59,25 @@ pub fn load_config(homes: &Homes) -> Result<Config> {
 }
 
 /// Runs phase 1 when a provider is configured (`None` otherwise).
-pub fn phase1(homes: &Homes, config: &Config, mode: ExtractMode) -> Result<Option<ExtractReport>> {
+pub fn phase1(
+    homes: &Homes,
+    config: &Config,
+    mode: ExtractMode,
+    json: bool,
+) -> Result<Option<ExtractReport>> {
     let Some(client) = client(config)? else {
         return Ok(None);
     };
     let mut mem = memories::open(homes)?;
     let dirs = memories::agent_dirs(homes);
+    let bar = crate::progress::Bar::items(json, "phase 1");
     let report = Extractor {
         mem: &mut mem,
         llm: &config.llm,
         extract: &config.extract,
         dirs: &dirs,
         data_dir: &homes.data_dir,
+        progress: &bar,
     }
     .run(&client, mode, clock())
     .context("model extraction (phase 1) failed")?;
@@ -102,6 +109,7 @@ pub fn run(homes: &Homes, args: &ExtractArgs, json: bool) -> Result<ExitCode> {
             extract: &config.extract,
             dirs: &dirs,
             data_dir: &homes.data_dir,
+            progress: &cairn_stage1::NoProgress,
         }
         .estimate(mode, clock())
         .context("cannot estimate phase 1")?;
@@ -118,7 +126,7 @@ pub fn run(homes: &Homes, args: &ExtractArgs, json: bool) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    match phase1(homes, &config, mode)? {
+    match phase1(homes, &config, mode, json)? {
         None => {
             if json {
                 output::json(&ExtractReport {

@@ -28,7 +28,7 @@ pub fn sync(homes: &Homes, json: bool) -> Result<SyncReport> {
     let config = extract::load_config(homes)?;
     // A model that cannot work (bad [llm] settings, a missing key) must not stop the main
     // job: it is reported, and consolidation merges deterministically.
-    let p1 = extract::phase1(homes, &config, config.extract.mode).unwrap_or_else(|e| {
+    let p1 = extract::phase1(homes, &config, config.extract.mode, json).unwrap_or_else(|e| {
         Some(cairn_stage1::ExtractReport {
             error: Some(format!("{e:#}")),
             ..cairn_stage1::ExtractReport::default()

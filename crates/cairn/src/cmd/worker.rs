@@ -74,7 +74,7 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
         // With a model: phase 1 over the sessions whose turns ended (Stops that arrive while
         // it runs coalesce into its follow-up round), then consolidation of what it stored.
         if r.done > 0 && config.llm.provider != cairn_llm::ProviderKind::None {
-            match crate::cmd::extract::phase1(homes, &config, config.extract.mode) {
+            match crate::cmd::extract::phase1(homes, &config, config.extract.mode, true) {
                 Ok(Some(p)) => {
                     total.phase1_stored += p.stored as u64;
                     if let Some(e) = &p.error {
