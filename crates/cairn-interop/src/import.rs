@@ -570,33 +570,13 @@ pub fn run(req: &ImportRequest) -> Result<ImportReport> {
                 let res = namespaces
                     .iter()
                     .try_for_each(|&v| replace_copy(&ws, &staging, v, key, scope, files));
-                match res {
-                    Ok(()) => {
-                        p.entry.status = Status::Imported;
-                        synced = true;
-                    }
-                    Err(e) => {
-                        p.entry.status = Status::Failed;
-                        p.entry.reason =
-                            Some(format!("failed to synchronize selected memory {key}: {e}"));
-                    }
-                }
+                synced |= settle(&mut p.entry, key, res, Status::Imported);
             }
             (Action::Remove { namespaces }, _) => {
                 let res = namespaces
                     .iter()
                     .try_for_each(|&v| remove_copy(&ws, &staging, v, key));
-                match res {
-                    Ok(()) => {
-                        p.entry.status = Status::Deleted;
-                        synced = true;
-                    }
-                    Err(e) => {
-                        p.entry.status = Status::Failed;
-                        p.entry.reason =
-                            Some(format!("failed to synchronize selected memory {key}: {e}"));
-                    }
-                }
+                synced |= settle(&mut p.entry, key, res, Status::Deleted);
             }
             (Action::Nothing, _) => {}
         }
@@ -640,6 +620,21 @@ fn remove_any(path: &Path) -> io::Result<()> {
 /// Builds the new copy in the staging dir, then swaps it into place. Every directory is held
 /// open by descriptor (`fsutil::Dir`), so a symlink swapped in meanwhile fails the copy
 /// instead of redirecting it out of the workspace.
+/// Records how one project's synchronization ended; returns whether it succeeded.
+fn settle(entry: &mut ProjectEntry, key: &str, res: Result<()>, done: Status) -> bool {
+    match res {
+        Ok(()) => {
+            entry.status = done;
+            true
+        }
+        Err(e) => {
+            entry.status = Status::Failed;
+            entry.reason = Some(format!("failed to synchronize selected memory {key}: {e}"));
+            false
+        }
+    }
+}
+
 fn replace_copy(
     ws: &Workspace,
     staging: &Path,
