@@ -187,6 +187,24 @@ struct HookStats {
     millis: BTreeMap<&'static str, Vec<u128>>,
 }
 
+/// An empty home with the memo journal on, `max_attempts` per job, and Codex memories on.
+fn memo_home(max_attempts: u32) -> TestHome {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.data()).unwrap();
+    std::fs::write(
+        h.data().join("config.toml"),
+        format!("[memo]\nenabled = true\n[worker]\nmax_attempts = {max_attempts}\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(h.codex()).unwrap();
+    std::fs::write(
+        h.codex().join("config.toml"),
+        "[features]\nmemories = true\n",
+    )
+    .unwrap();
+    h
+}
+
 fn percentile(v: &[u128], p: f64) -> u128 {
     if v.is_empty() {
         return 0;
@@ -283,19 +301,7 @@ fn check_codex_copy(h: &TestHome, projects: &[PathBuf]) {
 fn hooks_worker_imports_and_recall_at_once_lose_and_duplicate_nothing() {
     let procs = env_usize("CAIRN_STRESS_PROCS", 16);
     let rounds = env_usize("CAIRN_STRESS_ROUNDS", 50);
-    let h = Arc::new(TestHome::empty());
-    std::fs::create_dir_all(h.data()).unwrap();
-    std::fs::write(
-        h.data().join("config.toml"),
-        "[memo]\nenabled = true\n[worker]\nmax_attempts = 5\n",
-    )
-    .unwrap();
-    std::fs::create_dir_all(h.codex()).unwrap();
-    std::fs::write(
-        h.codex().join("config.toml"),
-        "[features]\nmemories = true\n",
-    )
-    .unwrap();
+    let h = Arc::new(memo_home(5));
     let projects: Vec<PathBuf> = ["alpha", "beta"].iter().map(|p| h.project(p)).collect();
     for p in &projects {
         claude_memory(&h, p);
@@ -565,19 +571,7 @@ fn killed_workers_and_imports_lose_nothing_and_leave_nothing_half_written() {
     let mut consolidate_kills = 0;
     for seed in 1..=seeds as u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-        let h = TestHome::empty();
-        std::fs::create_dir_all(h.data()).unwrap();
-        std::fs::write(
-            h.data().join("config.toml"),
-            "[memo]\nenabled = true\n[worker]\nmax_attempts = 100\n",
-        )
-        .unwrap();
-        std::fs::create_dir_all(h.codex()).unwrap();
-        std::fs::write(
-            h.codex().join("config.toml"),
-            "[features]\nmemories = true\n",
-        )
-        .unwrap();
+        let h = memo_home(100);
         let proj = h.project("crash");
         let mem = claude_memory(&h, &proj);
         let s = Session::new(&h, 0, std::slice::from_ref(&proj));
