@@ -1,9 +1,10 @@
 //! `cairn`: the command-line entry point. Thin glue: argument parsing, locating the homes,
 //! wiring the library crates together, and printing (human text or `--json`).
 
+#[macro_use]
+mod output;
 mod cmd;
 mod homes;
-mod output;
 mod progress;
 
 use std::process::ExitCode;

@@ -1,11 +1,62 @@
 //! Printing helpers.
+//!
+//! Everything cairn prints on stdout goes through [`outln!`] / [`out!`]: unlike `println!`,
+//! they never panic. When the reader has gone away (`cairn list --json | head -1`), the
+//! process ends quietly with status 0, as `head`'s other writers do; any other write error
+//! is reported on stderr with status 1. Both happen after the command's work is stored:
+//! commands print their report at the end.
+
+use std::io::{self, Write};
 
 use anyhow::Result;
 use serde::Serialize;
 
+/// `println!` on stdout that never panics (see the module documentation).
+macro_rules! outln {
+    () => {
+        $crate::output::write_stdout(format_args!(""), true)
+    };
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(format_args!($($arg)*), true)
+    };
+}
+
+/// `print!` on stdout that never panics (see the module documentation).
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(format_args!($($arg)*), false)
+    };
+}
+
+/// Writes `args` (and a newline) on stdout; ends the process on failure.
+pub fn write_stdout(args: std::fmt::Arguments<'_>, newline: bool) {
+    let mut stdout = io::stdout().lock();
+    let written = stdout.write_fmt(args).and_then(|()| {
+        if newline {
+            stdout.write_all(b"\n")
+        } else {
+            Ok(())
+        }
+    });
+    if let Err(e) = written {
+        drop(stdout);
+        stdout_failed(&e);
+    }
+}
+
+/// Ends the process after a failed write on stdout.
+fn stdout_failed(e: &io::Error) -> ! {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        // The reader has what it wanted (`| head`): not an error.
+        std::process::exit(0);
+    }
+    eprintln!("error: cannot write to standard output: {e}");
+    std::process::exit(1);
+}
+
 /// Prints `v` as one line of JSON on stdout.
 pub fn json<T: Serialize>(v: &T) -> Result<()> {
-    println!("{}", serde_json::to_string(v)?);
+    outln!("{}", serde_json::to_string(v)?);
     Ok(())
 }
 

@@ -334,3 +334,47 @@ fn a_file_growing_while_read_loses_and_duplicates_nothing() {
         2 * n
     );
 }
+
+/// A reader that goes away (`cairn scan --json | head -c0`) is not an error: every command
+/// that prints ends quietly with status 0 instead of panicking on the broken pipe, and what
+/// it stored stays stored.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let h = TestHome::sample();
+    for args in [
+        &["scan", "--json"][..],
+        &["ingest", "--json"],
+        &["status"],
+        &[
+            "remember",
+            "always run the linter before committing",
+            "--scope",
+            "global",
+            "--json",
+        ],
+        &["list", "--json"],
+    ] {
+        let mut child = h.cairn_spawn(args, &h.root());
+        drop(child.stdin.take());
+        // Close the read end of stdout before the command prints.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("wait for cairn");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "cairn {args:?}: {:?} {stderr}",
+            out.status
+        );
+        assert!(
+            !stderr.contains("panicked"),
+            "cairn {args:?} panicked: {stderr}"
+        );
+    }
+    let listed = h.json(&["list"]);
+    assert!(
+        listed
+            .to_string()
+            .contains("always run the linter before committing"),
+        "the memory stored by the command whose output nobody read is kept: {listed}"
+    );
+}

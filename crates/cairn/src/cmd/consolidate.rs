@@ -46,11 +46,11 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
 
 pub fn print_report(r: &ConsolidateReport) {
     if r.busy {
-        println!("consolidate: another consolidation is running; nothing to do");
+        outln!("consolidate: another consolidation is running; nothing to do");
         return;
     }
     let d = &r.diff;
-    println!(
+    outln!(
         "consolidate: {} input(s) added, {} updated, {} removed ({} unchanged); {} merge",
         d.added.len(),
         d.updated.len(),
@@ -58,7 +58,7 @@ pub fn print_report(r: &ConsolidateReport) {
         d.unchanged,
         r.merge
     );
-    println!(
+    outln!(
         "  memories: {} created, {} updated, {} superseded, {} skipped, {} withdrawn, {} aged out; {} phase-1 output(s) pruned",
         r.created,
         r.updated,
@@ -69,12 +69,12 @@ pub fn print_report(r: &ConsolidateReport) {
         r.stage1_pruned
     );
     if let Some(n) = &r.merge_note {
-        println!("  note: {n}");
+        outln!("  note: {n}");
     }
     if let Some(w) = &r.workspace {
         match &w.error {
-            Some(e) => println!("  codex workspace NOT updated (the previous files stay): {e}"),
-            None => println!(
+            Some(e) => outln!("  codex workspace NOT updated (the previous files stay): {e}"),
+            None => outln!(
                 "  codex workspace: {} file(s) written, {} removed, {} unchanged in {}",
                 w.written,
                 w.removed,
@@ -84,6 +84,6 @@ pub fn print_report(r: &ConsolidateReport) {
         }
     }
     for p in &r.problems {
-        println!("  problem: {p}");
+        outln!("  problem: {p}");
     }
 }

@@ -62,16 +62,16 @@ pub fn run(keep: bool, json: bool) -> Result<ExitCode> {
             "sync": report,
         }))?;
     } else {
-        println!("Sample home with {n} files copied to {}", root.display());
-        println!();
+        outln!("Sample home with {n} files copied to {}", root.display());
+        outln!();
         sync::print_human(&report);
     }
     if keep {
         let path = tmp.keep();
         if !json {
-            println!();
-            println!("Kept {}; try:", path.display());
-            println!(
+            outln!();
+            outln!("Kept {}; try:", path.display());
+            outln!(
                 "  cairn --claude-dir {0}/.claude --codex-home {0}/.codex --data-dir {0}/.cairn scan",
                 path.display()
             );

@@ -17,8 +17,8 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
     if json {
         output::json(&report)?;
     } else {
-        println!("Claude Code: {}", homes.claude_root.display());
-        println!("Codex:       {}", homes.codex_home.display());
+        outln!("Claude Code: {}", homes.claude_root.display());
+        outln!("Codex:       {}", homes.codex_home.display());
         for c in &report.checks {
             let tag = match c.status {
                 CheckStatus::Ok => "ok   ",
@@ -26,14 +26,15 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
                 CheckStatus::Warn => "WARN ",
                 CheckStatus::Error => "ERROR",
             };
-            println!("{tag} {:<20} {}", c.id, c.message);
+            outln!("{tag} {:<20} {}", c.id, c.message);
             if let Some(fix) = &c.fix {
-                println!("      {:<20} fix: {fix}", "");
+                outln!("      {:<20} fix: {fix}", "");
             }
         }
-        println!(
+        outln!(
             "{} warning(s), {} error(s).",
-            report.warnings, report.errors
+            report.warnings,
+            report.errors
         );
     }
     Ok(if report.warnings + report.errors > 0 {

@@ -77,18 +77,26 @@ pub fn run(a: &EvalArgs, json: bool) -> Result<ExitCode> {
                 }
                 output::json(&v)?;
             } else {
-                println!(
+                outln!(
                     "{} conversation(s), {} turns indexed, {} question(s) evaluated, {} skipped ({} bad evidence id(s)); ranking {ranking}, {seconds:.1} s",
-                    r.conversations, r.turns, r.questions, r.skipped, r.bad_evidence_ids
+                    r.conversations,
+                    r.turns,
+                    r.questions,
+                    r.skipped,
+                    r.bad_evidence_ids
                 );
-                println!(
+                outln!(
                     "{:<14} {:>5} {:>8} {:>8} {:>7} {:>8} {:>9}",
-                    "category", "n", "hit@1", "hit@5", "MRR", "turn@5", "turn@10"
+                    "category",
+                    "n",
+                    "hit@1",
+                    "hit@5",
+                    "MRR",
+                    "turn@5",
+                    "turn@10"
                 );
                 let row = |name: &str, n: usize, h1: f64, h5: f64, mrr: f64, r5: f64, r10: f64| {
-                    println!(
-                        "{name:<14} {n:>5} {h1:>8.3} {h5:>8.3} {mrr:>7.3} {r5:>8.3} {r10:>9.3}"
-                    );
+                    outln!("{name:<14} {n:>5} {h1:>8.3} {h5:>8.3} {mrr:>7.3} {r5:>8.3} {r10:>9.3}");
                 };
                 row(
                     "overall",

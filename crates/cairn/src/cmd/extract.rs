@@ -134,7 +134,7 @@ pub fn run(homes: &Homes, args: &ExtractArgs, json: bool) -> Result<ExitCode> {
                     ..ExtractReport::default()
                 })?;
             } else {
-                println!(
+                outln!(
                     "no model is configured ([llm] provider = \"none\"): offline extraction runs in `cairn sync`; set [llm] in {} to extract with a model",
                     Config::path_in(&homes.data_dir).display()
                 );
@@ -153,7 +153,7 @@ pub fn run(homes: &Homes, args: &ExtractArgs, json: bool) -> Result<ExitCode> {
 
 fn print_estimate(e: &EstimateOut<'_>) {
     let x = &e.estimate;
-    println!(
+    outln!(
         "phase 1 ({} mode, provider {}{}): {} session(s), {} turn(s) ready",
         format!("{:?}", e.mode).to_lowercase(),
         e.provider,
@@ -161,9 +161,12 @@ fn print_estimate(e: &EstimateOut<'_>) {
         x.sessions,
         x.turns
     );
-    println!(
+    outln!(
         "tokens: about {} in, at most {} out; cost ${:.4}–${:.4} at the configured prices",
-        x.input_tokens, x.max_output_tokens, x.cost_usd_min, x.cost_usd_max
+        x.input_tokens,
+        x.max_output_tokens,
+        x.cost_usd_min,
+        x.cost_usd_max
     );
     let lim = |n: u64| {
         if n == 0 {
@@ -172,14 +175,14 @@ fn print_estimate(e: &EstimateOut<'_>) {
             n.to_string()
         }
     };
-    println!(
+    outln!(
         "budget: {} used today of {} per day; {} per run",
         x.tokens_used_today,
         lim(x.max_tokens_per_day),
         lim(x.max_tokens_per_run)
     );
     if x.over_budget > 0 {
-        println!(
+        outln!(
             "{} session(s) would be left for later: the budget would be spent",
             x.over_budget
         );
@@ -188,12 +191,12 @@ fn print_estimate(e: &EstimateOut<'_>) {
 
 pub fn print_report(r: &ExtractReport) {
     if r.busy {
-        println!(
+        outln!(
             "phase 1: another extraction is running; it will read the new turns in a follow-up run"
         );
         return;
     }
-    println!(
+    outln!(
         "phase 1: {} session(s) sent, {} with something to keep ({} memories proposed), {} with nothing, {} failed; {} tokens in, {} out",
         r.sessions,
         r.stored,
@@ -204,13 +207,13 @@ pub fn print_report(r: &ExtractReport) {
         r.output_tokens
     );
     if let Some(stop) = r.budget_stop {
-        println!(
+        outln!(
             "phase 1 stopped: {stop}; {} session(s) left for a later run",
             r.skipped_for_budget
         );
     }
     for u in r.units.iter().filter(|u| u.error.is_some()) {
-        println!(
+        outln!(
             "  {} session {}: {}",
             u.agent,
             u.session,
@@ -218,6 +221,6 @@ pub fn print_report(r: &ExtractReport) {
         );
     }
     if let Some(e) = &r.error {
-        println!("phase 1 error: {e}");
+        outln!("phase 1 error: {e}");
     }
 }

@@ -14,7 +14,7 @@ pub fn run(homes: &Homes, id: &str, json: bool) -> Result<ExitCode> {
     if json {
         output::json(&serde_json::json!({"id": m.id, "forgotten": true}))?;
     } else {
-        println!("forgot {}", m.id);
+        outln!("forgot {}", m.id);
     }
     Ok(ExitCode::SUCCESS)
 }

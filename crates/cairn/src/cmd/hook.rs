@@ -50,7 +50,7 @@ pub fn run(homes: &Homes, agent: AgentArg) -> Result<ExitCode> {
     let result = std::panic::catch_unwind(|| handle(homes, agent.agent(), &log));
     let err = match result {
         Ok(Ok(Some(out))) => {
-            println!("{out}");
+            outln!("{out}");
             return Ok(ExitCode::SUCCESS);
         }
         Ok(Ok(None)) => return Ok(ExitCode::SUCCESS),

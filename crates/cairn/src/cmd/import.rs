@@ -91,23 +91,24 @@ fn print_import(r: &ImportReport) {
         Mode::DryRun => "dry run; nothing is changed",
         Mode::Import => "import",
     };
-    println!("Claude Code → Codex memory ({title})");
-    println!(
+    outln!("Claude Code → Codex memory ({title})");
+    outln!(
         "Codex memory {} (Codex resolves {}); writing to:",
-        r.version, r.codex_resolves
+        r.version,
+        r.codex_resolves
     );
     for t in &r.targets {
-        println!("  {t}");
+        outln!("  {t}");
     }
     for w in &r.warnings {
-        println!("warning: {w}");
+        outln!("warning: {w}");
     }
     if r.projects.is_empty() {
-        println!("No Claude Code project has memory files.");
+        outln!("No Claude Code project has memory files.");
     }
     for p in &r.projects {
         let where_ = p.cwd.as_deref().unwrap_or("");
-        println!(
+        outln!(
             "  {:<10} {:>3} file(s)  {}  {}",
             p.status.as_str(),
             p.files,
@@ -115,28 +116,28 @@ fn print_import(r: &ImportReport) {
             where_
         );
         if let Some(reason) = &p.reason {
-            println!("             {reason}");
+            outln!("             {reason}");
         }
         if let Some(hint) = &p.hint {
-            println!("             → {hint}");
+            outln!("             → {hint}");
         }
         for op in &p.operations {
             match &op.from {
-                Some(from) => println!("             {} {} ← {}", op.op, op.path, from),
-                None => println!("             {} {}", op.op, op.path),
+                Some(from) => outln!("             {} {} ← {}", op.op, op.path, from),
+                None => outln!("             {} {}", op.op, op.path),
             }
         }
     }
     for op in &r.operations {
-        println!("  {} {}", op.op, op.path);
+        outln!("  {} {}", op.op, op.path);
     }
     for s in &r.skipped {
-        println!("skipped: {} ({})", s.path, s.message);
+        outln!("skipped: {} ({})", s.path, s.message);
     }
     let count = |st: &[Status]| r.projects.iter().filter(|p| st.contains(&p.status)).count();
     match r.mode {
         Mode::Plan => {
-            println!(
+            outln!(
                 "{} project(s): {} new, {} changed, {} to delete, {} unchanged, {} skipped.",
                 r.projects.len(),
                 count(&[Status::New]),
@@ -146,13 +147,13 @@ fn print_import(r: &ImportReport) {
                 count(&[Status::Skipped]),
             );
             if count(&[Status::New, Status::Changed, Status::Delete]) > 0 {
-                println!(
+                outln!(
                     "Import every candidate with `cairn import --from claude --to codex --all`, or one with --project KEY (add --dry-run to see the file operations)."
                 );
             }
         }
-        Mode::DryRun => println!("Nothing was changed (dry run)."),
-        Mode::Import => println!(
+        Mode::DryRun => outln!("Nothing was changed (dry run)."),
+        Mode::Import => outln!(
             "{} imported, {} deleted, {} unchanged, {} skipped, {} failed.",
             count(&[Status::Imported]),
             count(&[Status::Deleted]),
@@ -190,7 +191,7 @@ fn codex_to_claude(homes: &Homes, args: &ImportArgs, json: bool) -> Result<ExitC
 }
 
 fn print_export(r: &ExportReport) {
-    println!(
+    outln!(
         "Codex → Claude Code memory ({})",
         if r.mode == "dry-run" {
             "dry run; nothing is changed"
@@ -199,13 +200,13 @@ fn print_export(r: &ExportReport) {
         }
     );
     if r.sources.is_empty() {
-        println!("No Codex memory workspace found.");
+        outln!("No Codex memory workspace found.");
     }
     for s in &r.sources {
-        println!("  reading {s}");
+        outln!("  reading {s}");
     }
     for w in &r.warnings {
-        println!("warning: {w}");
+        outln!("warning: {w}");
     }
     for p in &r.projects {
         let status = serde_json::to_value(p.status)
@@ -213,7 +214,7 @@ fn print_export(r: &ExportReport) {
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default();
         match &p.memory_dir {
-            Some(dir) => println!(
+            Some(dir) => outln!(
                 "  {status:<10} {} → {dir} ({} topic file(s): {} written, {} removed; index: {})",
                 p.cwd.as_deref().unwrap_or(""),
                 p.files,
@@ -221,19 +222,19 @@ fn print_export(r: &ExportReport) {
                 p.removed,
                 p.index
             ),
-            None => println!("  {status:<10} {}", p.cwd.as_deref().unwrap_or("")),
+            None => outln!("  {status:<10} {}", p.cwd.as_deref().unwrap_or("")),
         }
         if let Some(reason) = &p.reason {
-            println!("             {reason}");
+            outln!("             {reason}");
         }
         for k in &p.kept {
-            println!("             kept {k} (edited since cairn wrote it)");
+            outln!("             kept {k} (edited since cairn wrote it)");
         }
         for op in &p.operations {
-            println!("             {} {}", op.op, op.path);
+            outln!("             {} {}", op.op, op.path);
         }
     }
     for s in &r.skipped {
-        println!("skipped: {} ({})", s.path, s.message);
+        outln!("skipped: {} ({})", s.path, s.message);
     }
 }

@@ -37,7 +37,7 @@ pub fn ingest(homes: &Homes, json: bool) -> Result<IngestReport> {
 }
 
 pub fn print_human(r: &IngestReport) {
-    println!(
+    outln!(
         "ingested {} from {} file(s): {} new turn(s), {} updated, {} in store",
         output::bytes(r.bytes),
         r.files,
@@ -46,24 +46,24 @@ pub fn print_human(r: &IngestReport) {
         r.turns
     );
     if r.restarted_files > 0 {
-        println!(
+        outln!(
             "{} file(s) were truncated or replaced and read again from the start",
             r.restarted_files
         );
     }
     if r.skipped_lines > 0 {
-        println!("{} line(s) skipped (malformed)", r.skipped_lines);
+        outln!("{} line(s) skipped (malformed)", r.skipped_lines);
     }
     if !r.errors.is_empty() {
-        println!("{} problem(s):", r.errors.len());
+        outln!("{} problem(s):", r.errors.len());
         for e in r.errors.iter().take(20) {
             match e.line {
-                Some(l) => println!("  {}:{}: {}", e.path, l, e.message),
-                None => println!("  {}: {}", e.path, e.message),
+                Some(l) => outln!("  {}:{}: {}", e.path, l, e.message),
+                None => outln!("  {}: {}", e.path, e.message),
             }
         }
         if r.errors.len() > 20 {
-            println!("  … and {} more (use --json for all)", r.errors.len() - 20);
+            outln!("  … and {} more (use --json for all)", r.errors.len() - 20);
         }
     }
 }

@@ -130,21 +130,21 @@ pub fn run(homes: &Homes, args: &InstallArgs, json: bool) -> Result<ExitCode> {
     }
     if args.dry_run {
         if changed {
-            print!("{}", plan.diff());
-            println!("(dry run: nothing written; run without --dry-run to apply)");
+            out!("{}", plan.diff());
+            outln!("(dry run: nothing written; run without --dry-run to apply)");
         } else {
-            println!("{}: nothing to change", file.display());
+            outln!("{}: nothing to change", file.display());
         }
         return Ok(ExitCode::SUCCESS);
     }
     match (args.uninstall, changed) {
-        (false, true) => println!("installed cairn's hooks in {}", file.display()),
-        (false, false) => println!("cairn's hooks are already in {}", file.display()),
-        (true, true) => println!("removed cairn's hooks from {}", file.display()),
-        (true, false) => println!("no cairn hooks in {}", file.display()),
+        (false, true) => outln!("installed cairn's hooks in {}", file.display()),
+        (false, false) => outln!("cairn's hooks are already in {}", file.display()),
+        (true, true) => outln!("removed cairn's hooks from {}", file.display()),
+        (true, false) => outln!("no cairn hooks in {}", file.display()),
     }
     for s in next_steps {
-        println!("{s}");
+        outln!("{s}");
     }
     Ok(ExitCode::SUCCESS)
 }

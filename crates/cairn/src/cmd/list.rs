@@ -45,12 +45,12 @@ pub fn run(homes: &Homes, a: &ListArgs, json: bool) -> Result<ExitCode> {
     if json {
         output::json(&serde_json::json!({ "memories": list }))?;
     } else if list.is_empty() {
-        println!("no memories yet (add one with `cairn remember \"…\"`, or run `cairn sync`)");
+        outln!("no memories yet (add one with `cairn remember \"…\"`, or run `cairn sync`)");
     } else {
         for m in &list {
-            println!("{}  {:<30}  {}", m.id, memories::label(m), m.name);
+            outln!("{}  {:<30}  {}", m.id, memories::label(m), m.name);
         }
-        println!(
+        outln!(
             "{} memor{}",
             list.len(),
             if list.len() == 1 { "y" } else { "ies" }

@@ -66,12 +66,12 @@ pub fn run(homes: &Homes, args: &MemoArgs, json: bool) -> Result<ExitCode> {
                 .collect(),
         })?;
     } else if ok {
-        println!("{name}: {blocks} block(s), all valid");
+        outln!("{name}: {blocks} block(s), all valid");
     } else {
         for p in &problems {
-            println!("{name}:{}: {}", p.line, p.message);
+            outln!("{name}:{}: {}", p.line, p.message);
         }
-        println!(
+        outln!(
             "{name}: {} problem(s) in {blocks} block(s); fix the lines above",
             problems.len()
         );

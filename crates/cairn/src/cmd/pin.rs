@@ -28,9 +28,9 @@ pub fn run(homes: &Homes, args: &PinArgs, json: bool) -> Result<ExitCode> {
         if json {
             output::json(&json!({"id": id, "pinned": false, "was_pinned": was}))?;
         } else if was {
-            println!("{id} unpinned: it ages out when unused for [consolidate] max_unused_days");
+            outln!("{id} unpinned: it ages out when unused for [consolidate] max_unused_days");
         } else {
-            println!("{id} was not pinned");
+            outln!("{id} was not pinned");
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -39,7 +39,7 @@ pub fn run(homes: &Homes, args: &PinArgs, json: bool) -> Result<ExitCode> {
     if json {
         output::json(&json!({"id": m.id, "pinned": true, "memory": m}))?;
     } else {
-        println!("{} pinned: {} (never aged out)", m.id, m.name);
+        outln!("{} pinned: {} (never aged out)", m.id, m.name);
     }
     Ok(ExitCode::SUCCESS)
 }

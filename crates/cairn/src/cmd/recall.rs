@@ -64,11 +64,11 @@ pub fn run(homes: &Homes, a: &RecallArgs, json: bool) -> Result<ExitCode> {
             .collect();
         output::json(&serde_json::json!({ "results": results }))?;
     } else if hits.is_empty() {
-        println!("nothing relevant remembered for this project or globally");
+        outln!("nothing relevant remembered for this project or globally");
     } else {
         for (i, h) in hits.iter().enumerate() {
             let m = &h.memory;
-            println!(
+            outln!(
                 "{}. {}  ({}, {} days old, score {:.3}, id {})",
                 i + 1,
                 m.name,
@@ -78,10 +78,10 @@ pub fn run(homes: &Homes, a: &RecallArgs, json: bool) -> Result<ExitCode> {
                 m.id
             );
             for l in m.body.lines() {
-                println!("   {l}");
+                outln!("   {l}");
             }
             if let Some(n) = cairn_memory::freshness_note(m.age_days(now)) {
-                println!("   {n}");
+                outln!("   {n}");
             }
         }
     }

@@ -87,16 +87,16 @@ pub fn run(homes: &Homes, a: &RememberArgs, json: bool) -> Result<ExitCode> {
             cairn_memory::Action::Unchanged => "already remembered",
             cairn_memory::Action::Superseded => "remembered (replacing an older memory)",
         };
-        println!(
+        outln!(
             "{verb} {} ({})",
             out.memory.id,
             memories::label(&out.memory)
         );
         for l in out.memory.body.lines() {
-            println!("  {l}");
+            outln!("  {l}");
         }
         if let Some(r) = &out.replaced {
-            println!("  replaces {r}");
+            outln!("  replaces {r}");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -30,20 +30,22 @@ pub fn scan(homes: &Homes) -> ScanReport {
 }
 
 pub fn print_human(r: &ScanReport) {
-    println!("Claude Code: {}", r.claude.root);
+    outln!("Claude Code: {}", r.claude.root);
     if let Some(o) = &r.claude.memory_dir_override {
-        println!("  autoMemoryDirectory (user settings): {o}");
+        outln!("  autoMemoryDirectory (user settings): {o}");
     }
     if r.claude.projects.is_empty() {
-        println!("  no projects");
+        outln!("  no projects");
     }
     for p in &r.claude.projects {
         match &p.cwd {
-            Some(cwd) => println!(
+            Some(cwd) => outln!(
                 "  CWD FOUND  {:<40} {} memory file(s), {} session(s)  {cwd}",
-                p.key, p.memory_files, p.sessions
+                p.key,
+                p.memory_files,
+                p.sessions
             ),
-            None => println!(
+            None => outln!(
                 "  NO CWD     {:<40} {} memory file(s), {} session(s)  ({})",
                 p.key,
                 p.memory_files,
@@ -52,19 +54,19 @@ pub fn print_human(r: &ScanReport) {
             ),
         }
     }
-    println!("Codex: {}", r.codex.home);
-    println!("  {} rollout(s)", r.codex.rollouts);
+    outln!("Codex: {}", r.codex.home);
+    outln!("  {} rollout(s)", r.codex.rollouts);
     for c in &r.codex.cwds {
-        println!(
+        outln!(
             "  {:>5}  {}",
             c.rollouts,
             c.cwd.as_deref().unwrap_or("(no cwd recorded)")
         );
     }
     if !r.errors.is_empty() {
-        println!("{} problem(s):", r.errors.len());
+        outln!("{} problem(s):", r.errors.len());
         for e in r.errors.iter().take(20) {
-            println!("  {}: {}", e.path, e.message);
+            outln!("  {}: {}", e.path, e.message);
         }
     }
 }

@@ -29,16 +29,16 @@ pub fn run(homes: &Homes, id: &str, json: bool) -> Result<ExitCode> {
     } else {
         memories::print_full(&m, memories::now());
         if pinned {
-            println!("  pinned (never aged out)");
+            outln!("  pinned (never aged out)");
         }
         if tokens > 0 {
-            println!("  proposed by the model ({tokens} tokens for its session's extraction)");
+            outln!("  proposed by the model ({tokens} tokens for its session's extraction)");
         }
         if let Some(s) = &m.superseded_by {
-            println!("  replaced by {s}");
+            outln!("  replaced by {s}");
         }
         match (&retired, m.forgotten_at) {
-            (Some((reason, at)), _) => println!(
+            (Some((reason, at)), _) => outln!(
                 "  {} on {} (`cairn pin {}` brings it back)",
                 if reason == "aged" {
                     "aged out: not recalled for [consolidate] max_unused_days"
@@ -48,7 +48,7 @@ pub fn run(homes: &Homes, id: &str, json: bool) -> Result<ExitCode> {
                 cairn_memory::format_time(*at),
                 m.id
             ),
-            (None, Some(_)) => println!("  forgotten (its text was erased)"),
+            (None, Some(_)) => outln!("  forgotten (its text was erased)"),
             (None, None) => {}
         }
     }

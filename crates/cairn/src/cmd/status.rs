@@ -218,15 +218,15 @@ fn config_for_llm(homes: &Homes) -> Config {
 }
 
 fn print_human(st: &Status) {
-    println!("data dir:     {}", st.data_dir);
-    println!(
+    outln!("data dir:     {}", st.data_dir);
+    outln!(
         "store:        {} ({}; {} turns, {} digests)",
         st.database,
         output::bytes(st.store_bytes),
         st.turns,
         st.digests
     );
-    println!(
+    outln!(
         "jobs:         {} pending, {} running, {} failed, {} done{}",
         st.jobs.pending,
         st.jobs.running,
@@ -239,21 +239,27 @@ fn print_human(st: &Status) {
         }
     );
     for e in &st.job_errors {
-        println!(
+        outln!(
             "  job {} {} after {} attempt(s) ({} turn {}, {}): {}",
-            e.id, e.status, e.attempts, e.agent, e.turn, e.at, e.error
+            e.id,
+            e.status,
+            e.attempts,
+            e.agent,
+            e.turn,
+            e.at,
+            e.error
         );
     }
-    println!(
+    outln!(
         "last ingest:  {}",
         st.last_ingest.as_deref().unwrap_or("never")
     );
-    println!(
+    outln!(
         "last worker:  {}",
         st.last_worker_run.as_deref().unwrap_or("never")
     );
     if st.hook_errors.count > 0 {
-        println!(
+        outln!(
             "hook errors:  {} (last at {}: {})",
             st.hook_errors.count,
             st.hook_errors.at.as_deref().unwrap_or("?"),
@@ -261,8 +267,8 @@ fn print_human(st: &Status) {
         );
     }
     match (&st.config, &st.config_error) {
-        (_, Some(e)) => println!("config:       BROKEN, defaults in use: {e}"),
-        (Some(c), None) => println!(
+        (_, Some(e)) => outln!("config:       BROKEN, defaults in use: {e}"),
+        (Some(c), None) => outln!(
             "config:       {} (memo journal {}, {} attempt(s) per job)",
             st.config_file,
             if c["memo"]["enabled"] == Value::Bool(true) {
@@ -274,16 +280,16 @@ fn print_human(st: &Status) {
         ),
         (None, None) => {}
     }
-    println!(
+    outln!(
         "embeddings:   {}",
         crate::cmd::model::describe(&st.embeddings)
     );
-    println!("log:          {}", st.log);
+    outln!("log:          {}", st.log);
     let u = &st.llm.usage;
     if st.llm.provider == "none" {
-        println!("llm:          none (offline extraction only; set [llm] in config.toml)");
+        outln!("llm:          none (offline extraction only; set [llm] in config.toml)");
     } else {
-        println!(
+        outln!(
             "llm:          {}{} ({} mode); today {} tokens in {} call(s) of {} per day; total {} in, {} out",
             st.llm.provider,
             st.llm
@@ -304,13 +310,13 @@ fn print_human(st: &Status) {
         );
     }
     for f in &st.llm.phase1_failures {
-        println!("  phase 1 failed: {f}");
+        outln!("  phase 1 failed: {f}");
     }
     if let Some(c) = &st.consolidation {
         let at = iso(Some(c.finished_at.unwrap_or(c.started_at).to_string())).unwrap_or_default();
         match &c.error {
-            Some(e) => println!("consolidate:  {} at {at}: {e}", c.status),
-            None => println!("consolidate:  {} at {at}", c.status),
+            Some(e) => outln!("consolidate:  {} at {at}: {e}", c.status),
+            None => outln!("consolidate:  {} at {at}", c.status),
         }
     }
 }

@@ -46,13 +46,13 @@ pub fn sync(homes: &Homes, json: bool) -> Result<SyncReport> {
 
 pub fn print_human(r: &SyncReport) {
     scan::print_human(&r.scan);
-    println!();
+    outln!();
     ingest::print_human(&r.ingest);
     memories::print_sync(&r.memories);
     match &r.phase1 {
         Some(p) => extract::print_report(p),
         None => {
-            println!("phase 1: no model configured ([llm] provider = \"none\"); offline rules only")
+            outln!("phase 1: no model configured ([llm] provider = \"none\"); offline rules only")
         }
     }
     consolidate::print_report(&r.consolidate);

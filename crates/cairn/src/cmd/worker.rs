@@ -110,11 +110,14 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
     if json {
         output::json(&total)?;
     } else if total.busy {
-        println!("another worker is running; nothing to do");
+        outln!("another worker is running; nothing to do");
     } else {
-        println!(
+        outln!(
             "worker: {} job(s) done, {} to retry, {} failed, {} memo block(s) written",
-            total.done, total.retried, total.failed, total.memo_blocks
+            total.done,
+            total.retried,
+            total.failed,
+            total.memo_blocks
         );
     }
     Ok(ExitCode::SUCCESS)
