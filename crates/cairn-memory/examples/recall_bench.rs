@@ -265,6 +265,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..RecallConfig::default()
     });
     let (_, mut l) = measure(&mut lexical, false)?;
+    // How much the latency shortcuts (lexical budget, two-pass vector scan) change the top 5:
+    // the same queries ranked exhaustively.
+    let mut exact = open()?;
+    exact.set_recall_config(RecallConfig {
+        exhaustive: true,
+        ..RecallConfig::default()
+    });
+    let (mut agree, mut total) = (0usize, 0usize);
+    for q in QUERIES {
+        let fast = hybrid.search(q, &scope, 5, now)?;
+        let slow = exact.search(q, &scope, 5, now)?;
+        total += slow.len();
+        agree += slow
+            .iter()
+            .filter(|e| fast.iter().any(|f| f.memory.id == e.memory.id))
+            .count();
+    }
+    drop(exact);
     let (_, mut rec) = measure(&mut hybrid, true)?;
     // The next search after a recall was recorded (the index changed under the cache).
     let mut after = Vec::new();
@@ -291,6 +309,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "  baseline BM25 only     p50 {}  p90 {}",
         ms(median(&mut l)),
         ms(p90(&mut l))
+    );
+    println!(
+        "  top-5 agreement of the hybrid search with exhaustive ranking: {:.1}% ({} queries)",
+        100.0 * agree as f64 / total.max(1) as f64,
+        QUERIES.len()
     );
     println!(
         "  recall (+ bookkeeping) p50 {}  p90 {}",

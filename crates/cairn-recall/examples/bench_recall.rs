@@ -167,11 +167,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             });
             let mut times = Vec::with_capacity(queries.len());
             let mut found = 0usize;
+            let mut tops = Vec::with_capacity(queries.len());
             for q in &queries {
                 let t = Instant::now();
                 let hits = recall.search(conn, q, scopes, 5, 1_800_000_000)?;
                 times.push(t.elapsed().as_secs_f64() * 1e3);
                 found += hits.len();
+                tops.push(hits.into_iter().map(|h| h.id).collect::<Vec<_>>());
             }
             let (p50, p90) = median_ms(times);
             let name = match mode {
@@ -179,9 +181,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 Mode::Semantic => "embeddings only",
                 Mode::Hybrid => "hybrid (default)",
             };
+            // The same queries ranked exhaustively: how much the shortcuts change the top 5.
+            recall.set_config(RecallConfig {
+                mode,
+                exhaustive: true,
+                ..RecallConfig::default()
+            });
+            let mut agree = 0usize;
+            for (q, fast) in queries.iter().zip(&tops) {
+                let exact = recall.search(conn, q, scopes, 5, 1_800_000_000)?;
+                agree += exact.iter().filter(|h| fast.contains(&h.id)).count();
+            }
             println!(
-                "  {label:<32} {name:<22} p50 {p50:6.3}  p90 {p90:6.3}  ({:.1} hits/query)",
-                found as f64 / queries.len() as f64
+                "  {label:<32} {name:<22} p50 {p50:6.3}  p90 {p90:6.3}  ({:.1} hits/query, top-5 agreement with exhaustive ranking {:.1}%)",
+                found as f64 / queries.len() as f64,
+                100.0 * agree as f64 / found.max(1) as f64
             );
         }
     }

@@ -30,15 +30,15 @@
 //!    every term quoted, so no user text is ever FTS5 syntax) are OR'ed into an FTS5 MATCH
 //!    restricted to the allowed scopes, ranked by `bm25()` with column weights name 2,
 //!    description 1.5, body 1, keywords 1 over a `porter unicode61 remove_diacritics 2`
-//!    index. In stores above [`RecallConfig::lexical_budget`] documents (2,000) only the
-//!    query's rarest words are matched, up to that many rows, because FTS5 scores every
-//!    matching row;
+//!    index. Every matching row is scored (an optional [`RecallConfig::lexical_budget`]
+//!    matches only the query's rarest words in large stores; off by default, because it
+//!    changes the ranking far more than it saves time);
 //! 2. semantic: the query is embedded with [`cairn_embed`] (the model the stored vectors
 //!    were computed with, recorded in `recall_meta.embed_model`: the static table, or the
 //!    full transformer when that tier is active; [`Recall::reembed_pending`] moves the
 //!    stored vectors to the active tier on the sync path) and compared with every
 //!    in-scope document vector (int8, in memory; the leading half of the PCA dimensions is
-//!    scanned first and the best `max(4n, 256)` are rescored with all of them). Stored
+//!    scanned first and the best `max(16n, 1024)` are rescored with all of them). Stored
 //!    documents are embedded at write time (name + description + body, plus keywords at
 //!    weight 0.2), never at query time;
 //! 3. fusion ([`Fusion::Convex`], alpha 0.4): `0.4 * bm25 / max_bm25 + 0.6 * cosine /

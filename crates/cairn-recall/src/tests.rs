@@ -536,3 +536,71 @@ fn locomo_eval_on_a_small_file() {
         Err(crate::RecallError::Io { .. })
     ));
 }
+
+/// In a store past the size where shortcuts used to kick in (a lexical budget of 2,000 rows,
+/// a small vector shortlist), the default ranking is the exhaustive one: a common word
+/// ("restart", in most documents) still decides between the documents that share the
+/// query's rare word ("billing").
+#[test]
+fn default_ranking_matches_exhaustive_ranking_in_a_large_store() {
+    let conn = Connection::open_in_memory().unwrap();
+    let mut r = Recall::open(&conn).unwrap();
+    let topics = [
+        "deploy", "billing", "checkout", "search", "auth", "cache", "queue", "metrics",
+    ];
+    let docs: Vec<Document> = (0..3_000)
+        .map(|i| {
+            let t = topics[i % topics.len()];
+            // Every other topic's notes say "restart"; only five billing notes do.
+            let verb = if t != "billing" || i % 75 == 1 {
+                "restart"
+            } else {
+                "check"
+            };
+            doc(
+                &format!("m{i}"),
+                if i % 3 == 0 { "global" } else { "proj" },
+                &format!("{t} note {i}"),
+                &format!(
+                    "{verb} the {t} service with script {} before a release",
+                    i % 97
+                ),
+            )
+        })
+        .collect();
+    r.upsert_many(&conn, &docs).unwrap();
+    let scopes = ["global", "proj"];
+    let hits = r
+        .search(
+            &conn,
+            "how do we restart the billing service",
+            &scopes,
+            5,
+            0,
+        )
+        .unwrap();
+    let mut top = ids(&hits);
+    top.sort_unstable();
+    assert_eq!(top, ["m1", "m1201", "m1801", "m2401", "m601"]);
+
+    let queries = [
+        "how do we restart the billing service",
+        "which script should I use for checkout",
+        "update the metrics dashboard before a release",
+    ];
+    let fast: Vec<Vec<String>> = queries
+        .iter()
+        .map(|q| {
+            let hits = r.search(&conn, q, &scopes, 5, 0).unwrap();
+            hits.into_iter().map(|h| h.id).collect()
+        })
+        .collect();
+    r.set_config(RecallConfig {
+        exhaustive: true,
+        ..RecallConfig::default()
+    });
+    for (q, f) in queries.iter().zip(&fast) {
+        let exact = r.search(&conn, q, &scopes, 5, 0).unwrap();
+        assert_eq!(ids(&exact), *f, "{q}");
+    }
+}

@@ -8,7 +8,9 @@
 //! The table's dimensions are PCA components in decreasing order of variance, so a search
 //! first scans only the leading half of every vector (stored contiguously, 12.8 MB for
 //! 100k documents at 256 dimensions: memory bandwidth is the cost), keeps the best
-//! `max(4n, 256)` and rescores those with all dimensions.
+//! `max(16n, 1024)` and rescores those with all dimensions. Measured over 100k synthetic
+//! documents, 97.8-99.5% of the top 5 are those of an exact scan (a shortlist of
+//! `max(4n, 256)` kept 91-96%), for 0.2-0.3 ms more.
 
 use std::collections::HashMap;
 
@@ -325,6 +327,7 @@ impl VectorCache {
         qs: f32,
         parts: &[u32],
         n: usize,
+        exhaustive: bool,
         scratch: &mut Vec<(f32, i64)>,
     ) -> Vec<(f32, i64)> {
         scratch.clear();
@@ -338,8 +341,10 @@ impl VectorCache {
             }
         }
         let cmp = |a: &(f32, i64), b: &(f32, i64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        let shortlist = if self.head_dims < self.dims {
-            (4 * n).max(256)
+        let shortlist = if exhaustive {
+            usize::MAX
+        } else if self.head_dims < self.dims {
+            (16 * n).max(1024)
         } else {
             n
         };
@@ -400,17 +405,24 @@ mod tests {
         let qs = quantize(&[0.0, 1.0], &mut q);
         let parts = c.parts_of(&["a"]);
         let mut scratch = Vec::new();
-        let top = c.top_n(&q, qs, &parts, 5, &mut scratch);
+        let top = c.top_n(&q, qs, &parts, 5, false, &mut scratch);
         assert_eq!(top.len(), 1);
         assert_eq!(top[0].1, 2);
         assert!((top[0].0 - 1.0).abs() < 1e-2);
         assert_eq!(c.meta(2).map(|m| &*m.id), Some("y"));
-        let all = c.top_n(&q, qs, &c.parts_of(&["a", "b", "nope"]), 5, &mut scratch);
+        let all = c.top_n(
+            &q,
+            qs,
+            &c.parts_of(&["a", "b", "nope"]),
+            5,
+            false,
+            &mut scratch,
+        );
         assert_eq!(all.iter().map(|x| x.1).collect::<Vec<_>>(), [2, 3]);
         // Re-putting moves a document between scopes.
         c.put(2, "b", meta("y"), &[0.0, 1.0]);
         assert!(
-            c.top_n(&q, qs, &c.parts_of(&["a"]), 5, &mut scratch)
+            c.top_n(&q, qs, &c.parts_of(&["a"]), 5, false, &mut scratch)
                 .is_empty()
         );
     }
