@@ -5,6 +5,7 @@
 //! by the whole process.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::model::{InstalledModel, ModelState, inspect};
@@ -95,6 +96,22 @@ pub fn set_preference(p: TierPreference) {
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .preference = p;
+}
+
+/// Whether this process may load the full transformer (see [`set_model_loading`]).
+static MODEL_LOADING: AtomicBool = AtomicBool::new(true);
+
+/// Latency-critical processes (`cairn hook`, `cairn recall`) call this with `false`: the
+/// full transformer is then never loaded by [`active`] or [`by_id`] (about 0.1 s), which
+/// offer the static tier instead, unless the model is already loaded. The recall index
+/// then searches static vectors of the documents rather than the stored full-tier ones.
+pub fn set_model_loading(allowed: bool) {
+    MODEL_LOADING.store(allowed, Ordering::Relaxed);
+}
+
+/// See [`set_model_loading`] (true unless a process said otherwise).
+pub fn model_loading_allowed() -> bool {
+    MODEL_LOADING.load(Ordering::Relaxed)
 }
 
 /// The active tier and why.
@@ -223,7 +240,7 @@ pub fn active() -> Result<Arc<dyn TextEmbedder>, EmbedError> {
     let st = status();
     if let (Tier::Full, Some(m)) = (st.active, &st.installed) {
         let h = full_handle(m);
-        if h.loaded().is_ok() {
+        if (model_loading_allowed() || h.is_loaded()) && h.loaded().is_ok() {
             return Ok(h);
         }
     }
@@ -231,8 +248,19 @@ pub fn active() -> Result<Arc<dyn TextEmbedder>, EmbedError> {
 }
 
 /// The embedder whose [`TextEmbedder::id`] is `id`, when this process can produce it
-/// (the static table, or the active full model), without loading anything yet.
+/// (the static table, or the active full model, loaded here unless this process may not
+/// load it: see [`set_model_loading`]).
 pub fn by_id(id: &str) -> Option<Arc<dyn TextEmbedder>> {
+    by_id_loading(id, model_loading_allowed())
+}
+
+/// [`by_id`] for a write, which needs the model of the stored vectors: the full model is
+/// loaded even in a process that does not load it to search.
+pub fn by_id_for_writing(id: &str) -> Option<Arc<dyn TextEmbedder>> {
+    by_id_loading(id, true)
+}
+
+fn by_id_loading(id: &str, may_load: bool) -> Option<Arc<dyn TextEmbedder>> {
     if let Ok(s) = static_embedder()
         && s.id() == id
     {
@@ -242,7 +270,8 @@ pub fn by_id(id: &str) -> Option<Arc<dyn TextEmbedder>> {
     match (st.active, st.installed) {
         (Tier::Full, Some(m)) if m.id == id => {
             let h = full_handle(&m);
-            h.loaded().is_ok().then_some(h as Arc<dyn TextEmbedder>)
+            ((may_load || h.is_loaded()) && h.loaded().is_ok())
+                .then_some(h as Arc<dyn TextEmbedder>)
         }
         _ => None,
     }
@@ -301,6 +330,11 @@ fn load_error(dir: &Path, id: &str) -> Option<String> {
 }
 
 impl FullHandle {
+    /// Whether the model was loaded (successfully) by this process already.
+    fn is_loaded(&self) -> bool {
+        self.cell.get().is_some_and(Result::is_ok)
+    }
+
     fn loaded(&self) -> Result<&Loaded, EmbedError> {
         self.cell
             .get_or_init(|| {

@@ -263,6 +263,13 @@ impl MemoryStore {
         self.recall_config = Some(config);
     }
 
+    /// The embedding model searches rank with (`None` before the recall index is opened):
+    /// the stored vectors' model, or the static tier's when a process that may not load
+    /// the stored model searches a static copy.
+    pub fn ranking_model(&self) -> Option<&str> {
+        self.recall.as_ref().map(Recall::embedder_id)
+    }
+
     /// Recomputes the stored memory vectors with the active embedding tier's model when
     /// they come from another one (the tier changed: a model was installed or removed).
     /// For the background/sync path; searches never do this and keep using the stored

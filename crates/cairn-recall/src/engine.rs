@@ -206,6 +206,12 @@ pub struct Recall {
     /// Document frequencies of query words, for the lexical latency budget (counted on
     /// first use, keyed by `recall_meta.docs_generation`).
     term_stats: Option<(i64, HashMap<String, u32>)>,
+    /// Searching a static-tier copy of the vectors: the stored ones come from a model this
+    /// process may not load (`cairn_embed::tier::set_model_loading(false)`: hooks and
+    /// `cairn recall` never load the full transformer). The copy is computed from the
+    /// documents' text (about 50,000 a second) and kept as a snapshot of its own; nothing
+    /// stored changes. A write leaves the copy and loads the stored model.
+    static_copy: bool,
 }
 
 impl std::fmt::Debug for Recall {
@@ -398,6 +404,7 @@ impl Recall {
             preferred,
             scratch: Vec::new(),
             term_stats: None,
+            static_copy: false,
         };
         me.adopt_stored_model(conn)?;
         Ok(me)
@@ -413,6 +420,7 @@ impl Recall {
             )
             .optional()?;
         if stored.as_deref() == Some(self.model.as_str()) {
+            self.static_copy = false;
             return Ok(());
         }
         let known = stored.as_deref().and_then(|tag| {
@@ -424,6 +432,19 @@ impl Recall {
                 .strip_suffix(&format!("/kw{KEYWORDS_EMBED_WEIGHT}"))?;
             cairn_embed::tier::by_id(id)
         });
+        if known.is_none()
+            && stored.is_some()
+            && !cairn_embed::tier::model_loading_allowed()
+            && self.len(conn)? > 0
+        {
+            // A model this process may not load: search a static copy, change nothing.
+            let s = cairn_embed::tier::static_embedder()
+                .map_err(|e| RecallError::Embed(e.to_string()))?;
+            self.use_embedder(s);
+            self.static_copy = true;
+            return Ok(());
+        }
+        self.static_copy = false;
         let recompute = known.is_none();
         let embedder = match known {
             Some(e) => e,
@@ -436,6 +457,44 @@ impl Recall {
             self.reembed_all(conn)?;
         }
         Ok(())
+    }
+
+    /// Before a write: leaves a static copy for the stored model (loading it), or, if this
+    /// process cannot compute that model at all, recomputes the stored vectors with the
+    /// static tier (as opening the index does in a process that may load models).
+    fn leave_static_copy(&mut self, conn: &Connection) -> Result<(), RecallError> {
+        if !self.static_copy {
+            return Ok(());
+        }
+        self.static_copy = false;
+        let stored: Option<String> = conn
+            .query_row(
+                "SELECT value FROM recall_meta WHERE key = 'embed_model'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let model = stored.as_deref().and_then(|tag| {
+            let id = tag
+                .strip_prefix("cairn-embed/")?
+                .strip_suffix(&format!("/kw{KEYWORDS_EMBED_WEIGHT}"))?;
+            cairn_embed::tier::by_id_for_writing(id)
+        });
+        match model {
+            Some(e) => self.use_embedder(e),
+            None => {
+                let s = cairn_embed::tier::static_embedder()
+                    .map_err(|e| RecallError::Embed(e.to_string()))?;
+                self.use_embedder(s);
+                self.reembed_all(conn)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether searches use a static-tier copy of the stored vectors (see `static_copy`).
+    pub fn searching_static_copy(&self) -> bool {
+        self.static_copy
     }
 
     fn use_embedder(&mut self, embedder: Arc<dyn TextEmbedder>) {
@@ -490,6 +549,7 @@ impl Recall {
         conn: &Connection,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Option<Reembedded>, RecallError> {
+        self.leave_static_copy(conn)?;
         if self.pending_model().is_none() {
             return Ok(None);
         }
@@ -651,6 +711,7 @@ impl Recall {
 
     /// Inserts or replaces many documents in one savepoint.
     pub fn upsert_many(&mut self, conn: &Connection, docs: &[Document]) -> Result<(), RecallError> {
+        self.leave_static_copy(conn)?;
         // Computed before the savepoint: the full tier takes milliseconds per document.
         let refs: Vec<&Document> = docs.iter().collect();
         let embeddings = doc_embeddings(&*self.embedder, &refs)?;
@@ -763,7 +824,12 @@ impl Recall {
         // A new process reads the stored snapshot of the cache when it is current (see
         // `snapshot`); otherwise it loads every document and stores a snapshot for the next.
         let docs_generation = crate::snapshot::docs_generation(conn)?;
-        if !crate::snapshot::load(conn, &self.model, docs_generation, &mut self.cache)? {
+        if crate::snapshot::load(conn, &self.model, docs_generation, &mut self.cache)? {
+            // Current snapshot read.
+        } else if self.static_copy {
+            self.load_static_copy(conn)?;
+            crate::snapshot::store_if_idle(conn, &self.model, docs_generation, &self.cache);
+        } else {
             let mut st = conn.prepare(
                 "SELECT rowid, id, scope, updated_at, recall_count, embedding FROM recall_docs",
             )?;
@@ -783,6 +849,46 @@ impl Recall {
             crate::snapshot::store_if_idle(conn, &self.model, docs_generation, &self.cache);
         }
         self.cache.generation = Some(g);
+        Ok(())
+    }
+
+    /// Fills the cache with static-tier vectors computed from every document's text.
+    fn load_static_copy(&mut self, conn: &Connection) -> Result<(), RecallError> {
+        let mut st = conn.prepare(
+            "SELECT rowid, id, scope, name, description, body, keywords, updated_at, recall_count
+             FROM recall_docs",
+        )?;
+        let rows: Vec<(i64, Document)> = st
+            .query_map([], |r| {
+                let kw: String = r.get(6)?;
+                Ok((
+                    r.get(0)?,
+                    Document {
+                        id: r.get(1)?,
+                        scope: r.get(2)?,
+                        name: r.get(3)?,
+                        description: r.get(4)?,
+                        body: r.get(5)?,
+                        keywords: keywords_from_db(&kw),
+                        updated_at: r.get(7)?,
+                        recall_count: r.get(8)?,
+                        ..Document::default()
+                    },
+                ))
+            })?
+            .collect::<Result<_, _>>()?;
+        for chunk in rows.chunks(256) {
+            let docs: Vec<&Document> = chunk.iter().map(|(_, d)| d).collect();
+            let vectors = doc_embeddings(&*self.embedder, &docs)?;
+            for ((rowid, d), v) in chunk.iter().zip(vectors) {
+                let meta = Meta {
+                    id: d.id.as_str().into(),
+                    updated_at: d.updated_at,
+                    recall_count: d.recall_count,
+                };
+                self.cache.put(*rowid, &d.scope, meta, &v);
+            }
+        }
         Ok(())
     }
 

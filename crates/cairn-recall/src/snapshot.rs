@@ -2,8 +2,10 @@
 //! process (`cairn recall`, a hook) starts searching without reading and quantising every
 //! stored f32 embedding.
 //!
-//! The snapshot is one row of `recall_snapshot`: the model tag and dimension it was built
-//! with, the `recall_meta.docs_generation` it reflects, and one BLOB holding, per document,
+//! A snapshot is one row of `recall_snapshots`, keyed by the model tag of its vectors (the
+//! stored model's, or the static tier's when a process that may not load the stored model
+//! searches a static copy; see `Recall`): the dimension, the
+//! `recall_meta.docs_generation` it reflects, and one BLOB holding, per document,
 //! its rowid, id, scope, `updated_at` and int8 vector with its scale. `docs_generation` is
 //! bumped by triggers on every change of `recall_docs` except recall counting, so a snapshot
 //! is valid exactly while no document was added, changed or removed; recall counts, which
@@ -18,10 +20,9 @@ use crate::vectors::{Meta, VectorCache};
 
 /// Tables, index and triggers (idempotent; part of the recall schema).
 pub(crate) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS recall_snapshot (
-    id              INTEGER PRIMARY KEY CHECK (id = 1),
+CREATE TABLE IF NOT EXISTS recall_snapshots (
+    model           TEXT PRIMARY KEY,
     docs_generation INTEGER NOT NULL,
-    model           TEXT NOT NULL,
     dims            INTEGER NOT NULL,
     data            BLOB NOT NULL
 ) STRICT;
@@ -61,8 +62,8 @@ pub(crate) fn load(
     cache: &mut VectorCache,
 ) -> Result<bool, RecallError> {
     let mut st = conn.prepare_cached(
-        "SELECT data FROM recall_snapshot
-         WHERE id = 1 AND docs_generation = ?1 AND model = ?2 AND dims = ?3",
+        "SELECT data FROM recall_snapshots
+         WHERE model = ?2 AND docs_generation = ?1 AND dims = ?3",
     )?;
     let mut rows = st.query(params![generation, model, cache.dims as i64])?;
     let Some(row) = rows.next()? else {
@@ -97,12 +98,20 @@ pub(crate) fn store(
     cache: &VectorCache,
 ) -> Result<(), RecallError> {
     let data = encode(cache);
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO recall_snapshot(id, docs_generation, model, dims, data)
-         SELECT 1, ?1, ?2, ?3, ?4
-         WHERE (SELECT value FROM recall_meta WHERE key = 'docs_generation') = ?1",
-    )?
-    .execute(params![generation, model, cache.dims as i64, data])?;
+    let stored = conn
+        .prepare_cached(
+            "INSERT OR REPLACE INTO recall_snapshots(model, docs_generation, dims, data)
+             SELECT ?2, ?1, ?3, ?4
+             WHERE (SELECT value FROM recall_meta WHERE key = 'docs_generation') = ?1",
+        )?
+        .execute(params![generation, model, cache.dims as i64, data])?;
+    if stored > 0 {
+        // Snapshots of older generations can never be read again; the single-row table of
+        // earlier versions neither.
+        conn.prepare_cached("DELETE FROM recall_snapshots WHERE docs_generation != ?1")?
+            .execute([generation])?;
+        conn.execute_batch("DROP TABLE IF EXISTS recall_snapshot")?;
+    }
     Ok(())
 }
 
@@ -236,7 +245,7 @@ mod tests {
         let before = a.search(&conn, "package manager", &["p"], 2, 0).unwrap();
         let g = docs_generation(&conn).unwrap();
         let stored: i64 = conn
-            .query_row("SELECT docs_generation FROM recall_snapshot", [], |r| {
+            .query_row("SELECT docs_generation FROM recall_snapshots", [], |r| {
                 r.get(0)
             })
             .unwrap();
@@ -251,7 +260,7 @@ mod tests {
             after.iter().map(|h| &h.id).collect::<Vec<_>>()
         );
         let (model, dims): (String, i64) = conn
-            .query_row("SELECT model, dims FROM recall_snapshot", [], |r| {
+            .query_row("SELECT model, dims FROM recall_snapshots", [], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .unwrap();

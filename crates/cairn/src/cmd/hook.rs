@@ -46,6 +46,9 @@ pub fn run(homes: &Homes, agent: AgentArg) -> Result<ExitCode> {
         let _ = std::io::copy(&mut std::io::stdin().take(MAX_INPUT), &mut std::io::sink());
         return Ok(ExitCode::SUCCESS);
     }
+    // The hook path is latency-critical: never load the full transformer here (a
+    // full-tier store is searched through a static copy of its vectors).
+    cairn_embed::tier::set_model_loading(false);
     let log = CaptureLog::new(&homes.data_dir, "hook");
     let result = std::panic::catch_unwind(|| handle(homes, agent.agent(), &log));
     let err = match result {

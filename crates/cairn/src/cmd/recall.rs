@@ -39,6 +39,9 @@ struct Result1<'a> {
 }
 
 pub fn run(homes: &Homes, a: &RecallArgs, json: bool) -> Result<ExitCode> {
+    // Recall is latency-critical: never load the full transformer here (a full-tier store
+    // is searched through a static copy of its vectors).
+    cairn_embed::tier::set_model_loading(false);
     let scope = memories::project_of(a.cwd.as_deref())?;
     let mut mem = memories::open(homes)?;
     let now = memories::now();
@@ -62,7 +65,10 @@ pub fn run(homes: &Homes, a: &RecallArgs, json: bool) -> Result<ExitCode> {
                 }
             })
             .collect();
-        output::json(&serde_json::json!({ "results": results }))?;
+        output::json(&serde_json::json!({
+            "results": results,
+            "embedding_model": mem.ranking_model(),
+        }))?;
     } else if hits.is_empty() {
         outln!("nothing relevant remembered for this project or globally");
     } else {
