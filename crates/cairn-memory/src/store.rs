@@ -270,6 +270,18 @@ impl MemoryStore {
         self.recall.as_ref().map(Recall::embedder_id)
     }
 
+    /// For the background path: makes the recall snapshots that the next hook reads current
+    /// (see `Recall::prepare_snapshots`), so that it does not build them on the prompt's
+    /// clock after memories changed.
+    pub fn prepare_search_snapshots(&mut self) -> Result<()> {
+        self.recall_index()?;
+        let conn = self.store.connection();
+        if let Some(r) = self.recall.as_mut() {
+            r.prepare_snapshots(conn)?;
+        }
+        Ok(())
+    }
+
     /// Recomputes the stored memory vectors with the active embedding tier's model when
     /// they come from another one (the tier changed: a model was installed or removed).
     /// For the background/sync path; searches never do this and keep using the stored

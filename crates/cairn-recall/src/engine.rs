@@ -333,6 +333,51 @@ fn read_docs(conn: &Connection) -> Result<Vec<(i64, Document)>, RecallError> {
     Ok(rows)
 }
 
+/// Fills `cache` with `embedder`'s vectors of every document, computed from its text (the
+/// static copy of a store whose vectors come from a model that may not be loaded).
+fn static_copy_into(
+    conn: &Connection,
+    embedder: &dyn TextEmbedder,
+    cache: &mut VectorCache,
+) -> Result<(), RecallError> {
+    let mut st = conn.prepare(
+        "SELECT rowid, id, scope, name, description, body, keywords, updated_at, recall_count
+             FROM recall_docs",
+    )?;
+    let rows: Vec<(i64, Document)> = st
+        .query_map([], |r| {
+            let kw: String = r.get(6)?;
+            Ok((
+                r.get(0)?,
+                Document {
+                    id: r.get(1)?,
+                    scope: r.get(2)?,
+                    name: r.get(3)?,
+                    description: r.get(4)?,
+                    body: r.get(5)?,
+                    keywords: keywords_from_db(&kw),
+                    updated_at: r.get(7)?,
+                    recall_count: r.get(8)?,
+                    ..Document::default()
+                },
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    for chunk in rows.chunks(256) {
+        let docs: Vec<&Document> = chunk.iter().map(|(_, d)| d).collect();
+        let vectors = doc_embeddings(embedder, &docs)?;
+        for ((rowid, d), v) in chunk.iter().zip(vectors) {
+            let meta = Meta {
+                id: d.id.as_str().into(),
+                updated_at: d.updated_at,
+                recall_count: d.recall_count,
+            };
+            cache.put(*rowid, &d.scope, meta, &v);
+        }
+    }
+    Ok(())
+}
+
 /// Runs `f` inside a SAVEPOINT (works inside or outside a caller's transaction).
 fn in_savepoint<T>(
     conn: &Connection,
@@ -852,44 +897,38 @@ impl Recall {
         Ok(())
     }
 
-    /// Fills the cache with static-tier vectors computed from every document's text.
-    fn load_static_copy(&mut self, conn: &Connection) -> Result<(), RecallError> {
-        let mut st = conn.prepare(
-            "SELECT rowid, id, scope, name, description, body, keywords, updated_at, recall_count
-             FROM recall_docs",
-        )?;
-        let rows: Vec<(i64, Document)> = st
-            .query_map([], |r| {
-                let kw: String = r.get(6)?;
-                Ok((
-                    r.get(0)?,
-                    Document {
-                        id: r.get(1)?,
-                        scope: r.get(2)?,
-                        name: r.get(3)?,
-                        description: r.get(4)?,
-                        body: r.get(5)?,
-                        keywords: keywords_from_db(&kw),
-                        updated_at: r.get(7)?,
-                        recall_count: r.get(8)?,
-                        ..Document::default()
-                    },
-                ))
-            })?
-            .collect::<Result<_, _>>()?;
-        for chunk in rows.chunks(256) {
-            let docs: Vec<&Document> = chunk.iter().map(|(_, d)| d).collect();
-            let vectors = doc_embeddings(&*self.embedder, &docs)?;
-            for ((rowid, d), v) in chunk.iter().zip(vectors) {
-                let meta = Meta {
-                    id: d.id.as_str().into(),
-                    updated_at: d.updated_at,
-                    recall_count: d.recall_count,
-                };
-                self.cache.put(*rowid, &d.scope, meta, &v);
-            }
+    /// For the background path (the worker, `cairn sync`): makes the snapshots that new
+    /// processes read current, so that the first hook after a change does not build them:
+    /// the stored vectors', and, when those come from another model than the static tier's,
+    /// the static copy that hooks and `cairn recall` search. Best effort like every
+    /// snapshot: a busy database only loses the speed-up.
+    pub fn prepare_snapshots(&mut self, conn: &Connection) -> Result<(), RecallError> {
+        self.ensure_cache(conn)?;
+        let generation = crate::snapshot::docs_generation(conn)?;
+        // After this process's own writes the cache is current but the stored snapshot not.
+        if !crate::snapshot::is_current(conn, &self.model, generation)? {
+            crate::snapshot::store_if_idle(conn, &self.model, generation, &self.cache);
+        }
+        if self.static_copy {
+            return Ok(());
+        }
+        let statik =
+            cairn_embed::tier::static_embedder().map_err(|e| RecallError::Embed(e.to_string()))?;
+        if statik.id() == self.embedder.id() || self.len(conn)? == 0 {
+            return Ok(());
+        }
+        let tag = model_tag(&*statik);
+        let mut copy = VectorCache::new(statik.dims());
+        if !crate::snapshot::load(conn, &tag, generation, &mut copy)? {
+            static_copy_into(conn, &*statik, &mut copy)?;
+            crate::snapshot::store_if_idle(conn, &tag, generation, &copy);
         }
         Ok(())
+    }
+
+    /// Fills the cache with static-tier vectors computed from every document's text.
+    fn load_static_copy(&mut self, conn: &Connection) -> Result<(), RecallError> {
+        static_copy_into(conn, &*self.embedder, &mut self.cache)
     }
 
     /// Makes `term_stats` hold the document frequencies of `terms` (counted by FTS5, capped

@@ -89,6 +89,19 @@ pub(crate) fn load(
     Ok(true)
 }
 
+/// Whether a snapshot of `model`'s vectors at `generation` is stored.
+pub(crate) fn is_current(
+    conn: &Connection,
+    model: &str,
+    generation: i64,
+) -> Result<bool, RecallError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT EXISTS(SELECT 1 FROM recall_snapshots WHERE model = ?1 AND docs_generation = ?2)",
+        )?
+        .query_row(params![model, generation], |r| r.get(0))?)
+}
+
 /// Stores a snapshot of `cache`, taken at `generation`, unless the documents have changed
 /// since (then it would be stale at once).
 pub(crate) fn store(

@@ -80,6 +80,24 @@ fn searches_a_static_copy_without_touching_the_stored_vectors() {
             ],
         )
         .unwrap();
+    // The background path prepares both snapshots: the stored vectors' and the static copy.
+    writer.prepare_snapshots(&conn).unwrap();
+    let mut st = conn
+        .prepare("SELECT model FROM recall_snapshots ORDER BY model")
+        .unwrap();
+    let models: Vec<String> = st
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        models,
+        [
+            format!("cairn-embed/{}/kw0.2", statik.id()),
+            "cairn-embed/test-full-model-384d/kw0.2".to_owned()
+        ]
+    );
+    drop(st);
     drop(writer);
     let before = stored(&conn);
     assert_eq!(before.0, "cairn-embed/test-full-model-384d/kw0.2");

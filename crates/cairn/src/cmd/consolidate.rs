@@ -27,6 +27,8 @@ pub fn consolidate(homes: &Homes, config: &Config) -> Result<ConsolidateReport> 
     }
     .run(clock())
     .context("consolidation failed")?;
+    // Only speed is at stake: a failure leaves the snapshots to the next search.
+    let _ = mem.prepare_search_snapshots();
     if r.merge_note.is_none() {
         r.merge_note = note;
     }

@@ -11,6 +11,8 @@ use crate::output;
 pub fn run(homes: &Homes, id: &str, json: bool) -> Result<ExitCode> {
     let mut mem = memories::open(homes)?;
     let m = mem.forget(id, memories::now())?;
+    // The next hook finds the search snapshot current (only speed is at stake).
+    let _ = mem.prepare_search_snapshots();
     if json {
         output::json(&serde_json::json!({"id": m.id, "forgotten": true}))?;
     } else {

@@ -112,6 +112,8 @@ pub fn extract(homes: &Homes) -> Result<SyncMemories> {
     let reembedded = mem
         .reembed_pending(&mut |_, _| {})
         .context("recomputing the memory vectors with the active embedding model failed")?;
+    // Only speed is at stake: a failure leaves the snapshots to the next search.
+    let _ = mem.prepare_search_snapshots();
     Ok(SyncMemories {
         extract: report,
         total,

@@ -73,6 +73,8 @@ pub fn run(homes: &Homes, a: &RememberArgs, json: bool) -> Result<ExitCode> {
         },
         now,
     )?;
+    // The next hook finds the search snapshot current (only speed is at stake).
+    let _ = mem.prepare_search_snapshots();
     if json {
         let mut v = serde_json::to_value(&out.memory)?;
         v["action"] = serde_json::to_value(out.action)?;
