@@ -526,7 +526,14 @@ impl Recall {
             cairn_embed::tier::by_id_for_writing(id)
         });
         match model {
-            Some(e) => self.use_embedder(e),
+            Some(e) => {
+                // Loaded now: it is the active tier's model when the status says so (this
+                // process chose the static tier only to avoid the load).
+                if cairn_embed::tier::status().model == e.id() {
+                    self.preferred = e.clone();
+                }
+                self.use_embedder(e);
+            }
             None => {
                 let s = cairn_embed::tier::static_embedder()
                     .map_err(|e| RecallError::Embed(e.to_string()))?;
