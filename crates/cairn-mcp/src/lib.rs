@@ -298,7 +298,12 @@ impl MemoryServer {
             },
             at: t,
         };
-        match self.with_store(|m| m.remember(new, t)) {
+        match self.with_store(|m| {
+            let out = m.remember(new, t)?;
+            // The next hook finds the search snapshots current (only speed is at stake).
+            let _ = m.prepare_search_snapshots();
+            Ok(out)
+        }) {
             Ok(out) => {
                 let mut v = memory_json(&out.memory, t);
                 v["action"] = json!(out.action);
@@ -398,7 +403,12 @@ impl MemoryServer {
     )]
     async fn memory_forget(&self, Parameters(a): Parameters<IdArgs>) -> CallToolResult {
         let t = now();
-        match self.with_store(|m| m.forget(&a.id, t)) {
+        match self.with_store(|m| {
+            let out = m.forget(&a.id, t)?;
+            // The next hook finds the search snapshots current (only speed is at stake).
+            let _ = m.prepare_search_snapshots();
+            Ok(out)
+        }) {
             Ok(m) => text_result(&json!({"id": m.id, "forgotten": true})),
             Err(e) => error_result(e),
         }
