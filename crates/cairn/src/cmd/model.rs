@@ -125,6 +125,11 @@ fn stored_model(homes: &Homes) -> Option<String> {
 /// One-line human summary of the tier.
 pub fn describe(r: &TierReport) -> String {
     let mut s = format!("{} ({}; {})", r.tier, r.model, r.reason);
+    if r.tier == "full" {
+        s.push_str(
+            "; the MCP server ranks with it, hooks and `cairn recall` with a static copy (no model load on the prompt's path)",
+        );
+    }
     if r.reembed_pending {
         s.push_str(&format!(
             "; stored vectors are from {}, `cairn sync` recomputes them",
