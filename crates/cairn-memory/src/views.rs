@@ -373,16 +373,26 @@ impl MemoryStore {
 
         // 1. Hand edits of the files cairn wrote.
         let mut edits: Vec<(String, String, String)> = Vec::new();
+        // One check per scope dir, one `lstat` per file (thousands of files per run).
+        let mut linked_dirs: HashMap<PathBuf, bool> = HashMap::new();
         for (rel, t) in &tracked {
             let Some(id) = &t.memory_id else { continue };
             let path = root.join(rel);
             // A link (the file, or its scope dir swapped for one) is never read through.
-            if linked_in(&root, &path) {
+            let dir_linked = path.parent().is_none_or(|d| {
+                *linked_dirs
+                    .entry(d.to_path_buf())
+                    .or_insert_with(|| linked_in(&root, d))
+            });
+            if dir_linked {
                 continue;
             }
-            let Ok(md) = std::fs::metadata(&path) else {
+            let Ok(md) = std::fs::symlink_metadata(&path) else {
                 continue;
             };
+            if !md.file_type().is_file() {
+                continue;
+            }
             if md.len() as i64 == t.size && mtime_ns(&md) == t.mtime_ns {
                 continue;
             }
