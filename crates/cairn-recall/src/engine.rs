@@ -340,37 +340,20 @@ fn static_copy_into(
     embedder: &dyn TextEmbedder,
     cache: &mut VectorCache,
 ) -> Result<(), RecallError> {
-    let mut st = conn.prepare(
-        "SELECT rowid, id, scope, name, description, body, keywords, updated_at, recall_count
-             FROM recall_docs",
-    )?;
-    let rows: Vec<(i64, Document)> = st
-        .query_map([], |r| {
-            let kw: String = r.get(6)?;
-            Ok((
-                r.get(0)?,
-                Document {
-                    id: r.get(1)?,
-                    scope: r.get(2)?,
-                    name: r.get(3)?,
-                    description: r.get(4)?,
-                    body: r.get(5)?,
-                    keywords: keywords_from_db(&kw),
-                    updated_at: r.get(7)?,
-                    recall_count: r.get(8)?,
-                    ..Document::default()
-                },
-            ))
-        })?
+    let docs = read_docs(conn)?;
+    let mut st = conn.prepare("SELECT rowid, updated_at, recall_count FROM recall_docs")?;
+    let times: HashMap<i64, (i64, i64)> = st
+        .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
         .collect::<Result<_, _>>()?;
-    for chunk in rows.chunks(256) {
-        let docs: Vec<&Document> = chunk.iter().map(|(_, d)| d).collect();
-        let vectors = doc_embeddings(embedder, &docs)?;
+    for chunk in docs.chunks(256) {
+        let refs: Vec<&Document> = chunk.iter().map(|(_, d)| d).collect();
+        let vectors = doc_embeddings(embedder, &refs)?;
         for ((rowid, d), v) in chunk.iter().zip(vectors) {
+            let (updated_at, recall_count) = times.get(rowid).copied().unwrap_or_default();
             let meta = Meta {
                 id: d.id.as_str().into(),
-                updated_at: d.updated_at,
-                recall_count: d.recall_count,
+                updated_at,
+                recall_count,
             };
             cache.put(*rowid, &d.scope, meta, &v);
         }

