@@ -8,7 +8,7 @@ use cairn_transcript::{Event, TurnStatus};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
-use crate::error::{MemoryError, Result};
+use crate::error::Result;
 use crate::extract::{AgentMemoryDirs, candidates};
 use crate::model::{MemoryType, NewMemory, Source, parse_time};
 use crate::scope::{GLOBAL, project_scope};
@@ -132,13 +132,7 @@ impl MemoryStore {
         now: i64,
         report: &mut ExtractReport,
     ) -> Result<()> {
-        let Self { store, recall, .. } = self;
-        let recall = recall
-            .as_mut()
-            .ok_or_else(|| MemoryError::Invalid("recall index not open".into()))?;
-        let tx = store
-            .connection_mut()
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let (tx, recall) = self.begin_write()?;
         let mut ids: Vec<String> = Vec::new();
         let outcome = if wrote {
             report.agent_wrote += 1;

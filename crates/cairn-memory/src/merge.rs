@@ -179,11 +179,7 @@ impl MemoryStore {
         if ids.is_empty() {
             return Ok(0);
         }
-        self.recall_index()?;
-        let Self { store, recall, .. } = self;
-        let tx = store
-            .connection_mut()
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let (tx, recall) = self.begin_write()?;
         let mut n = 0;
         for id in ids {
             n += tx.execute(
@@ -192,9 +188,7 @@ impl MemoryStore {
                 params![id, now],
             )?;
             tx.execute("DELETE FROM memory_shown WHERE memory_id = ?1", [id])?;
-            if let Some(r) = recall.as_mut() {
-                r.remove(&tx, id)?;
-            }
+            recall.remove(&tx, id)?;
         }
         tx.commit()?;
         Ok(n)
@@ -214,19 +208,13 @@ impl MemoryStore {
                 "memory {id} was forgotten or superseded and cannot be restored"
             )));
         }
-        self.recall_index()?;
-        let Self { store, recall, .. } = self;
-        let tx = store
-            .connection_mut()
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let (tx, recall) = self.begin_write()?;
         tx.execute(
             "UPDATE memories SET forgotten_at = NULL, last_recalled_at = ?2 WHERE id = ?1",
             params![id, now],
         )?;
         let restored = get_memory(&tx, id)?.ok_or_else(|| MemoryError::NotFound(id.into()))?;
-        if let Some(r) = recall.as_mut() {
-            r.upsert(&tx, &document(&restored))?;
-        }
+        recall.upsert(&tx, &document(&restored))?;
         tx.commit()?;
         self.refresh_views(now)?;
         Ok(restored)

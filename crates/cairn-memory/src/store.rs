@@ -456,11 +456,7 @@ impl MemoryStore {
         let Some(m) = self.get(id)? else {
             return Err(MemoryError::NotFound(id.to_string()));
         };
-        self.recall_index()?;
-        let Self { store, recall, .. } = self;
-        let tx = store
-            .connection_mut()
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let (tx, recall) = self.begin_write()?;
         tx.execute(
             "UPDATE memories SET forgotten_at = coalesce(forgotten_at, ?2), name = '(forgotten)',
                 description = '', rule = '', why = NULL, how = NULL, keywords = ''
@@ -468,9 +464,7 @@ impl MemoryStore {
             params![m.id, now],
         )?;
         tx.execute("DELETE FROM memory_shown WHERE memory_id = ?1", [&m.id])?;
-        if let Some(r) = recall.as_mut() {
-            r.remove(&tx, &m.id)?;
-        }
+        recall.remove(&tx, &m.id)?;
         tx.commit()?;
         self.refresh_views(now)?;
         self.get(id)?
@@ -545,11 +539,7 @@ impl MemoryStore {
         if ids.is_empty() {
             return Ok(());
         }
-        self.recall_index()?;
-        let Self { store, recall, .. } = self;
-        let tx = store
-            .connection_mut()
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let (tx, recall) = self.begin_write()?;
         {
             let mut st = tx.prepare_cached(
                 "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ?2
@@ -559,9 +549,7 @@ impl MemoryStore {
                 st.execute(params![id, now])?;
             }
         }
-        if let Some(r) = recall.as_mut() {
-            r.record_recall(&tx, ids)?;
-        }
+        recall.record_recall(&tx, ids)?;
         tx.commit()?;
         Ok(())
     }

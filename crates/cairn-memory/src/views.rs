@@ -445,13 +445,7 @@ impl MemoryStore {
         if !edits.is_empty() || !new_files.is_empty() {
             self.recall_index()?;
             let slugs = scope_slugs(self.store.connection())?;
-            let Self { store, recall, .. } = self;
-            let recall = recall
-                .as_mut()
-                .ok_or_else(|| MemoryError::Invalid("recall index not open".into()))?;
-            let tx = store
-                .connection_mut()
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let (tx, recall) = self.begin_write()?;
             for (rel, id, text) in edits {
                 match apply_edit(&tx, recall, &id, &text, now) {
                     Ok(true) => {
