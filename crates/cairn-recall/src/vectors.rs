@@ -176,24 +176,14 @@ impl VectorCache {
 
     /// Inserts or replaces a document. `embedding` of the wrong length counts as zero.
     pub fn put(&mut self, rowid: i64, scope: &str, meta: Meta, embedding: &[f32]) {
-        self.remove(rowid);
-        let part = self.part_for(scope);
-        let (dims, h) = (self.dims, self.head_dims);
-        let p = &mut self.parts[part as usize];
-        let index = p.rowids.len() as u32;
-        p.rowids.push(rowid);
-        p.meta.push(meta);
-        let mut q = Vec::with_capacity(dims);
-        let scale = if embedding.len() == dims {
+        let mut q = Vec::with_capacity(self.dims);
+        let scale = if embedding.len() == self.dims {
             quantize(embedding, &mut q)
         } else {
-            q.resize(dims, 0);
             0.0
         };
-        p.head.extend_from_slice(&q[..h]);
-        p.tail.extend_from_slice(&q[h..]);
-        p.scales.push(scale);
-        self.slots.insert(rowid, Slot { part, index });
+        let bytes: Vec<u8> = q.iter().map(|&x| x as u8).collect();
+        self.put_quantized(rowid, scope, meta, scale, &bytes);
     }
 
     /// Inserts or replaces a document whose vector is already quantised (`q`: `dims` int8
