@@ -1,5 +1,10 @@
 //! `cairn`: the command-line entry point. Thin glue: argument parsing, locating the homes,
 //! wiring the library crates together, and printing (human text or `--json`).
+//!
+//! All printing goes through `outln!` / `out!` / `errln!` (module `output`), which never
+//! panic on a closed stream; the print macros of std are denied here.
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 #[macro_use]
 mod output;
@@ -115,7 +120,7 @@ fn main() -> ExitCode {
             if matches!(cli.command, Command::Hook { .. }) {
                 return ExitCode::SUCCESS; // a hook never fails the agent
             }
-            eprintln!("error: {e:#}");
+            errln!("error: {e:#}");
             return ExitCode::from(2);
         }
     };
@@ -149,7 +154,7 @@ fn main() -> ExitCode {
     match res {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            errln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }

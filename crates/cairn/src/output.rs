@@ -4,7 +4,8 @@
 //! they never panic. When the reader has gone away (`cairn list --json | head -1`), the
 //! process ends quietly with status 0, as `head`'s other writers do; any other write error
 //! is reported on stderr with status 1. Both happen after the command's work is stored:
-//! commands print their report at the end.
+//! commands print their report at the end. Error reports go through [`errln!`], which
+//! drops them when stderr itself is closed (`eprintln!` would panic there).
 
 use std::io::{self, Write};
 
@@ -26,6 +27,22 @@ macro_rules! out {
     ($($arg:tt)*) => {
         $crate::output::write_stdout(format_args!($($arg)*), false)
     };
+}
+
+/// `eprintln!` that never panics: a message stderr cannot take is dropped.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::output::write_stderr(format_args!($($arg)*))
+    };
+}
+
+/// Writes `args` and a newline on stderr, ignoring write errors (there is nowhere left to
+/// report them).
+pub fn write_stderr(args: std::fmt::Arguments<'_>) {
+    let mut stderr = io::stderr().lock();
+    let _ = stderr
+        .write_fmt(args)
+        .and_then(|()| stderr.write_all(b"\n"));
 }
 
 /// Writes `args` (and a newline) on stdout; ends the process on failure.
@@ -50,7 +67,7 @@ fn stdout_failed(e: &io::Error) -> ! {
         // The reader has what it wanted (`| head`): not an error.
         std::process::exit(0);
     }
-    eprintln!("error: cannot write to standard output: {e}");
+    errln!("error: cannot write to standard output: {e}");
     std::process::exit(1);
 }
 

@@ -378,3 +378,22 @@ fn a_closed_stdout_ends_quietly() {
         "the memory stored by the command whose output nobody read is kept: {listed}"
     );
 }
+
+/// An error report with stderr closed (the reader went away) ends with the error's status,
+/// not a panic.
+#[test]
+fn a_closed_stderr_does_not_panic() {
+    let h = TestHome::sample();
+    for args in [&["show", "no-such-id"][..], &["forget", "no-such-id"]] {
+        let mut child = h.cairn_spawn(args, &h.root());
+        drop(child.stdin.take());
+        drop(child.stderr.take());
+        let out = child.wait_with_output().expect("wait for cairn");
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "cairn {args:?} should fail with status 1, not panic (101): {:?}",
+            out.status
+        );
+    }
+}
