@@ -1028,8 +1028,9 @@ impl Recall {
         Ok(out)
     }
 
-    /// Searches the documents visible in `scopes` and returns the best `k`, best first.
-    /// `now` (Unix seconds) anchors the recency prior.
+    /// Searches the documents visible in `scopes` and returns the best `k`, best first
+    /// (fewer when fewer documents match at all: a score of 0 is left out). `now` (Unix
+    /// seconds) anchors the recency prior.
     pub fn search(
         &mut self,
         conn: &Connection,
@@ -1059,6 +1060,9 @@ impl Recall {
                 .map_err(|e| RecallError::Embed(e.to_string()))?
         };
         let mut ranked = self.rank(&lexical, &qvec, &parts, n, &cfg, now);
+        // A document that shares no word with the query and whose embedding points away
+        // from it (or elsewhere entirely: another script) scores 0: it is no answer at all.
+        ranked.retain(|r| r.0 > 0.0);
         ranked.truncate(k);
         Ok(ranked
             .into_iter()

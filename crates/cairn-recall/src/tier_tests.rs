@@ -126,3 +126,50 @@ fn a_tier_change_waits_for_the_sync_path_and_never_mixes_models() {
     assert_eq!(r.embedder_id(), stat.id());
     assert_eq!(r.pending_model(), Some("letters-3d"));
 }
+
+/// Points every text containing "north" one way and every other text the opposite way.
+#[derive(Debug)]
+struct Compass;
+
+impl TextEmbedder for Compass {
+    fn id(&self) -> &str {
+        "compass-2d"
+    }
+    fn dims(&self) -> usize {
+        2
+    }
+    fn embed(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        Ok(if text.contains("north") {
+            vec![1.0, 0.0]
+        } else {
+            vec![-1.0, 0.0]
+        })
+    }
+}
+
+#[test]
+fn a_document_with_no_shared_word_and_an_opposite_embedding_is_no_result() {
+    let conn = Connection::open_in_memory().unwrap_or_else(|e| panic!("{e}"));
+    let mut r = open(&conn, Arc::new(Compass));
+    let doc = |id: &str, body: &str| Document {
+        id: id.into(),
+        scope: "p".into(),
+        body: body.into(),
+        ..Document::default()
+    };
+    r.upsert_many(
+        &conn,
+        &[
+            doc("wall", "the north wall"),
+            doc("lights", "northern lights"),
+            doc("gate", "the south gate"),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let hits = r
+        .search(&conn, "north", &["p"], 5, 0)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+    // "wall" shares the word, "lights" only the direction; "gate" neither.
+    assert_eq!(ids, ["wall", "lights"]);
+}

@@ -107,7 +107,7 @@ pub enum Command {
     Consolidate,
     /// Keep a memory from aging out (`--off` to unpin); an aged-out memory comes back.
     Pin(cmd::pin::PinArgs),
-    /// Write the bundled sample home into DIR (an existing directory) and exit.
+    /// Write the bundled sample home into DIR (created when missing) and exit.
     #[command(hide = true)]
     SampleHome { dir: std::path::PathBuf },
 }

@@ -22,6 +22,7 @@ const KEY_PLACEHOLDER: &str = "-SAMPLE-HOME";
 
 /// Writes the sample home into `root` (which must exist), rewriting the placeholders.
 pub fn materialize(root: &Path) -> Result<usize> {
+    std::fs::create_dir_all(root).with_context(|| format!("cannot create {}", root.display()))?;
     let root = root
         .canonicalize()
         .with_context(|| format!("cannot resolve {}", root.display()))?;
