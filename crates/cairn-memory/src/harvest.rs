@@ -1,6 +1,5 @@
 //! Running extraction over the ingested turns: idempotent, tombstone-respecting.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use cairn_store::StoredTurn;
@@ -17,6 +16,18 @@ use crate::store::{Action, MemoryStore, write_new_in};
 /// Bumped when the extractor's rules change, so every turn is looked at again (origins keep
 /// re-runs from duplicating and from reviving forgotten memories).
 pub const EXTRACTOR_VERSION: u32 = 1;
+
+/// The store `meta` key of the extraction mark: `<tag>:<revision>`, where the tag is the
+/// extractor version and a hash of the agents' memory dirs (both decide what a turn yields)
+/// and the revision is the store's turn revision up to which every turn was looked at.
+pub const EXTRACTION_MARK: &str = "memory_extraction_mark";
+
+fn mark_tag(dirs: &AgentMemoryDirs) -> String {
+    format!(
+        "v{EXTRACTOR_VERSION}-{:016x}",
+        xxhash_rust::xxh3::xxh3_64(format!("{dirs:?}").as_bytes())
+    )
+}
 
 /// An open turn younger than this is left for a later run (the agent may still write memory
 /// itself before the turn ends).
@@ -85,31 +96,34 @@ impl MemoryStore {
     /// Extracts memories from every ingested turn not extracted yet (or whose prompt changed),
     /// then regenerates the views. Sidechain (subagent) turns are skipped: their prompt comes
     /// from the main agent, not from the user.
+    ///
+    /// Incremental: only turns whose store revision is above the mark of the last run are
+    /// read (see [`EXTRACTION_MARK`]); the mark never passes a turn left for later (an open
+    /// turn in its grace period), and a new extractor version or other agent memory dirs
+    /// start from the first turn again.
     pub fn extract(&mut self, dirs: &AgentMemoryDirs, now: i64) -> Result<ExtractReport> {
-        let turns = self.store.all_turns()?;
-        let done: HashMap<(String, String, String), String> = {
-            let conn = self.store.connection();
-            let mut st = conn.prepare(
-                "SELECT agent, session_key, turn_key, fingerprint FROM memory_extractions",
-            )?;
-            let rows = st.query_map([], |r| Ok(((r.get(0)?, r.get(1)?, r.get(2)?), r.get(3)?)))?;
-            rows.collect::<rusqlite::Result<_>>()?
-        };
+        let tag = mark_tag(dirs);
+        let since = self.extraction_mark(&tag)?;
+        let turns = self.store.turns_changed_since(since)?;
+        let mut mark = since;
+        // The revision just below the first turn left for a later run, if any.
+        let mut hold: Option<i64> = None;
         let mut report = ExtractReport::default();
         let mut opened = false;
-        for t in &turns {
+        for (revision, t) in &turns {
+            mark = mark.max(*revision);
             if t.turn.sidechain || t.turn.prompt.trim().is_empty() {
                 continue;
             }
             let wrote = dirs.agent_wrote_memory(&t.turn);
             let fp = fingerprint(t, wrote);
-            let key = (t.agent.clone(), t.session_key.clone(), t.turn.key.clone());
-            if done.get(&key) == Some(&fp) {
+            if self.extracted_fingerprint(t)?.as_deref() == Some(fp.as_str()) {
                 continue;
             }
             let at = turn_time(t).unwrap_or(now);
             if t.turn.status == TurnStatus::Open && now - at < OPEN_TURN_GRACE_SECS && !wrote {
                 report.deferred += 1;
+                hold = Some(hold.map_or(revision - 1, |h| h.min(revision - 1)));
                 continue;
             }
             report.turns += 1;
@@ -119,8 +133,44 @@ impl MemoryStore {
             }
             self.extract_turn(t, wrote, at, &fp, now, &mut report)?;
         }
+        let mark = hold.map_or(mark, |h| mark.min(h.max(since)));
+        if mark != since {
+            self.store
+                .set_meta(EXTRACTION_MARK, &format!("{tag}:{mark}"))?;
+        }
         self.refresh_views(now)?;
         Ok(report)
+    }
+
+    /// The revision up to which the turns were read by a run with the same `tag`; 0 (every
+    /// turn) without one, or when no extraction is on record (a store whose records were
+    /// cleared is read again from the start).
+    fn extraction_mark(&self, tag: &str) -> Result<i64> {
+        let Some(value) = self.store.meta(EXTRACTION_MARK)? else {
+            return Ok(0);
+        };
+        let any: bool = self.store.connection().query_row(
+            "SELECT EXISTS (SELECT 1 FROM memory_extractions)",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(match value.rsplit_once(':') {
+            Some((t, rev)) if t == tag && any => rev.parse().unwrap_or(0),
+            _ => 0,
+        })
+    }
+
+    /// The fingerprint the turn was last extracted with.
+    fn extracted_fingerprint(&self, t: &StoredTurn) -> Result<Option<String>> {
+        Ok(self
+            .store
+            .connection()
+            .prepare_cached(
+                "SELECT fingerprint FROM memory_extractions
+                 WHERE agent = ?1 AND session_key = ?2 AND turn_key = ?3",
+            )?
+            .query_row(params![t.agent, t.session_key, t.turn.key], |r| r.get(0))
+            .optional()?)
     }
 
     fn extract_turn(

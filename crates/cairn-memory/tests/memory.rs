@@ -446,6 +446,71 @@ fn extraction_types_dates_and_why() {
     assert_eq!(all_live(&mem).len(), 6);
 }
 
+/// Extraction reads only what changed since its last run, and an open turn left for later
+/// is still extracted once its grace period is over, although nothing about it changed.
+#[test]
+fn extraction_reads_changes_and_comes_back_for_turns_left_open() {
+    let mut mem = store();
+    let cwd = "/home/dev/work/webshop";
+    let done = turn(
+        "t1",
+        "from now on use pnpm, not npm.",
+        cwd,
+        "2026-11-25T09:00:00Z",
+    );
+    let mut open = turn(
+        "t2",
+        "always run the linter before committing.",
+        cwd,
+        "2026-11-25T09:59:00Z",
+    );
+    open.status = TurnStatus::Open;
+    ingest(&mut mem, Agent::Claude, "s1", &[done.clone(), open.clone()]);
+    let first = mem.extract(&dirs(), NOW).unwrap();
+    assert_eq!(
+        (first.turns, first.created, first.deferred),
+        (1, 1, 1),
+        "{first:?}"
+    );
+
+    // Another session arrives; the open turn is still in its grace period.
+    let later = turn(
+        "t1",
+        "remember that the staging database lives in eu-west-1.",
+        cwd,
+        "2026-11-25T10:05:00Z",
+    );
+    ingest(&mut mem, Agent::Codex, "s2", &[later]);
+    let second = mem.extract(&dirs(), NOW + 600).unwrap();
+    assert_eq!(
+        (second.turns, second.created, second.deferred),
+        (1, 1, 1),
+        "{second:?}"
+    );
+
+    // Two hours on, the open turn is taken although it never changed; the rest is not read again.
+    let third = mem.extract(&dirs(), NOW + 2 * 3600).unwrap();
+    assert_eq!(
+        (third.turns, third.created, third.deferred),
+        (1, 1, 0),
+        "{third:?}"
+    );
+    let fourth = mem.extract(&dirs(), NOW + 3 * 3600).unwrap();
+    assert_eq!(
+        (fourth.turns, fourth.created, fourth.deferred),
+        (0, 0, 0),
+        "{fourth:?}"
+    );
+
+    // A changed turn is read again (same prompt: nothing new comes of it).
+    let mut edited = done;
+    edited.ended_at = Some("2026-11-25T09:01:00Z".into());
+    ingest(&mut mem, Agent::Claude, "s1", &[edited]);
+    let fifth = mem.extract(&dirs(), NOW + 4 * 3600).unwrap();
+    assert_eq!((fifth.turns, fifth.created), (0, 0), "{fifth:?}");
+    assert_eq!(all_live(&mem).len(), 3);
+}
+
 #[test]
 fn forgotten_memories_never_come_back_from_the_same_turn() {
     let mut mem = store();

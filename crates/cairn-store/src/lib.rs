@@ -232,6 +232,23 @@ impl Store {
         }
     }
 
+    /// The turns inserted or changed after `revision`, each with its own revision, oldest
+    /// turn first. Revisions only grow: a reader that remembers the highest one it has
+    /// seen reads each change once (`0` reads every turn).
+    pub fn turns_changed_since(&self, revision: i64) -> Result<Vec<(i64, StoredTurn)>> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT id, agent, session_key, body, source_path, revision FROM turns
+             WHERE revision > ?1 ORDER BY id",
+        )?;
+        let rows = st.query_map([revision], |r| Ok((read_turn_row(r)?, r.get::<_, i64>(5)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (turn, rev) = row?;
+            out.push((rev, decode_turn(turn)?));
+        }
+        Ok(out)
+    }
+
     /// All turns, oldest first by id (for export and tests).
     pub fn all_turns(&self) -> Result<Vec<StoredTurn>> {
         let mut st = self
@@ -424,7 +441,8 @@ impl Write<'_> {
                     .prepare_cached(
                         "UPDATE turns SET seq = ?2, status = ?3, started_at = ?4, ended_at = ?5,
                            cwd = ?6, sidechain = ?7, prompt = ?8, body = ?9, source_path = ?10,
-                           event_count = ?11, updated_at = unixepoch()
+                           event_count = ?11, updated_at = unixepoch(),
+                           revision = (SELECT COALESCE(MAX(revision), 0) + 1 FROM turns)
                          WHERE id = ?1 AND (body IS NOT ?9 OR source_path IS NOT ?10)",
                     )?
                     .execute(params![
@@ -447,9 +465,10 @@ impl Write<'_> {
                     .prepare_cached(
                         "INSERT INTO turns(agent, session_key, turn_key, seq, status, started_at,
                            ended_at, cwd, sidechain, prompt, body, source_path, event_count,
-                           created_at, updated_at)
+                           created_at, updated_at, revision)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
-                                 unixepoch(), unixepoch())",
+                                 unixepoch(), unixepoch(),
+                                 (SELECT COALESCE(MAX(revision), 0) + 1 FROM turns))",
                     )?
                     .execute(params![
                         agent.as_str(),

@@ -94,6 +94,11 @@ const MIGRATIONS: &[&str] = &[
         UNIQUE (agent, session_key, turn_key)
     );
     CREATE INDEX digests_project ON digests(project, updated_at);",
+    // 3: a revision per turn, raised whenever the turn is inserted or changes, so that
+    // readers that follow the turns (memory extraction) read only what changed.
+    "ALTER TABLE turns ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+    UPDATE turns SET revision = id;
+    CREATE INDEX turns_revision ON turns(revision);",
 ];
 
 pub(crate) const VERSION: i64 = MIGRATIONS.len() as i64;

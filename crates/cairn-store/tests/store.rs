@@ -86,6 +86,67 @@ fn turns_upsert_by_key() {
 }
 
 #[test]
+fn turn_revisions_follow_changes_only() {
+    let (_dir, mut store) = temp_store();
+    let mut a = Turn::new("a".into(), 0, 1);
+    a.prompt = "first".into();
+    let mut b = Turn::new("b".into(), 1, 2);
+    b.prompt = "second".into();
+    let w = store.write().unwrap();
+    w.upsert_turn(Agent::Claude, "s", &a, "/f").unwrap();
+    w.upsert_turn(Agent::Claude, "s", &b, "/f").unwrap();
+    w.commit().unwrap();
+    let all = store.turns_changed_since(0).unwrap();
+    let keys: Vec<(&str, i64)> = all.iter().map(|(r, t)| (t.turn.key.as_str(), *r)).collect();
+    assert_eq!(keys, [("a", 1), ("b", 2)]);
+    assert!(store.turns_changed_since(2).unwrap().is_empty());
+
+    // The same turn again changes nothing; a changed one gets the next revision.
+    let w = store.write().unwrap();
+    w.upsert_turn(Agent::Claude, "s", &b, "/f").unwrap();
+    a.status = TurnStatus::Complete;
+    w.upsert_turn(Agent::Claude, "s", &a, "/f").unwrap();
+    w.commit().unwrap();
+    let changed = store.turns_changed_since(2).unwrap();
+    assert_eq!(changed.len(), 1);
+    assert_eq!((changed[0].0, changed[0].1.turn.key.as_str()), (3, "a"));
+    assert_eq!(changed[0].1.turn.status, TurnStatus::Complete);
+}
+
+/// A database written before turns had revisions gets one per turn, in insertion order,
+/// so a reader starting from 0 reads them all.
+#[test]
+fn turns_of_an_older_database_get_revisions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.db");
+    {
+        let store = Store::open(&path).unwrap();
+        let mut t = Turn::new("old".into(), 0, 1);
+        t.prompt = "kept from before".into();
+        drop(store);
+        // Roll the schema back to version 2 with one turn in it.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "DROP INDEX turns_revision; ALTER TABLE turns DROP COLUMN revision;
+             PRAGMA user_version = 2;",
+        )
+        .unwrap();
+        let body = serde_json::to_string(&t).unwrap();
+        conn.execute(
+            "INSERT INTO turns(agent, session_key, turn_key, seq, status, sidechain, prompt,
+               body, source_path) VALUES ('claude', 's', 'old', 0, 'open', 0, ?1, ?2, '/f')",
+            rusqlite::params![t.prompt, body],
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let all = store.turns_changed_since(0).unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].1.turn.prompt, "kept from before");
+    assert!(all[0].0 > 0);
+}
+
+#[test]
 fn jobs_are_unique_claimed_retried_and_failed() {
     let (_dir, mut store) = temp_store();
     let job = NewJob {
