@@ -102,6 +102,14 @@ impl MemoryStore {
     /// turn in its grace period), and a new extractor version or other agent memory dirs
     /// start from the first turn again.
     pub fn extract(&mut self, dirs: &AgentMemoryDirs, now: i64) -> Result<ExtractReport> {
+        let report = self.extract_turns(dirs, now)?;
+        self.refresh_views(now)?;
+        Ok(report)
+    }
+
+    /// [`MemoryStore::extract`] without regenerating the views, for a caller that refreshes
+    /// them right after anyway (`cairn sync` consolidates next).
+    pub fn extract_turns(&mut self, dirs: &AgentMemoryDirs, now: i64) -> Result<ExtractReport> {
         let tag = mark_tag(dirs);
         let since = self.extraction_mark(&tag)?;
         let turns = self.store.turns_changed_since(since)?;
@@ -138,7 +146,6 @@ impl MemoryStore {
             self.store
                 .set_meta(EXTRACTION_MARK, &format!("{tag}:{mark}"))?;
         }
-        self.refresh_views(now)?;
         Ok(report)
     }
 

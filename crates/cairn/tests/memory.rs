@@ -315,6 +315,36 @@ fn sync_extracts_the_sample_homes_statements() {
     assert_eq!(memories(&h, &[]).len(), 5);
 }
 
+/// With another process consolidating (its lock held), `cairn sync` still writes the views
+/// of the memories it extracted: it does not leave them to the other run.
+#[test]
+fn sync_writes_views_while_another_consolidation_runs() {
+    let h = TestHome::sample();
+    std::fs::create_dir_all(h.data()).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(h.data().join("consolidate.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let r = h.json(&["sync"]);
+    assert_eq!(r["consolidate"]["busy"], true, "{}", r["consolidate"]);
+    assert_eq!(r["memories"]["created"], 5, "{}", r["memories"]);
+    let mut indexed = 0;
+    for dir in std::fs::read_dir(h.data().join("memory"))
+        .unwrap()
+        .flatten()
+    {
+        if let Ok(index) = std::fs::read_to_string(dir.path().join("MEMORY.md")) {
+            indexed += index.lines().filter(|l| l.starts_with("- [")).count();
+        }
+    }
+    assert_eq!(indexed, 5, "every extracted memory is in a MEMORY.md index");
+    drop(lock);
+}
+
 #[test]
 fn a_forgotten_memory_never_returns_from_re_extraction() {
     let h = TestHome::sample();

@@ -102,24 +102,47 @@ pub struct SyncMemories {
     pub reembedded: Option<cairn_recall::Reembedded>,
 }
 
+/// When the views and search snapshots are brought up to date after extraction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Follow {
+    /// Right away (the worker).
+    Now,
+    /// By the consolidation that comes next (`cairn sync`), which does both at its end.
+    Consolidation,
+}
+
 /// Extracts memories from the turns not seen yet and regenerates the views.
-pub fn extract(homes: &Homes) -> Result<SyncMemories> {
+pub fn extract(homes: &Homes, follow: Follow) -> Result<SyncMemories> {
     let mut mem = open(homes)?;
-    let report = mem
-        .extract(&agent_dirs(homes), now())
-        .context("memory extraction failed")?;
+    let now = now();
+    let dirs = agent_dirs(homes);
+    let report = match follow {
+        Follow::Now => mem.extract(&dirs, now),
+        Follow::Consolidation => mem.extract_turns(&dirs, now),
+    }
+    .context("memory extraction failed")?;
     let total = mem.scopes()?.iter().map(|(_, n)| n).sum();
     let reembedded = mem
         .reembed_pending(&mut |_, _| {})
         .context("recomputing the memory vectors with the active embedding model failed")?;
-    // Only speed is at stake: a failure leaves the snapshots to the next search.
-    let _ = mem.prepare_search_snapshots();
+    if follow == Follow::Now {
+        // Only speed is at stake: a failure leaves the snapshots to the next search.
+        let _ = mem.prepare_search_snapshots();
+    }
     Ok(SyncMemories {
         extract: report,
         total,
         views: homes.data_dir.join("memory").display().to_string(),
         reembedded,
     })
+}
+
+/// Reads hand edits of the views back and regenerates them.
+pub fn refresh_views(homes: &Homes) -> Result<()> {
+    let mut mem = open(homes)?;
+    mem.refresh_views(now())
+        .context("regenerating the memory views failed")?;
+    Ok(())
 }
 
 pub fn print_sync(r: &SyncMemories) {

@@ -24,7 +24,7 @@ pub struct SyncReport {
 pub fn sync(homes: &Homes, json: bool) -> Result<SyncReport> {
     let s = scan::scan(homes);
     let i = ingest::ingest(homes, json)?;
-    let m = memories::extract(homes)?;
+    let m = memories::extract(homes, memories::Follow::Consolidation)?;
     let config = extract::load_config(homes)?;
     // A model that cannot work (bad [llm] settings, a missing key) must not stop the main
     // job: it is reported, and consolidation merges deterministically.
@@ -34,7 +34,16 @@ pub fn sync(homes: &Homes, json: bool) -> Result<SyncReport> {
             ..cairn_stage1::ExtractReport::default()
         })
     });
-    let c = consolidate::consolidate(homes, &config)?;
+    let consolidated = consolidate::consolidate(homes, &config);
+    // Consolidation regenerates the views at its end. When it did not get there (another
+    // process holds its lock and may be past its own refresh, or it failed), this run's
+    // memories get their views here.
+    let refreshed = match &consolidated {
+        Ok(r) if !r.busy => Ok(()),
+        _ => memories::refresh_views(homes),
+    };
+    let c = consolidated?;
+    refreshed?;
     Ok(SyncReport {
         scan: s,
         ingest: i,
