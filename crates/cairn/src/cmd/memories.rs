@@ -111,7 +111,8 @@ pub enum Follow {
     Consolidation,
 }
 
-/// Extracts memories from the turns not seen yet and regenerates the views.
+/// Extracts memories from the turns not seen yet; the views and snapshots follow as `follow`
+/// says.
 pub fn extract(homes: &Homes, follow: Follow) -> Result<SyncMemories> {
     let mut mem = open(homes)?;
     let now = now();
