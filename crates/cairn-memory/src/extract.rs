@@ -5,9 +5,10 @@
 //!
 //! | shape | English | Japanese | Chinese | type |
 //! |---|---|---|---|---|
-//! | explicit | "remember (that) …", "keep in mind …" | 覚えて | 记住, 记得 | by content |
+//! | explicit | "remember (that) …", "keep in mind …", "note to self: …" | 覚えて | 记住, 记得 | by content |
 //! | from now on | "from now on …", "going forward …" | 今後は, これからは | 以后, 从现在开始 | feedback (a fact: by content) |
-//! | always / never | "(we) always …", "never …" | 常に, 必ず | 总是, 始终 | feedback |
+//! | always / never | "(we) always …", "never …", "make sure you never …" | 常に, 必ず (a request: 〜して, 〜ください) | 总是, 始终 (not a problem report) | feedback ("I always …": user) |
+//! | standing | "prefer / avoid / use … in this codebase, everywhere, by default" | | | feedback |
 //! | don't | "don't …", "avoid …", "stop …ing" | 〜しないで, 禁止 | 不要, 别 | feedback |
 //! | we use | "we use X (not Y)", "this repo uses …" | うちは〜を使っています | 我们用 | project |
 //! | correction | "no, use …" | いや、〜を使って | 不对，用 … | feedback |
@@ -18,7 +19,9 @@
 //! `user`; an instruction → `feedback`; anything else → `project`. A bare "don't …" is kept only
 //! when it reads as a standing rule (a correction, a stated reason, or a general qualifier such
 //! as "in this repo", "ever", "from my laptop"), never when it is about the task at hand ("just
-//! answer, don't change anything", "don't commit yet"). Questions are never statements.
+//! answer, don't change anything", "don't commit yet"). Questions are never statements, and
+//! neither are reports of a problem that happen to say "always" ("I always forget …",
+//! "ビルドが常に失敗します", "总是报错").
 //!
 //! **Why** comes from the same sentence (after a dash, "because", "since", "otherwise"; in
 //! Japanese the clause before 〜ので/〜から; in Chinese 因为/否则) or from the next sentence when
@@ -47,7 +50,7 @@ pub struct Candidate {
     /// How to apply, when the surrounding text says.
     pub how: Option<String>,
     /// Which shape matched (`explicit`, `from-now-on`, `always`, `dont`, `we-use`,
-    /// `correction`, `preference`, `about-me`).
+    /// `standing`, `correction`, `preference`, `about-me`).
     pub trigger: &'static str,
 }
 
@@ -225,7 +228,7 @@ enum Shape {
 
 static EN_REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|make a note|for the record|save (?:this|that) (?:to|in) (?:your )?memory)(?:\s+that\b|\s*[:,\-—]|\b)\s*(.+)$",
+        r"(?i)^(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|make a note|note to self|for the record|save (?:this|that) (?:to|in) (?:your )?memory)(?:\s+(?:this|that)(?:\s+for\s+(?:later|next time|the future|future sessions))?\s*[:\-—]|\s+for\s+(?:later|next time|the future|future sessions)\s*[:,\-—]|\s+that\b|\s*[:,\-—]|\b)\s*(.+)$",
     )
 });
 static EN_REMEMBER_NOT: LazyLock<Regex> =
@@ -239,7 +242,27 @@ static EN_FROM_NOW_TAIL: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)^(.+?),?\s+(?:from now on|going forward|moving forward|in (?:the )?future)[.!]?$")
 });
 static EN_ALWAYS: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)^(?:(?:we|i|you)\s+(?:should\s+|must\s+|will\s+|do\s+)?)?(?:always|never)\s+\S")
+    re(
+        r"(?i)^(?:please\s+)?(?:(?:make sure|be sure|ensure)\s+(?:that\s+)?(?:you\s+|we\s+)?|(?:we|i|you)\s+(?:should\s+|must\s+|will\s+|do\s+)?)?(?:always|never)\s+\S",
+    )
+});
+/// "I always forget …": a habit of the person that is a complaint, not a rule.
+static EN_I_ALWAYS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^i\s+(?:\w+\s+)?(?:always|never)\s+(\w+)"));
+static EN_I_ALWAYS_NOT_RULE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:forget|forgot|get|got|mix|mixed|struggle|wonder|lose|miss|mess|end|seem|have|had|run|ran|hit|see|saw|break|broke|wanted|thought|knew|understood|remember|make|made)$",
+    )
+});
+/// An imperative of preference over a standing scope: "prefer composition over inheritance
+/// in this codebase".
+static EN_STANDING_IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)^(?:please\s+)?(?:prefer|avoid|favou?r|stick (?:with|to)|use)\b\s+\S")
+});
+static EN_STANDING_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any|all) tests|everywhere|across the (?:repo|codebase|project)|by default)\b",
+    )
 });
 static EN_DONT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)^(?:please\s+)?(?:don't|don’t|do not|dont|avoid|(?:stop|quit)\s+\w+ing)\b\s*\S")
@@ -293,11 +316,21 @@ static JA_REMEMBER_TAIL: LazyLock<Regex> = LazyLock::new(|| {
 });
 static JA_FROM_NOW: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(?:今後は|これからは|以後は?|今後|次回から|次からは)[、,]?\s*(.+)$"));
-static JA_ALWAYS: LazyLock<Regex> = LazyLock::new(|| re(r"常に|必ず|いつも|絶対に"));
+static JA_ALWAYS: LazyLock<Regex> = LazyLock::new(|| re(r"常に|必ず(?:しも)?|いつも|絶対に"));
+/// How a Japanese sentence that asks for something ends (a request, an order, a rule);
+/// "常に失敗します" (it always fails) ends otherwise and is no rule.
+static JA_DIRECTIVE_END: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:ください|下さい|しろ|せよ|こと|ように|お願いします|お願い|ね|べき|べきです|[てで])[。！!.]?$",
+    )
+});
 static JA_DONT: LazyLock<Regex> =
     LazyLock::new(|| re(r"しないで|ないでください|ないように|禁止|しないこと|やめて"));
 static JA_ONE_OFF: LazyLock<Regex> =
     LazyLock::new(|| re(r"今回|この|今は|とりあえず|まだ|今日|さっき|それ|これ|ここ"));
+static JA_STANDING_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"この(?:リポジトリ|リポ|プロジェクト|チーム|コードベース|会社|アプリ|サービス)")
+});
 static JA_PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"^[^。]+?は[^。]+?で(?:、[^。]+?は[^。]+?で)*(?:書いて|して|お願いします|お願い|統一して|やって)(?:ください|下さい|ほしい|欲しい)?[。！!]?$",
@@ -315,6 +348,13 @@ static ZH_REMEMBER: LazyLock<Regex> =
 static ZH_FROM_NOW: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(?:以后|今后|从现在开始|从现在起|从今以后|往后|下次)[，,]?\s*(.+)$"));
 static ZH_ALWAYS: LazyLock<Regex> = LazyLock::new(|| re(r"总是|始终|一律|永远|务必|一定要"));
+/// A Chinese sentence that reports a problem rather than sets a rule ("总是报错": it always
+/// errors).
+static ZH_PROBLEM: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"报错|失败|出错|崩溃|挂了|卡住|超时|怎么办|为什么|怎么回事|不行|不工作|有问题|吗[。！!]?$|呢[。！!]?$",
+    )
+});
 static ZH_DONT: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(?:请)?(?:不要|别|不许|禁止|千万不要|请勿|永远不要|绝对不要)"));
 static ZH_ONE_OFF: LazyLock<Regex> =
@@ -330,8 +370,11 @@ static POINTER: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)https?://|\b[\w-]+(?:\.[\w-]+)*\.(?:internal|local|lan|corp|com|net|org|io|dev|app|cloud|example)(?::\d+)?\b|\b[\w.-]+:\d{2,5}\b|\b[A-Z][A-Z0-9]+-\d+\b|\b(?:dashboard|grafana|kibana|datadog|sentry|jira|linear|confluence|notion|runbook|wiki|slack channel|channel)\b|(?:^|\s)#[a-z][\w-]+",
     )
 });
-static ABOUT_USER: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)^(?:i\s|i'm\s|i am\s|my\s|私は|私の|僕は|我是|我的)"));
+static ABOUT_USER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:i\s|i'm\s|i am\s|my\s|私は|私の|僕は|我是|我的|我(?:更|比较|一般)?(?:喜欢|偏好|习惯|讨厌|不喜欢|倾向于?|希望))",
+    )
+});
 
 /// Whether a text names something outside the code (URL, host, ticket, dashboard).
 pub fn has_pointer(s: &str) -> bool {
@@ -391,13 +434,25 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         return Some((Shape::FromNowOn(c[1].trim().to_string()), "from-now-on"));
     }
     if EN_ALWAYS.is_match(s) {
-        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
+        match EN_I_ALWAYS.captures(s) {
+            Some(c) if EN_I_ALWAYS_NOT_RULE.is_match(&c[1]) => return None,
+            // "I always/never …" is about the person.
+            Some(_) => return Some((Shape::Rule(s.to_string(), MemoryType::User), "always")),
+            None => return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always")),
+        }
     }
     if EN_DONT.is_match(s) && !EN_DONT_TRIVIAL.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"));
     }
     if EN_WE_USE.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
+    }
+    if EN_STANDING_IMPERATIVE.is_match(s)
+        && EN_STANDING_SCOPE.is_match(s)
+        && !EN_ONE_OFF.is_match(s)
+        && !EN_DEICTIC.is_match(s)
+    {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "standing"));
     }
     if correction && EN_CORRECTION_VERB.is_match(s) && !EN_DEICTIC.is_match(s) {
         return Some((
@@ -418,8 +473,12 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if let Some(c) = JA_FROM_NOW.captures(s) {
         return Some((Shape::FromNowOn(c[1].trim().to_string()), "from-now-on"));
     }
-    let ja_one_off = JA_ONE_OFF.is_match(s);
-    if JA_ALWAYS.is_match(s) && !ja_one_off {
+    // "この" (this) marks a one-off, except in "このリポジトリ" and the like (a standing scope).
+    let ja_one_off = JA_ONE_OFF.is_match(&JA_STANDING_SCOPE.replace_all(s, ""));
+    if JA_ALWAYS.find_iter(s).any(|m| m.as_str() != "必ずしも")
+        && JA_DIRECTIVE_END.is_match(s)
+        && !ja_one_off
+    {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
     }
     if JA_DONT.is_match(s) && !ja_one_off {
@@ -455,7 +514,7 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         return Some((Shape::FromNowOn(c[1].trim().to_string()), "from-now-on"));
     }
     let zh_one_off = ZH_ONE_OFF.is_match(s);
-    if ZH_ALWAYS.is_match(s) && !zh_one_off {
+    if ZH_ALWAYS.is_match(s) && !zh_one_off && !ZH_PROBLEM.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
     }
     if ZH_DONT.is_match(s) && !zh_one_off {
@@ -927,6 +986,14 @@ mod tests {
         none("今回のPRの説明を下書きしてもらえますか？");
         none("这次不要改测试文件");
         none("no, use the other file");
+        // "Always" in a report of a problem is no rule.
+        none("ビルドが常に失敗します。なぜ？");
+        none("テストがいつも落ちる");
+        none("总是报错，怎么办");
+        none("必ずしもそうとは限らない");
+        none("I always forget how this works, explain it again");
+        none("use the helper in this file");
+        none("Prefer the shorter version.");
     }
 
     #[test]
@@ -954,6 +1021,21 @@ mod tests {
         let c = one("don't use default exports in this repo because they break tree shaking");
         assert_eq!(c.rule, "Don't use default exports in this repo.");
         assert_eq!(c.why.as_deref(), Some("They break tree shaking."));
+        let c = one("Make sure you never log PII.");
+        assert_eq!((c.memory_type, c.trigger), (MemoryType::Feedback, "always"));
+        let c = one("I never use the mouse in the editor.");
+        assert_eq!(c.memory_type, MemoryType::User);
+        let c = one("Note to self: the API key rotates every 90 days");
+        assert_eq!(c.rule, "The API key rotates every 90 days.");
+        let c = one("Prefer composition over inheritance in this codebase.");
+        assert_eq!(
+            (c.memory_type, c.trigger),
+            (MemoryType::Feedback, "standing")
+        );
+        let c =
+            one("remember this for later: the vendor SDK is pinned to 2.3 because 2.4 breaks auth");
+        assert_eq!(c.rule, "The vendor SDK is pinned to 2.3.");
+        assert_eq!(c.why.as_deref(), Some("2.4 breaks auth."));
     }
 
     #[test]
@@ -973,6 +1055,8 @@ mod tests {
             "マイグレーションは常にステージングで試してください。"
         );
         assert_eq!(c.why.as_deref(), Some("本番DBは壊れやすい。"));
+        let c = one("このリポジトリでは常にyarnを使って");
+        assert_eq!((c.memory_type, c.trigger), (MemoryType::Feedback, "always"));
     }
 
     #[test]
@@ -991,6 +1075,8 @@ mod tests {
         assert_eq!(c.memory_type, MemoryType::Project);
         let c = one("总是先跑测试再提交。");
         assert_eq!(c.trigger, "always");
+        let c = one("记住我喜欢简洁的回答");
+        assert_eq!(c.memory_type, MemoryType::User);
     }
 
     #[test]
