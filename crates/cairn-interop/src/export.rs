@@ -658,9 +658,13 @@ fn sync_target(
     entry.files = topics.len();
 
     // Topic files first, the index last (it never points to a missing file).
-    if !dry_run {
-        fsutil::create_dir_private(base, &t.memory_dir)?;
-    }
+    // Held by descriptor from `base` down: a link swapped in for a directory on the way is
+    // refused, never written through.
+    let dir = if dry_run {
+        None
+    } else {
+        Some(fsutil::Dir::open_beneath(base, &t.memory_dir, true)?)
+    };
     let mut changed = false;
     let wanted_ids: BTreeSet<&str> = topics.iter().map(|tp| tp.id.as_str()).collect();
     for tp in &topics {
@@ -679,8 +683,8 @@ fn sync_target(
                     path: path.display().to_string(),
                     from: None,
                 });
-                if !dry_run {
-                    fsutil::write_atomic(&path, tp.content.as_bytes())?;
+                if let Some(d) = &dir {
+                    d.replace_file(std::ffi::OsStr::new(name), tp.content.as_bytes())?;
                 }
                 entry.written += 1;
                 changed = true;
@@ -701,8 +705,10 @@ fn sync_target(
             path: e.path.display().to_string(),
             from: None,
         });
-        if !dry_run {
-            fs::remove_file(&e.path).map_err(|err| InteropError::io(&e.path, err))?;
+        if let Some(d) = &dir {
+            let name = e.path.file_name().unwrap_or_default();
+            d.remove_file(name)
+                .map_err(|err| InteropError::io(&e.path, err))?;
         }
         entry.removed += 1;
         changed = true;
@@ -713,8 +719,8 @@ fn sync_target(
             path: index_path.display().to_string(),
             from: None,
         });
-        if !dry_run {
-            fsutil::write_atomic(&index_path, new_text.as_bytes())?;
+        if let Some(d) = &dir {
+            d.replace_file(std::ffi::OsStr::new("MEMORY.md"), new_text.as_bytes())?;
         }
         changed = true;
     }

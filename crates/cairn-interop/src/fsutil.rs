@@ -1,7 +1,7 @@
 //! File-system primitives every writer here uses: symlink guards, private directories,
 //! atomic file replacement and atomic directory swaps.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -77,54 +77,6 @@ fn mkdir_private(path: &Path) -> Result<()> {
         b.mode(0o700);
     }
     b.create(path).map_err(|e| InteropError::io(path, e))
-}
-
-/// Creates a new file (never overwriting) with mode 0600, writes `bytes` and syncs it.
-pub(crate) fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut o = OpenOptions::new();
-    o.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
-    let mut f = o.open(path).map_err(|e| InteropError::io(path, e))?;
-    f.write_all(bytes).map_err(|e| InteropError::io(path, e))?;
-    f.sync_all().map_err(|e| InteropError::io(path, e))
-}
-
-/// Replaces `path` with `bytes` atomically: a temp file in the same directory, synced, then
-/// renamed over it. An existing file keeps its permission bits; a new one is 0600.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    if is_symlink(path) {
-        return Err(InteropError::Symlink(path.to_path_buf()));
-    }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.cairn-tmp-{}", unique_suffix()));
-    write_new(&tmp, bytes)?;
-    #[cfg(unix)]
-    if let Ok(m) = fs::metadata(path) {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = m.permissions().mode() & 0o7777;
-        let _ = fs::set_permissions(&tmp, fs::Permissions::from_mode(mode));
-    }
-    if let Err(e) = fs::rename(&tmp, path) {
-        let _ = fs::remove_file(&tmp);
-        return Err(InteropError::io(path, e));
-    }
-    sync_dir(dir);
-    Ok(())
-}
-
-/// Best-effort fsync of a directory, so a rename inside it survives a crash.
-pub(crate) fn sync_dir(dir: &Path) {
-    if let Ok(f) = File::open(dir) {
-        let _ = f.sync_all();
-    }
 }
 
 /// A directory held open by descriptor. It was reached one component at a time without
@@ -263,6 +215,59 @@ impl Dir {
         let mut f = unsafe { File::from_raw_fd(raw) };
         f.write_all(bytes).map_err(|e| InteropError::io(&path, e))?;
         f.sync_all().map_err(|e| InteropError::io(&path, e))
+    }
+
+    /// Replaces (or creates) the file `name` here with `bytes` atomically: a new temp file
+    /// beside it, then a rename, both relative to this directory's descriptor, so a link
+    /// swapped in for any directory on the way is never written through.
+    /// An existing file keeps its permission bits; a new one is 0600.
+    pub(crate) fn replace_file(&self, name: &std::ffi::OsStr, bytes: &[u8]) -> Result<()> {
+        use std::os::fd::AsRawFd;
+        let mut tmp = std::ffi::OsString::from(".");
+        tmp.push(name);
+        tmp.push(format!(".cairn-tmp-{}", unique_suffix()));
+        self.create_file(&tmp, bytes)?;
+        if let Some(mode) = self.file_mode(name) {
+            let t = c_name(&tmp).map_err(|e| InteropError::io(self.path.join(&tmp), e))?;
+            // SAFETY: valid descriptor and NUL-terminated name; the temp file is ours.
+            unsafe { libc::fchmodat(self.fd.as_raw_fd(), t.as_ptr(), mode, 0) };
+        }
+        if let Err(e) = self.rename(&tmp, self, name) {
+            let _ = self.remove_file(&tmp);
+            return Err(InteropError::io(self.path.join(name), e));
+        }
+        self.sync();
+        Ok(())
+    }
+
+    /// The permission bits of the regular file `name` here (not through a link).
+    fn file_mode(&self, name: &std::ffi::OsStr) -> Option<libc::mode_t> {
+        use std::os::fd::AsRawFd;
+        let n = c_name(name).ok()?;
+        // SAFETY: an all-zero `stat` is a valid value to be overwritten.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: valid descriptor, NUL-terminated name, a writable `stat`.
+        let r = unsafe {
+            libc::fstatat(
+                self.fd.as_raw_fd(),
+                n.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        (r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG).then_some(st.st_mode & 0o7777)
+    }
+
+    /// Removes the file (or link) `name` here, never following a link.
+    pub(crate) fn remove_file(&self, name: &std::ffi::OsStr) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let n = c_name(name)?;
+        // SAFETY: valid descriptor and NUL-terminated name.
+        if unsafe { libc::unlinkat(self.fd.as_raw_fd(), n.as_ptr(), 0) } == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
     }
 
     /// Renames `from` here to `to` in `dir` (both relative to open descriptors).
@@ -406,13 +411,15 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let t = tempfile::tempdir().unwrap();
         let p = t.path().join("f.md");
-        write_atomic(&p, b"one").unwrap();
+        let dir = Dir::open_beneath(t.path(), t.path(), false).unwrap();
+        let name = std::ffi::OsStr::new("f.md");
+        dir.replace_file(name, b"one").unwrap();
         assert_eq!(
             fs::metadata(&p).unwrap().permissions().mode() & 0o777,
             0o600
         );
         fs::set_permissions(&p, fs::Permissions::from_mode(0o644)).unwrap();
-        write_atomic(&p, b"two").unwrap();
+        dir.replace_file(name, b"two").unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"two");
         assert_eq!(
             fs::metadata(&p).unwrap().permissions().mode() & 0o777,

@@ -590,8 +590,13 @@ pub fn run(req: &ImportRequest) -> Result<ImportReport> {
             if mode == Mode::DryRun {
                 report.operations.push(Operation::new("write", &path, None));
             } else {
-                fsutil::create_dir_private(&ws.codex_home, &ws.extension_dir(v))?;
-                fsutil::write_atomic(&path, INSTRUCTIONS.as_bytes())?;
+                // Held by descriptor from the Codex home down: a link swapped in for
+                // `memories_v2` or `extensions` meanwhile is refused, never written through.
+                let dir = fsutil::Dir::open_beneath(&ws.codex_home, &ws.extension_dir(v), true)?;
+                dir.replace_file(
+                    std::ffi::OsStr::new("instructions.md"),
+                    INSTRUCTIONS.as_bytes(),
+                )?;
             }
         }
     }

@@ -438,6 +438,69 @@ fn a_symlink_swapped_in_during_imports_is_never_followed() {
     eprintln!("swapped-link race: {ok}/30 imports succeeded, the outside dir untouched");
 }
 
+/// The same race on the other direction: Claude Code's project memory dir (and the project
+/// dir above it) swapped for a link out while `cairn import --from codex --to claude` writes
+/// topic files and the index there.
+#[test]
+fn a_symlink_swapped_in_during_exports_is_never_followed() {
+    let h = TestHome::empty();
+    let proj = h.project("race-out");
+    let cwd = proj.to_str().unwrap();
+    let mem = claude_memory(&h, &proj);
+    let project_dir = h.claude_project(&proj);
+    let out = outside(&h, "race-out");
+    let before = tree_state(&out);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (targets, out, stop) = (
+            [mem.clone(), project_dir.clone()],
+            out.clone(),
+            stop.clone(),
+        );
+        std::thread::spawn(move || {
+            let mut i = 0usize;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = &targets[i % targets.len()];
+                let aside = t.with_extension("aside");
+                if fs::rename(t, &aside).is_ok() {
+                    let _ = symlink(&out, t);
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    let _ = fs::remove_file(t);
+                    let _ = fs::rename(&aside, t);
+                }
+                i += 1;
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        })
+    };
+    let mut ok = 0;
+    for i in 0..30 {
+        // A new route each round, so that every export has files to write.
+        let _ = fs::remove_dir_all(h.codex().join("memories_v2"));
+        codex_memory_for(&h, cwd);
+        fs::write(
+            h.codex().join("memories_v2/memory_summary.md"),
+            format!("v1\n\n## User preferences\n\n- round {i}: keep commits small\n"),
+        )
+        .unwrap();
+        let o = h.cairn(&["import", "--from", "codex", "--to", "claude", "--json"]);
+        assert!(
+            !String::from_utf8_lossy(&o.stderr).contains("panicked"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        ok += usize::from(o.status.success());
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert_eq!(
+        tree_state(&out),
+        before,
+        "written through a swapped-in link"
+    );
+    eprintln!("swapped-link export race: {ok}/30 exports succeeded, the outside dir untouched");
+}
+
 #[test]
 fn files_cairn_creates_are_private_and_agents_files_keep_their_mode() {
     let h = TestHome::sample();
