@@ -7,7 +7,7 @@
 //! |---|---|---|---|---|
 //! | explicit | "remember (that) …", "keep in mind …", "note to self: …" | 覚えて | 记住, 记得 | by content |
 //! | from now on | "from now on …", "going forward …" | 今後は, これからは | 以后, 从现在开始 | feedback (a fact: by content) |
-//! | always / never | "(we) always …", "never …", "make sure you never …" | 常に, 必ず (a request: 〜して, 〜ください) | 总是, 始终 (not a problem report) | feedback ("I always …": user) |
+//! | always / never | "(we) always …", "never …", "make sure you never …" | 常に, 必ず (a request, or not a problem report) | 总是, 始终 (not a problem report) | feedback ("I always …": user) |
 //! | standing | "prefer / avoid / use … in this codebase, everywhere, by default" | | | feedback |
 //! | don't | "don't …", "avoid …", "stop …ing" | 〜しないで, 禁止 | 不要, 别 | feedback |
 //! | we use | "we use X (not Y)", "this repo uses …" | うちは〜を使っています | 我们用 | project |
@@ -317,11 +317,17 @@ static JA_REMEMBER_TAIL: LazyLock<Regex> = LazyLock::new(|| {
 static JA_FROM_NOW: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(?:今後は|これからは|以後は?|今後|次回から|次からは)[、,]?\s*(.+)$"));
 static JA_ALWAYS: LazyLock<Regex> = LazyLock::new(|| re(r"常に|必ず(?:しも)?|いつも|絶対に"));
-/// How a Japanese sentence that asks for something ends (a request, an order, a rule);
-/// "常に失敗します" (it always fails) ends otherwise and is no rule.
+/// How a Japanese sentence that asks for something ends (a request, an order, a rule).
 static JA_DIRECTIVE_END: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?:ください|下さい|しろ|せよ|こと|ように|お願いします|お願い|ね|べき|べきです|[てで])[。！!.]?$",
+    )
+});
+/// A Japanese sentence that reports a problem rather than sets a rule ("常に失敗します": it
+/// always fails; "いつも落ちる": it always breaks), unless it ends as a request.
+static JA_PROBLEM: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"失敗|落ち|エラー|壊れ|止ま|遅い|遅く|クラッシュ|バグ|おかしい|動かない|通らない|なぜ|どうして|なんで|何で|[？?]",
     )
 });
 static JA_DONT: LazyLock<Regex> =
@@ -476,7 +482,7 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     // "この" (this) marks a one-off, except in "このリポジトリ" and the like (a standing scope).
     let ja_one_off = JA_ONE_OFF.is_match(&JA_STANDING_SCOPE.replace_all(s, ""));
     if JA_ALWAYS.find_iter(s).any(|m| m.as_str() != "必ずしも")
-        && JA_DIRECTIVE_END.is_match(s)
+        && (JA_DIRECTIVE_END.is_match(s) || !JA_PROBLEM.is_match(s))
         && !ja_one_off
     {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
@@ -514,7 +520,13 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         return Some((Shape::FromNowOn(c[1].trim().to_string()), "from-now-on"));
     }
     let zh_one_off = ZH_ONE_OFF.is_match(s);
-    if ZH_ALWAYS.is_match(s) && !zh_one_off && !ZH_PROBLEM.is_match(s) {
+    // The problem words count before a stated reason only ("…，因为上次失败了" is a rule).
+    let zh_head = ["因为", "由于", "否则", "不然"]
+        .iter()
+        .filter_map(|w| s.find(w))
+        .min()
+        .map_or(s, |i| &s[..i]);
+    if ZH_ALWAYS.is_match(s) && !zh_one_off && !ZH_PROBLEM.is_match(zh_head) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
     }
     if ZH_DONT.is_match(s) && !zh_one_off {
@@ -991,6 +1003,7 @@ mod tests {
         none("テストがいつも落ちる");
         none("总是报错，怎么办");
         none("必ずしもそうとは限らない");
+        none("CIが常に遅くて困っています");
         none("I always forget how this works, explain it again");
         none("use the helper in this file");
         none("Prefer the shorter version.");
@@ -1057,6 +1070,8 @@ mod tests {
         assert_eq!(c.why.as_deref(), Some("本番DBは壊れやすい。"));
         let c = one("このリポジトリでは常にyarnを使って");
         assert_eq!((c.memory_type, c.trigger), (MemoryType::Feedback, "always"));
+        let c = one("コミット前に常にlintを実行する。");
+        assert_eq!(c.trigger, "always");
     }
 
     #[test]
@@ -1075,6 +1090,9 @@ mod tests {
         assert_eq!(c.memory_type, MemoryType::Project);
         let c = one("总是先跑测试再提交。");
         assert_eq!(c.trigger, "always");
+        let c = one("总是先跑测试再提交，因为上次直接提交导致构建失败了。");
+        assert_eq!(c.trigger, "always");
+        assert!(c.why.is_some());
         let c = one("记住我喜欢简洁的回答");
         assert_eq!(c.memory_type, MemoryType::User);
     }
