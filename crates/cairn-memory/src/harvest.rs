@@ -150,8 +150,8 @@ impl MemoryStore {
     }
 
     /// The revision up to which the turns were read by a run with the same `tag`; 0 (every
-    /// turn) without one, or when no extraction is on record (a store whose records were
-    /// cleared is read again from the start).
+    /// turn) without one, when no extraction is on record (a store whose records were
+    /// cleared is read again from the start), or when it is past the last turn.
     fn extraction_mark(&self, tag: &str) -> Result<i64> {
         let Some(value) = self.store.meta(EXTRACTION_MARK)? else {
             return Ok(0);
@@ -161,9 +161,16 @@ impl MemoryStore {
             [],
             |r| r.get(0),
         )?;
-        Ok(match value.rsplit_once(':') {
+        let rev = match value.rsplit_once(':') {
             Some((t, rev)) if t == tag && any => rev.parse().unwrap_or(0),
             _ => 0,
+        };
+        // A mark beyond every turn (a store restored from an older copy) would hide the turns
+        // that come next: start over.
+        Ok(if rev > self.store.max_turn_revision()? {
+            0
+        } else {
+            rev.max(0)
         })
     }
 

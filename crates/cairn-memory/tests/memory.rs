@@ -509,6 +509,23 @@ fn extraction_reads_changes_and_comes_back_for_turns_left_open() {
     let fifth = mem.extract(&dirs(), NOW + 4 * 3600).unwrap();
     assert_eq!((fifth.turns, fifth.created), (0, 0), "{fifth:?}");
     assert_eq!(all_live(&mem).len(), 3);
+
+    // A mark past every turn (a store restored from an older copy) does not hide new turns.
+    let key = cairn_memory::EXTRACTION_MARK;
+    let mark = mem.store().meta(key).unwrap().unwrap();
+    let (tag, _) = mark.rsplit_once(':').unwrap();
+    mem.store()
+        .set_meta(key, &format!("{tag}:1000000"))
+        .unwrap();
+    let newer = turn(
+        "t3",
+        "remember that the release branch is cut on Mondays.",
+        cwd,
+        "2026-11-25T14:00:00Z",
+    );
+    ingest(&mut mem, Agent::Claude, "s1", &[newer]);
+    let sixth = mem.extract(&dirs(), NOW + 5 * 3600).unwrap();
+    assert_eq!((sixth.turns, sixth.created), (1, 1), "{sixth:?}");
 }
 
 #[test]

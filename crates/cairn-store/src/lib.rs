@@ -249,6 +249,15 @@ impl Store {
         Ok(out)
     }
 
+    /// The highest turn revision (0 without turns).
+    pub fn max_turn_revision(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("SELECT COALESCE(MAX(revision), 0) FROM turns", [], |r| {
+                r.get(0)
+            })?)
+    }
+
     /// All turns, oldest first by id (for export and tests).
     pub fn all_turns(&self) -> Result<Vec<StoredTurn>> {
         let mut st = self
