@@ -17,8 +17,8 @@
 //!
 //! "By content" means: a URL, host:port, ticket or dashboard → `reference`; about the person →
 //! `user`; an instruction → `feedback`; anything else → `project`. A bare "don't …" is kept only
-//! when it reads as a standing rule (a correction, a stated reason, or a general qualifier such
-//! as "in this repo", "ever", "from my laptop"), never when it is about the task at hand ("just
+//! when it reads as a standing rule (a correction, a stated reason, the alternative to use
+//! instead, or a general qualifier such as "in this repo", "ever", "from my laptop"), never when it is about the task at hand ("just
 //! answer, don't change anything", "don't commit yet"). Questions are never statements, and
 //! neither are reports of a problem that happen to say "always" ("I always forget …",
 //! "ビルドが常に失敗します", "总是报错").
@@ -281,6 +281,10 @@ static EN_GENERAL: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?i)\b(?:ever|again|anymore|any more|in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any) tests|(?:from|on) my (?:laptop|machine|computer)|against (?:prod|production|staging)|on (?:main|master|prod|production)|in production|unless|without asking|directly)\b",
     )
+});
+/// A "don't" that names what to do instead states a preference, not a step of the task.
+static EN_INSTEAD: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)[,;]\s*(?:use|prefer|go with|pick|write)\b.+\binstead\b|\brather than\b")
 });
 static EN_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -760,7 +764,8 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
                 || sents
                     .get(i + 1)
                     .is_some_and(|n| detected[i + 1].is_none() && explains(n));
-            let general = correction || has_reason || EN_GENERAL.is_match(s);
+            let general =
+                correction || has_reason || EN_GENERAL.is_match(s) || EN_INSTEAD.is_match(s);
             if EN_ONE_OFF.is_match(s) || !general {
                 continue;
             }
@@ -1007,6 +1012,7 @@ mod tests {
         none("I always forget how this works, explain it again");
         none("use the helper in this file");
         none("Prefer the shorter version.");
+        none("don't edit this file, edit the template instead");
     }
 
     #[test]
@@ -1034,6 +1040,8 @@ mod tests {
         let c = one("don't use default exports in this repo because they break tree shaking");
         assert_eq!(c.rule, "Don't use default exports in this repo.");
         assert_eq!(c.why.as_deref(), Some("They break tree shaking."));
+        let c = one("don't use any, use unknown instead");
+        assert_eq!(c.rule, "Don't use any, use unknown instead.");
         let c = one("Make sure you never log PII.");
         assert_eq!((c.memory_type, c.trigger), (MemoryType::Feedback, "always"));
         let c = one("I never use the mouse in the editor.");
