@@ -126,6 +126,18 @@ pub(crate) fn get_memory(conn: &Connection, id: &str) -> Result<Option<Memory>> 
         .optional()?)
 }
 
+/// Whether the recall index holds as many documents as there are live memories (one read:
+/// one snapshot of both tables).
+fn index_in_step(conn: &rusqlite::Connection) -> Result<bool> {
+    Ok(conn.query_row(
+        "SELECT (SELECT count(*) FROM memories
+                 WHERE forgotten_at IS NULL AND superseded_by IS NULL)
+              = (SELECT count(*) FROM recall_docs)",
+        [],
+        |x| x.get(0),
+    )?)
+}
+
 pub(crate) fn document(m: &Memory) -> Document {
     Document {
         id: m.id.clone(),
@@ -303,28 +315,35 @@ impl MemoryStore {
         if self.recall.is_some() {
             return Ok(());
         }
-        let conn = self.store.connection();
         let mut r = match &self.recall_config {
-            Some(c) => Recall::with_config(conn, c.clone())?,
-            None => Recall::open(conn)?,
+            Some(c) => Recall::with_config(self.store.connection(), c.clone())?,
+            None => Recall::open(self.store.connection())?,
         };
-        let live: i64 = conn.query_row(
-            "SELECT count(*) FROM memories WHERE forgotten_at IS NULL AND superseded_by IS NULL",
-            [],
-            |x| x.get(0),
-        )?;
-        if r.len(conn)? != usize::try_from(live).unwrap_or(0) {
-            let mut st = conn.prepare(&format!(
-                "SELECT {COLUMNS} FROM memories ORDER BY created_at, id"
-            ))?;
-            let all: Vec<Memory> = st
-                .query_map([], read_memory)?
-                .collect::<rusqlite::Result<_>>()?;
-            let docs: Vec<Document> = all.iter().filter(|m| m.is_live()).map(document).collect();
-            r.upsert_many(conn, &docs)?;
-            for m in all.iter().filter(|m| !m.is_live()) {
-                r.remove(conn, &m.id)?;
+        // Every memory write changes both tables in one transaction, so one read sees them in
+        // step; counting them in two statements could straddle another process's write and
+        // start a needless repair (a write, on the recall path).
+        if !index_in_step(self.store.connection())? {
+            // Repaired under the write lock (taken first: a read turned into a write could
+            // fail at once when another process wrote meanwhile), checked again under it.
+            let tx = self
+                .store
+                .connection_mut()
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            if !index_in_step(&tx)? {
+                let all: Vec<Memory> = tx
+                    .prepare(&format!(
+                        "SELECT {COLUMNS} FROM memories ORDER BY created_at, id"
+                    ))?
+                    .query_map([], read_memory)?
+                    .collect::<rusqlite::Result<_>>()?;
+                let docs: Vec<Document> =
+                    all.iter().filter(|m| m.is_live()).map(document).collect();
+                r.upsert_many(&tx, &docs)?;
+                for m in all.iter().filter(|m| !m.is_live()) {
+                    r.remove(&tx, &m.id)?;
+                }
             }
+            tx.commit()?;
         }
         self.recall = Some(r);
         Ok(())

@@ -162,6 +162,45 @@ fn near_duplicates_update_and_contradictions_supersede() {
     assert_eq!(d.action, Action::Created);
 }
 
+/// A recall index that lost documents (an older store, a crash between versions) is rebuilt
+/// from the memories on the next open, and a store in step is left alone.
+#[test]
+fn an_index_out_of_step_is_rebuilt_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.db");
+    let scope = "/home/dev/work/webshop";
+    {
+        let mut mem = MemoryStore::open(Store::open(&path).unwrap()).unwrap();
+        mem.remember(
+            manual(MemoryType::Feedback, scope, "use pnpm, not npm"),
+            NOW,
+        )
+        .unwrap();
+        mem.remember(
+            manual(
+                MemoryType::Project,
+                scope,
+                "the staging database lives in eu-west-1",
+            ),
+            NOW,
+        )
+        .unwrap();
+        mem.store()
+            .connection()
+            .execute("DELETE FROM recall_docs", [])
+            .unwrap();
+    }
+    let mut mem = MemoryStore::open(Store::open(&path).unwrap()).unwrap();
+    let hits = mem.search("which package manager", scope, 5, NOW).unwrap();
+    assert_eq!(hits[0].memory.rule, "use pnpm, not npm.");
+    let indexed: i64 = mem
+        .store()
+        .connection()
+        .query_row("SELECT count(*) FROM recall_docs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(indexed, 2);
+}
+
 #[test]
 fn recall_counts_and_paraphrase() {
     let mut mem = store();
@@ -186,7 +225,7 @@ fn recall_counts_and_paraphrase() {
     let hits = mem
         .recall("which package manager should I use", p, 5, NOW + DAY)
         .unwrap();
-    assert_eq!(hits[0].memory.rule, "Use pnpm, not npm.");
+    assert_eq!(hits[0].memory.rule, "use pnpm, not npm.");
     assert_eq!(hits[0].memory.recall_count, 1);
     assert_eq!(hits[0].memory.last_recalled_at, Some(NOW + DAY));
     let stored = mem.get(&hits[0].memory.id).unwrap().unwrap();
