@@ -544,10 +544,10 @@ impl MemoryStore {
                         lexical: h.bm25.is_some(),
                     })
                 }
-                _ => {
-                    // The index drifted from the table: drop the stale entry.
-                    r.remove(conn, &h.id)?;
-                }
+                // Forgotten or replaced by another process since this one read the index
+                // (that write removed it from the index too): not a result. A search never
+                // writes; an index that really drifted is rebuilt on the next open.
+                _ => {}
             }
         }
         Ok(out)

@@ -199,6 +199,37 @@ fn an_index_out_of_step_is_rebuilt_on_open() {
         .query_row("SELECT count(*) FROM recall_docs", [], |r| r.get(0))
         .unwrap();
     assert_eq!(indexed, 2);
+
+    // A memory forgotten behind the index's back (as another process's write looks between
+    // this one's reads): not a result, and the search itself writes nothing (its vectors and
+    // their snapshot are current here, so not even the snapshot is stored).
+    mem.store()
+        .connection()
+        .execute(
+            "UPDATE memories SET forgotten_at = ?1 WHERE rule LIKE 'use pnpm%'",
+            [NOW],
+        )
+        .unwrap();
+    let changes = |mem: &MemoryStore| -> i64 {
+        mem.store()
+            .connection()
+            .query_row("SELECT total_changes()", [], |r| r.get(0))
+            .unwrap()
+    };
+    let before = changes(&mem);
+    let hits = mem.search("which package manager", scope, 5, NOW).unwrap();
+    assert!(hits.iter().all(|h| !h.memory.rule.contains("pnpm")));
+    assert_eq!(changes(&mem), before, "a search wrote to the database");
+    drop(mem);
+    // The next open finds the index out of step and rebuilds it.
+    let mut mem = MemoryStore::open(Store::open(&path).unwrap()).unwrap();
+    mem.search("anything", scope, 5, NOW).unwrap();
+    let indexed: i64 = mem
+        .store()
+        .connection()
+        .query_row("SELECT count(*) FROM recall_docs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(indexed, 1);
 }
 
 #[test]
@@ -225,7 +256,7 @@ fn recall_counts_and_paraphrase() {
     let hits = mem
         .recall("which package manager should I use", p, 5, NOW + DAY)
         .unwrap();
-    assert_eq!(hits[0].memory.rule, "use pnpm, not npm.");
+    assert_eq!(hits[0].memory.rule, "Use pnpm, not npm.");
     assert_eq!(hits[0].memory.recall_count, 1);
     assert_eq!(hits[0].memory.last_recalled_at, Some(NOW + DAY));
     let stored = mem.get(&hits[0].memory.id).unwrap().unwrap();

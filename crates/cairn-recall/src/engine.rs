@@ -43,7 +43,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS recall_fts USING fts5(
     content='', contentless_delete=1,
     tokenize='porter unicode61 remove_diacritics 2'
 );
+";
+
+/// The counters every index has; inserted only when missing, so that opening an existing
+/// index never takes the write lock (hooks open it on every prompt).
+const META_DEFAULTS: &str = "
 INSERT OR IGNORE INTO recall_meta(key, value) VALUES ('generation', 0);
+INSERT OR IGNORE INTO recall_meta(key, value) VALUES ('docs_generation', 0);
 ";
 
 /// A document to index. `scope` is an opaque string (e.g. `"global"` or a project key);
@@ -406,6 +412,14 @@ impl Recall {
         preferred: Arc<dyn TextEmbedder>,
     ) -> Result<Self, RecallError> {
         conn.execute_batch(SCHEMA)?;
+        let defaults: i64 = conn.query_row(
+            "SELECT count(*) FROM recall_meta WHERE key IN ('generation', 'docs_generation')",
+            [],
+            |r| r.get(0),
+        )?;
+        if defaults < 2 {
+            conn.execute_batch(META_DEFAULTS)?;
+        }
         conn.execute_batch(crate::snapshot::SCHEMA)?;
         let version: Option<i64> = conn
             .query_row(

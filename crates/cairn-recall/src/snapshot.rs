@@ -26,7 +26,6 @@ CREATE TABLE IF NOT EXISTS recall_snapshots (
     dims            INTEGER NOT NULL,
     data            BLOB NOT NULL
 ) STRICT;
-INSERT OR IGNORE INTO recall_meta(key, value) VALUES ('docs_generation', 0);
 CREATE INDEX IF NOT EXISTS recall_docs_recalled ON recall_docs(recall_count)
     WHERE recall_count > 0;
 CREATE TRIGGER IF NOT EXISTS recall_docs_gen_ins AFTER INSERT ON recall_docs BEGIN
