@@ -14,6 +14,10 @@ use regex::Regex;
 use rusqlite::params;
 
 use crate::error::Result;
+
+/// How long the prompt hook's bookkeeping waits for another process's write before it is
+/// skipped (see [`MemoryStore::prompt_context`]).
+const BOOKKEEPING_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 use crate::model::{Memory, MemoryType};
 use crate::scope::{GLOBAL, scope_label, scope_slug};
 use crate::store::MemoryStore;
@@ -223,7 +227,9 @@ impl MemoryStore {
         out.push_str(".\n");
         out.push_str(tail);
         if let Some(s) = session {
-            self.mark_shown(s, &shown_full, now)?;
+            // A hint, like the prompt's bookkeeping: never a reason to wait or fail.
+            let _ =
+                self.with_busy_wait(BOOKKEEPING_WAIT, |mem| mem.mark_shown(s, &shown_full, now));
         }
         Ok(cairn_redact::redact(&out).into_owned())
     }
@@ -282,12 +288,79 @@ impl MemoryStore {
         }
         out.push_str("</cairn-recall>\n");
         let ids: Vec<String> = picked.iter().map(|h| h.memory.id.clone()).collect();
-        let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-        self.record_recall(&id_refs, now)?;
-        if let Some(s) = session {
-            self.mark_shown(s, &ids, now)?;
-        }
+        // The bookkeeping (recall counts, what this session was shown) is a hint: it waits
+        // for another process's write at most BOOKKEEPING_WAIT and is skipped after that, so
+        // a busy database never delays the prompt nor costs it its memories.
+        let _ = self.with_busy_wait(BOOKKEEPING_WAIT, |mem| {
+            mem.book_prompt_recall(&ids, session, now)
+        });
         Ok(Some(cairn_redact::redact(&out).into_owned()))
+    }
+
+    /// Counts a recall of `ids` and records them as shown in `session`, in one transaction.
+    fn book_prompt_recall(
+        &mut self,
+        ids: &[String],
+        session: Option<&str>,
+        now: i64,
+    ) -> Result<()> {
+        let (tx, recall) = self.begin_write()?;
+        {
+            let mut recalled = tx.prepare_cached(
+                "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ?2
+                 WHERE id = ?1",
+            )?;
+            let mut shown = tx.prepare_cached(
+                "INSERT INTO memory_shown(session, memory_id, shown_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(session, memory_id) DO NOTHING",
+            )?;
+            for id in ids {
+                recalled.execute(params![id, now])?;
+                if let Some(s) = session {
+                    shown.execute(params![s, id, now])?;
+                }
+            }
+        }
+        let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        recall.record_recall(&tx, &id_refs)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Records `ids` as shown in `session`, in one transaction.
+    fn mark_shown(&mut self, session: &str, ids: &[String], now: i64) -> Result<()> {
+        let tx = self
+            .store
+            .connection_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        {
+            let mut st = tx.prepare_cached(
+                "INSERT INTO memory_shown(session, memory_id, shown_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(session, memory_id) DO NOTHING",
+            )?;
+            for id in ids {
+                st.execute(params![session, id, now])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Runs `f` with the connection's busy timeout set to `wait`, then restores it.
+    fn with_busy_wait<T>(
+        &mut self,
+        wait: std::time::Duration,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        let conn = self.store.connection();
+        let before: i64 = conn.query_row("PRAGMA busy_timeout", [], |r| r.get(0))?;
+        conn.busy_timeout(wait)?;
+        let res = f(self);
+        let _ = self
+            .store
+            .connection()
+            .busy_timeout(std::time::Duration::from_millis(before.max(0) as u64));
+        res
     }
 
     fn shown_in(&self, session: &str) -> Result<Vec<String>> {
@@ -296,18 +369,6 @@ impl MemoryStore {
             conn.prepare_cached("SELECT memory_id FROM memory_shown WHERE session = ?1")?;
         let rows = st.query_map([session], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-
-    fn mark_shown(&self, session: &str, ids: &[String], now: i64) -> Result<()> {
-        let conn = self.store.connection();
-        let mut st = conn.prepare_cached(
-            "INSERT INTO memory_shown(session, memory_id, shown_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT(session, memory_id) DO NOTHING",
-        )?;
-        for id in ids {
-            st.execute(params![session, id, now])?;
-        }
-        Ok(())
     }
 }
 

@@ -800,6 +800,47 @@ fn prompt_context_is_quoted_scoped_once_per_session_and_neutralised() {
     assert!(staging.recall_count >= 1);
 }
 
+/// Another process holding the write lock (a long sync, say) neither delays the prompt hook
+/// for long nor costs it its memories: the bookkeeping is skipped instead.
+#[test]
+fn a_busy_database_costs_the_prompt_only_its_bookkeeping() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.db");
+    let p = "/w/webshop";
+    let mut mem = MemoryStore::open(Store::open(&path).unwrap()).unwrap();
+    mem.remember(manual(MemoryType::Feedback, p, "Use pnpm, not npm."), NOW)
+        .unwrap();
+    // Open the index first, as the hook's own process would have before the writer came.
+    mem.search("pnpm", p, 1, NOW).unwrap();
+
+    let writer = rusqlite::Connection::open(&path).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let started = std::time::Instant::now();
+    let text = mem
+        .prompt_context(p, Some("s1"), "which package manager should I use?", NOW)
+        .unwrap()
+        .expect("the memory is injected");
+    // A hang guard, not a benchmark: the store's own busy timeout is 10 s.
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(text.contains("Use pnpm, not npm."), "{text}");
+    writer.execute_batch("ROLLBACK").unwrap();
+
+    // Skipped, not queued: the next prompt of the session may show it again, and counts it.
+    let again = mem
+        .prompt_context(p, Some("s1"), "which package manager should I use?", NOW)
+        .unwrap();
+    assert!(again.is_some());
+    let stored = all_live(&mem).remove(0);
+    assert_eq!(stored.recall_count, 1);
+    let third = mem
+        .prompt_context(p, Some("s1"), "which package manager should I use?", NOW)
+        .unwrap();
+    assert!(
+        third.is_none(),
+        "shown once in this session by the second prompt"
+    );
+}
+
 #[test]
 fn prompt_context_picks_only_relevant_memories() {
     let mut mem = store();
