@@ -17,7 +17,7 @@ use crate::error::Result;
 
 /// How long the prompt hook's bookkeeping waits for another process's write before it is
 /// skipped (see [`MemoryStore::prompt_context`]).
-const BOOKKEEPING_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
+pub(crate) const BOOKKEEPING_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 use crate::model::{Memory, MemoryType};
 use crate::scope::{GLOBAL, scope_label, scope_slug};
 use crate::store::MemoryStore;
@@ -347,7 +347,7 @@ impl MemoryStore {
     }
 
     /// Runs `f` with the connection's busy timeout set to `wait`, then restores it.
-    fn with_busy_wait<T>(
+    pub(crate) fn with_busy_wait<T>(
         &mut self,
         wait: std::time::Duration,
         f: impl FnOnce(&mut Self) -> Result<T>,

@@ -491,7 +491,9 @@ impl MemoryStore {
     }
 
     /// The best `k` memories for `query` among `scope`'s and the global ones (never another
-    /// project's). Each result's `last_recalled`/`recall_count` is updated.
+    /// project's). Each result's `last_recalled`/`recall_count` is updated, unless another
+    /// process holds the write lock longer than the bookkeeping waits (see
+    /// [`MemoryStore::prompt_context`]): the results come first.
     pub fn recall(
         &mut self,
         query: &str,
@@ -501,12 +503,18 @@ impl MemoryStore {
     ) -> Result<Vec<Recalled>> {
         let hits = self.search(query, scope, k, now)?;
         let ids: Vec<&str> = hits.iter().map(|h| h.memory.id.as_str()).collect();
-        self.record_recall(&ids, now)?;
+        let booked = self
+            .with_busy_wait(crate::context::BOOKKEEPING_WAIT, |mem| {
+                mem.record_recall(&ids, now)
+            })
+            .is_ok();
         Ok(hits
             .into_iter()
             .map(|mut h| {
-                h.memory.recall_count += 1;
-                h.memory.last_recalled_at = Some(now);
+                if booked {
+                    h.memory.recall_count += 1;
+                    h.memory.last_recalled_at = Some(now);
+                }
                 h
             })
             .collect())

@@ -823,6 +823,9 @@ fn a_busy_database_costs_the_prompt_only_its_bookkeeping() {
     // A hang guard, not a benchmark: the store's own busy timeout is 10 s.
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert!(text.contains("Use pnpm, not npm."), "{text}");
+    // `cairn recall` and `memory_search` too: the results, without the count.
+    let hits = mem.recall("package manager", p, 5, NOW).unwrap();
+    assert_eq!(hits[0].memory.recall_count, 0);
     writer.execute_batch("ROLLBACK").unwrap();
 
     // Skipped, not queued: the next prompt of the session may show it again, and counts it.
