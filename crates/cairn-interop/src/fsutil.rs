@@ -167,6 +167,13 @@ impl Dir {
 
     /// What `name` is in this directory, without following a link; `None` when absent.
     pub(crate) fn entry_is_symlink(&self, name: &std::ffi::OsStr) -> io::Result<Option<bool>> {
+        Ok(self
+            .lstat_at(name)?
+            .map(|st| st.st_mode & libc::S_IFMT == libc::S_IFLNK))
+    }
+
+    /// `fstatat` of `name` here, not following a link; `None` when absent.
+    fn lstat_at(&self, name: &std::ffi::OsStr) -> io::Result<Option<libc::stat>> {
         use std::os::fd::AsRawFd;
         let n = c_name(name)?;
         // SAFETY: an all-zero `stat` is a valid value to be overwritten.
@@ -180,15 +187,15 @@ impl Dir {
                 libc::AT_SYMLINK_NOFOLLOW,
             )
         };
-        if r != 0 {
-            let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::NotFound {
-                Ok(None)
-            } else {
-                Err(e)
-            };
+        if r == 0 {
+            return Ok(Some(st));
         }
-        Ok(Some(st.st_mode & libc::S_IFMT == libc::S_IFLNK))
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::NotFound {
+            Ok(None)
+        } else {
+            Err(e)
+        }
     }
 
     /// Creates a new file `name` here (never through a link, never overwriting), 0600, with
@@ -242,20 +249,8 @@ impl Dir {
 
     /// The permission bits of the regular file `name` here (not through a link).
     fn file_mode(&self, name: &std::ffi::OsStr) -> Option<libc::mode_t> {
-        use std::os::fd::AsRawFd;
-        let n = c_name(name).ok()?;
-        // SAFETY: an all-zero `stat` is a valid value to be overwritten.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: valid descriptor, NUL-terminated name, a writable `stat`.
-        let r = unsafe {
-            libc::fstatat(
-                self.fd.as_raw_fd(),
-                n.as_ptr(),
-                &mut st,
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        };
-        (r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG).then_some(st.st_mode & 0o7777)
+        let st = self.lstat_at(name).ok()??;
+        (st.st_mode & libc::S_IFMT == libc::S_IFREG).then_some(st.st_mode & 0o7777)
     }
 
     /// Removes the file (or link) `name` here, never following a link.

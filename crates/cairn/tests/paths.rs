@@ -364,6 +364,35 @@ fn symlinks_in_memory_dirs_and_at_export_targets_are_not_followed() {
     assert_eq!(tree_state(&out3), before, "views written through a link");
 }
 
+/// Swaps each of `targets` in turn for a link to `out` and back, as fast as it can, until the
+/// returned flag is set.
+fn swap_for_links(
+    targets: Vec<PathBuf>,
+    out: PathBuf,
+) -> (
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<()>,
+) {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let handle = std::thread::spawn(move || {
+        let mut i = 0usize;
+        while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+            let t = &targets[i % targets.len()];
+            let aside = t.with_extension("aside");
+            if fs::rename(t, &aside).is_ok() {
+                let _ = symlink(&out, t);
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                let _ = fs::remove_file(t);
+                let _ = fs::rename(&aside, t);
+            }
+            i += 1;
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    });
+    (stop, handle)
+}
+
 #[test]
 fn a_symlink_swapped_in_during_imports_is_never_followed() {
     let h = TestHome::empty();
@@ -381,34 +410,11 @@ fn a_symlink_swapped_in_during_imports_is_never_followed() {
     let res = h
         .codex()
         .join("memories_v2/extensions/external_agent_import/resources");
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    // Swaps the project's copy, the resources dir and the workspace root for links out, and
-    // back, as fast as it can, while imports run.
-    let swapper = {
-        let (res, out, stop, key, codex) = (
-            res.clone(),
-            out.clone(),
-            stop.clone(),
-            key.clone(),
-            h.codex(),
-        );
-        std::thread::spawn(move || {
-            let targets = [res.join(&key), res.clone(), codex.join("memories_v2")];
-            let mut i = 0usize;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let t = &targets[i % targets.len()];
-                let aside = t.with_extension("aside");
-                if fs::rename(t, &aside).is_ok() {
-                    let _ = symlink(&out, t);
-                    std::thread::sleep(std::time::Duration::from_millis(2));
-                    let _ = fs::remove_file(t);
-                    let _ = fs::rename(&aside, t);
-                }
-                i += 1;
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-        })
-    };
+    // The project's copy, the resources dir and the workspace root, swapped while imports run.
+    let (stop, swapper) = swap_for_links(
+        vec![res.join(&key), res.clone(), h.codex().join("memories_v2")],
+        out.clone(),
+    );
     let mut ok = 0;
     for i in 0..30 {
         fs::write(
@@ -450,29 +456,7 @@ fn a_symlink_swapped_in_during_exports_is_never_followed() {
     let project_dir = h.claude_project(&proj);
     let out = outside(&h, "race-out");
     let before = tree_state(&out);
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let swapper = {
-        let (targets, out, stop) = (
-            [mem.clone(), project_dir.clone()],
-            out.clone(),
-            stop.clone(),
-        );
-        std::thread::spawn(move || {
-            let mut i = 0usize;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let t = &targets[i % targets.len()];
-                let aside = t.with_extension("aside");
-                if fs::rename(t, &aside).is_ok() {
-                    let _ = symlink(&out, t);
-                    std::thread::sleep(std::time::Duration::from_millis(2));
-                    let _ = fs::remove_file(t);
-                    let _ = fs::rename(&aside, t);
-                }
-                i += 1;
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-        })
-    };
+    let (stop, swapper) = swap_for_links(vec![mem.clone(), project_dir.clone()], out.clone());
     let mut ok = 0;
     for i in 0..30 {
         // A new route each round, so that every export has files to write.
