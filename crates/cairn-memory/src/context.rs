@@ -14,15 +14,15 @@ use regex::Regex;
 use rusqlite::params;
 
 use crate::error::Result;
-
-/// How long the prompt hook's bookkeeping waits for another process's write before it is
-/// skipped (see [`MemoryStore::prompt_context`]).
-pub(crate) const BOOKKEEPING_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 use crate::model::{Memory, MemoryType};
 use crate::scope::{GLOBAL, scope_label, scope_slug};
 use crate::store::MemoryStore;
 use crate::text::{approx_tokens, content_words, one_line, truncate_chars};
 use crate::views::{INDEX_FILE, by_usefulness};
+
+/// How long recall bookkeeping waits for another process's write before it is skipped (see
+/// [`MemoryStore::prompt_context`]).
+pub(crate) const BOOKKEEPING_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Default token budget of the session-start summary.
 pub const DEFAULT_SESSION_BUDGET: usize = 2_500;
@@ -304,25 +304,12 @@ impl MemoryStore {
         session: Option<&str>,
         now: i64,
     ) -> Result<()> {
-        let (tx, recall) = self.begin_write()?;
-        {
-            let mut recalled = tx.prepare_cached(
-                "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ?2
-                 WHERE id = ?1",
-            )?;
-            let mut shown = tx.prepare_cached(
-                "INSERT INTO memory_shown(session, memory_id, shown_at) VALUES (?1, ?2, ?3)
-                 ON CONFLICT(session, memory_id) DO NOTHING",
-            )?;
-            for id in ids {
-                recalled.execute(params![id, now])?;
-                if let Some(s) = session {
-                    shown.execute(params![s, id, now])?;
-                }
-            }
-        }
         let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-        recall.record_recall(&tx, &id_refs)?;
+        let (tx, recall) = self.begin_write()?;
+        crate::store::record_recall_in(&tx, recall, &id_refs, now)?;
+        if let Some(s) = session {
+            mark_shown_in(&tx, s, ids, now)?;
+        }
         tx.commit()?;
         Ok(())
     }
@@ -333,15 +320,7 @@ impl MemoryStore {
             .store
             .connection_mut()
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        {
-            let mut st = tx.prepare_cached(
-                "INSERT INTO memory_shown(session, memory_id, shown_at) VALUES (?1, ?2, ?3)
-                 ON CONFLICT(session, memory_id) DO NOTHING",
-            )?;
-            for id in ids {
-                st.execute(params![session, id, now])?;
-            }
-        }
+        mark_shown_in(&tx, session, ids, now)?;
         tx.commit()?;
         Ok(())
     }
@@ -370,6 +349,22 @@ impl MemoryStore {
         let rows = st.query_map([session], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
+}
+
+fn mark_shown_in(
+    conn: &rusqlite::Connection,
+    session: &str,
+    ids: &[String],
+    now: i64,
+) -> Result<()> {
+    let mut st = conn.prepare_cached(
+        "INSERT INTO memory_shown(session, memory_id, shown_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT(session, memory_id) DO NOTHING",
+    )?;
+    for id in ids {
+        st.execute(params![session, id, now])?;
+    }
+    Ok(())
 }
 
 fn indent(s: &str) -> String {

@@ -126,6 +126,24 @@ pub(crate) fn get_memory(conn: &Connection, id: &str) -> Result<Option<Memory>> 
         .optional()?)
 }
 
+/// The recall-count update of [`MemoryStore::record_recall`], inside the caller's transaction.
+pub(crate) fn record_recall_in(
+    tx: &rusqlite::Connection,
+    recall: &mut Recall,
+    ids: &[&str],
+    now: i64,
+) -> Result<()> {
+    let mut st = tx.prepare_cached(
+        "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ?2
+         WHERE id = ?1",
+    )?;
+    for id in ids {
+        st.execute(params![id, now])?;
+    }
+    recall.record_recall(tx, ids)?;
+    Ok(())
+}
+
 /// Whether the recall index holds as many documents as there are live memories (one read:
 /// one snapshot of both tables).
 fn index_in_step(conn: &rusqlite::Connection) -> Result<bool> {
@@ -567,16 +585,7 @@ impl MemoryStore {
             return Ok(());
         }
         let (tx, recall) = self.begin_write()?;
-        {
-            let mut st = tx.prepare_cached(
-                "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ?2
-                 WHERE id = ?1",
-            )?;
-            for id in ids {
-                st.execute(params![id, now])?;
-            }
-        }
-        recall.record_recall(&tx, ids)?;
+        record_recall_in(&tx, recall, ids, now)?;
         tx.commit()?;
         Ok(())
     }
