@@ -52,6 +52,8 @@ pub struct ExtractReport {
     pub agent_wrote: usize,
     /// Open turns left for a later run.
     pub deferred: usize,
+    /// Stored turns whose data could not be read back (a damaged row): skipped.
+    pub unreadable: usize,
 }
 
 fn turn_time(t: &StoredTurn) -> Option<i64> {
@@ -112,11 +114,15 @@ impl MemoryStore {
     pub fn extract_turns(&mut self, dirs: &AgentMemoryDirs, now: i64) -> Result<ExtractReport> {
         let tag = mark_tag(dirs);
         let since = self.extraction_mark(&tag)?;
-        let turns = self.store.turns_changed_since(since)?;
-        let mut mark = since;
+        let changed = self.store.turns_changed_since(since)?;
+        let turns = changed.turns;
+        let mut mark = changed.unreadable.iter().copied().fold(since, i64::max);
         // The revision just below the first turn left for a later run, if any.
         let mut hold: Option<i64> = None;
-        let mut report = ExtractReport::default();
+        let mut report = ExtractReport {
+            unreadable: changed.unreadable.len(),
+            ..ExtractReport::default()
+        };
         let mut opened = false;
         for (revision, t) in &turns {
             mark = mark.max(*revision);

@@ -596,6 +596,33 @@ fn extraction_reads_changes_and_comes_back_for_turns_left_open() {
     ingest(&mut mem, Agent::Claude, "s1", &[newer]);
     let sixth = mem.extract(&dirs(), NOW + 5 * 3600).unwrap();
     assert_eq!((sixth.turns, sixth.created), (1, 1), "{sixth:?}");
+
+    // A damaged row is counted and passed over once; the turns around it are extracted.
+    mem.store()
+        .connection()
+        .execute(
+            "INSERT INTO turns(agent, session_key, turn_key, seq, status, sidechain, prompt,
+               body, source_path, revision)
+             VALUES ('claude', 's1', 'bad', 9, 'complete', 0, 'x', '{not json', '/f',
+                     (SELECT MAX(revision) + 1 FROM turns))",
+            [],
+        )
+        .unwrap();
+    let after = turn(
+        "t4",
+        "remember that the on-call rota is in the wiki.",
+        cwd,
+        "2026-11-25T15:00:00Z",
+    );
+    ingest(&mut mem, Agent::Claude, "s1", &[after]);
+    let seventh = mem.extract(&dirs(), NOW + 6 * 3600).unwrap();
+    assert_eq!(
+        (seventh.turns, seventh.created, seventh.unreadable),
+        (1, 1, 1),
+        "{seventh:?}"
+    );
+    let eighth = mem.extract(&dirs(), NOW + 7 * 3600).unwrap();
+    assert_eq!((eighth.turns, eighth.unreadable), (0, 0), "{eighth:?}");
 }
 
 #[test]

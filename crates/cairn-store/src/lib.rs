@@ -80,6 +80,15 @@ pub struct StoredTurn {
     pub source_path: String,
 }
 
+/// What [`Store::turns_changed_since`] found.
+#[derive(Debug, Clone, Default)]
+pub struct ChangedTurns {
+    /// The turns, each with its revision, oldest first.
+    pub turns: Vec<(i64, StoredTurn)>,
+    /// Revisions of rows whose stored body could not be decoded.
+    pub unreadable: Vec<i64>,
+}
+
 /// cairn's database.
 pub struct Store {
     conn: Connection,
@@ -234,17 +243,22 @@ impl Store {
 
     /// The turns inserted or changed after `revision`, each with its own revision, oldest
     /// turn first. Revisions only grow: a reader that remembers the highest one it has
-    /// seen reads each change once (`0` reads every turn).
-    pub fn turns_changed_since(&self, revision: i64) -> Result<Vec<(i64, StoredTurn)>> {
+    /// seen reads each change once (`0` reads every turn). A row whose stored body cannot
+    /// be decoded is not returned: its revision comes back in the second list, for the
+    /// caller to count and move past.
+    pub fn turns_changed_since(&self, revision: i64) -> Result<ChangedTurns> {
         let mut st = self.conn.prepare_cached(
             "SELECT id, agent, session_key, body, source_path, revision FROM turns
              WHERE revision > ?1 ORDER BY id",
         )?;
         let rows = st.query_map([revision], |r| Ok((read_turn_row(r)?, r.get::<_, i64>(5)?)))?;
-        let mut out = Vec::new();
+        let mut out = ChangedTurns::default();
         for row in rows {
             let (turn, rev) = row?;
-            out.push((rev, decode_turn(turn)?));
+            match decode_turn(turn) {
+                Ok(t) => out.turns.push((rev, t)),
+                Err(_) => out.unreadable.push(rev),
+            }
         }
         Ok(out)
     }

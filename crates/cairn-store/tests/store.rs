@@ -96,10 +96,10 @@ fn turn_revisions_follow_changes_only() {
     w.upsert_turn(Agent::Claude, "s", &a, "/f").unwrap();
     w.upsert_turn(Agent::Claude, "s", &b, "/f").unwrap();
     w.commit().unwrap();
-    let all = store.turns_changed_since(0).unwrap();
+    let all = store.turns_changed_since(0).unwrap().turns;
     let keys: Vec<(&str, i64)> = all.iter().map(|(r, t)| (t.turn.key.as_str(), *r)).collect();
     assert_eq!(keys, [("a", 1), ("b", 2)]);
-    assert!(store.turns_changed_since(2).unwrap().is_empty());
+    assert!(store.turns_changed_since(2).unwrap().turns.is_empty());
 
     // The same turn again changes nothing; a changed one gets the next revision.
     let w = store.write().unwrap();
@@ -107,10 +107,34 @@ fn turn_revisions_follow_changes_only() {
     a.status = TurnStatus::Complete;
     w.upsert_turn(Agent::Claude, "s", &a, "/f").unwrap();
     w.commit().unwrap();
-    let changed = store.turns_changed_since(2).unwrap();
+    let changed = store.turns_changed_since(2).unwrap().turns;
     assert_eq!(changed.len(), 1);
     assert_eq!((changed[0].0, changed[0].1.turn.key.as_str()), (3, "a"));
     assert_eq!(changed[0].1.turn.status, TurnStatus::Complete);
+}
+
+/// A damaged row (a body that is not a turn) is reported by its revision, not returned, and
+/// does not hide the others.
+#[test]
+fn a_damaged_turn_row_is_reported_apart() {
+    let (_dir, mut store) = temp_store();
+    let mut a = Turn::new("a".into(), 0, 1);
+    a.prompt = "first".into();
+    let w = store.write().unwrap();
+    w.upsert_turn(Agent::Claude, "s", &a, "/f").unwrap();
+    w.commit().unwrap();
+    store
+        .connection()
+        .execute(
+            "INSERT INTO turns(agent, session_key, turn_key, seq, status, sidechain, prompt,
+               body, source_path, revision) VALUES ('claude', 's', 'bad', 1, 'open', 0, 'x',
+               '{not json', '/f', 7)",
+            [],
+        )
+        .unwrap();
+    let got = store.turns_changed_since(0).unwrap();
+    assert_eq!(got.turns.len(), 1);
+    assert_eq!(got.unreadable, [7]);
 }
 
 /// A database written before turns had revisions gets one per turn, in insertion order,
@@ -140,7 +164,7 @@ fn turns_of_an_older_database_get_revisions() {
         .unwrap();
     }
     let store = Store::open(&path).unwrap();
-    let all = store.turns_changed_since(0).unwrap();
+    let all = store.turns_changed_since(0).unwrap().turns;
     assert_eq!(all.len(), 1);
     assert_eq!(all[0].1.turn.prompt, "kept from before");
     assert!(all[0].0 > 0);

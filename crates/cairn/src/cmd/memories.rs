@@ -171,6 +171,12 @@ pub fn print_sync(r: &SyncMemories) {
             e.agent_wrote
         );
     }
+    if e.unreadable > 0 {
+        outln!(
+            "  {} stored turn(s) skipped: their data in cairn's database is damaged and cannot be read back",
+            e.unreadable
+        );
+    }
     if e.forgotten_skipped > 0 {
         outln!(
             "  {} statement(s) skipped: you told cairn to forget them",
