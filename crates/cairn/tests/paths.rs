@@ -364,33 +364,47 @@ fn symlinks_in_memory_dirs_and_at_export_targets_are_not_followed() {
     assert_eq!(tree_state(&out3), before, "views written through a link");
 }
 
-/// Swaps each of `targets` in turn for a link to `out` and back, as fast as it can, until the
-/// returned flag is set.
-fn swap_for_links(
-    targets: Vec<PathBuf>,
-    out: PathBuf,
-) -> (
-    std::sync::Arc<std::sync::atomic::AtomicBool>,
-    std::thread::JoinHandle<()>,
-) {
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = stop.clone();
-    let handle = std::thread::spawn(move || {
-        let mut i = 0usize;
-        while !flag.load(std::sync::atomic::Ordering::Relaxed) {
-            let t = &targets[i % targets.len()];
-            let aside = t.with_extension("aside");
-            if fs::rename(t, &aside).is_ok() {
-                let _ = symlink(&out, t);
-                std::thread::sleep(std::time::Duration::from_millis(2));
-                let _ = fs::remove_file(t);
-                let _ = fs::rename(&aside, t);
+/// A thread that swaps each of `targets` in turn for a link to `out` and back, as fast as it
+/// can, until [`LinkSwapper::finish`].
+struct LinkSwapper {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: std::thread::JoinHandle<()>,
+}
+
+impl LinkSwapper {
+    fn start(targets: Vec<PathBuf>, out: PathBuf) -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let mut i = 0usize;
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = &targets[i % targets.len()];
+                let aside = t.with_extension("aside");
+                if fs::rename(t, &aside).is_ok() {
+                    let _ = symlink(&out, t);
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    let _ = fs::remove_file(t);
+                    let _ = fs::rename(&aside, t);
+                }
+                i += 1;
+                std::thread::sleep(std::time::Duration::from_millis(1));
             }
-            i += 1;
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-    });
-    (stop, handle)
+        });
+        Self { stop, handle }
+    }
+
+    fn finish(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.handle.join().unwrap();
+    }
+}
+
+/// Runs cairn, asserts it did not panic, and says whether it succeeded.
+fn succeeds_without_panic(h: &TestHome, args: &[&str]) -> bool {
+    let o = h.cairn(args);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("panicked"), "cairn {args:?}: {stderr}");
+    o.status.success()
 }
 
 #[test]
@@ -411,7 +425,7 @@ fn a_symlink_swapped_in_during_imports_is_never_followed() {
         .codex()
         .join("memories_v2/extensions/external_agent_import/resources");
     // The project's copy, the resources dir and the workspace root, swapped while imports run.
-    let (stop, swapper) = swap_for_links(
+    let swapper = LinkSwapper::start(
         vec![res.join(&key), res.clone(), h.codex().join("memories_v2")],
         out.clone(),
     );
@@ -424,18 +438,14 @@ fn a_symlink_swapped_in_during_imports_is_never_followed() {
             ),
         )
         .unwrap();
-        let o = h.cairn(&[
-            "import", "--from", "claude", "--to", "codex", "--all", "--json",
-        ]);
-        assert!(
-            !String::from_utf8_lossy(&o.stderr).contains("panicked"),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        ok += usize::from(o.status.success());
+        ok += usize::from(succeeds_without_panic(
+            &h,
+            &[
+                "import", "--from", "claude", "--to", "codex", "--all", "--json",
+            ],
+        ));
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    swapper.join().unwrap();
+    swapper.finish();
     assert_eq!(
         tree_state(&out),
         before,
@@ -456,7 +466,7 @@ fn a_symlink_swapped_in_during_exports_is_never_followed() {
     let project_dir = h.claude_project(&proj);
     let out = outside(&h, "race-out");
     let before = tree_state(&out);
-    let (stop, swapper) = swap_for_links(vec![mem.clone(), project_dir.clone()], out.clone());
+    let swapper = LinkSwapper::start(vec![mem.clone(), project_dir.clone()], out.clone());
     let mut ok = 0;
     for i in 0..30 {
         // A new route each round, so that every export has files to write.
@@ -467,16 +477,12 @@ fn a_symlink_swapped_in_during_exports_is_never_followed() {
             format!("v1\n\n## User preferences\n\n- round {i}: keep commits small\n"),
         )
         .unwrap();
-        let o = h.cairn(&["import", "--from", "codex", "--to", "claude", "--json"]);
-        assert!(
-            !String::from_utf8_lossy(&o.stderr).contains("panicked"),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        ok += usize::from(o.status.success());
+        ok += usize::from(succeeds_without_panic(
+            &h,
+            &["import", "--from", "codex", "--to", "claude", "--json"],
+        ));
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    swapper.join().unwrap();
+    swapper.finish();
     assert_eq!(
         tree_state(&out),
         before,
