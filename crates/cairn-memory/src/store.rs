@@ -559,8 +559,8 @@ impl MemoryStore {
         };
         let hits = r.search(conn, query, &scopes, k, now)?;
         let mut out = Vec::with_capacity(hits.len());
-        // A hit scoring 0 shares neither words nor meaning with the query.
-        for h in hits.into_iter().filter(|h| h.score > 0.0) {
+        // (`Recall::search` already leaves out hits scoring 0.)
+        for h in hits {
             match get_memory(conn, &h.id)? {
                 Some(m) if m.is_live() && scopes.contains(&m.scope.as_str()) => {
                     out.push(Recalled {
