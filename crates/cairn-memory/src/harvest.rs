@@ -147,7 +147,8 @@ impl MemoryStore {
             }
             self.extract_turn(t, wrote, at, &fp, now, &mut report)?;
         }
-        let mark = hold.map_or(mark, |h| mark.min(h.max(since)));
+        // Every revision read is above `since`, so a hold never takes the mark below it.
+        let mark = hold.map_or(mark, |h| mark.min(h));
         if mark != since {
             self.store
                 .set_meta(EXTRACTION_MARK, &format!("{tag}:{mark}"))?;
