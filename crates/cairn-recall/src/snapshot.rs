@@ -6,7 +6,7 @@
 //! stored model's, or the static tier's when a process that may not load the stored model
 //! searches a static copy; see `Recall`): the dimension, the
 //! `recall_meta.docs_generation` it reflects, and one BLOB holding, per document,
-//! its rowid, id, scope, `updated_at` and int8 vector with its scale. `docs_generation` is
+//! its rowid, id, scope, `updated_at`, int8 vector with its scale and sign signature. `docs_generation` is
 //! bumped by triggers on every change of `recall_docs` except recall counting, so a snapshot
 //! is valid exactly while no document was added, changed or removed; recall counts, which
 //! change on every recall, are read afresh (only the recalled documents', through a partial
@@ -41,7 +41,7 @@ CREATE TRIGGER IF NOT EXISTS recall_docs_gen_upd
 END;
 ";
 
-const MAGIC: &[u8; 8] = b"CRVSNAP1";
+const MAGIC: &[u8; 8] = b"CRVSNAP2";
 
 /// The current `docs_generation`.
 pub(crate) fn docs_generation(conn: &Connection) -> Result<i64, RecallError> {
@@ -143,7 +143,8 @@ pub(crate) fn store_if_idle(conn: &Connection, model: &str, generation: i64, cac
 
 fn encode(cache: &VectorCache) -> Vec<u8> {
     let dims = cache.dims;
-    let per_doc = 8 + 8 + 4 + 4 + 2 + 16 + dims;
+    let words = crate::vectors::sign_words(dims);
+    let per_doc = 8 + 8 + 4 + 4 + 2 + 16 + dims + 8 * words;
     let mut out = Vec::with_capacity(32 + cache.len() * per_doc);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(dims as u32).to_le_bytes());
@@ -153,14 +154,15 @@ fn encode(cache: &VectorCache) -> Vec<u8> {
         put_str(&mut out, s);
     }
     out.extend_from_slice(&(cache.len() as u32).to_le_bytes());
-    cache.for_each_row(|part, rowid, meta, scale, q| {
+    cache.for_each_row(|part, rowid, meta, scale, q, signs| {
         out.extend_from_slice(&rowid.to_le_bytes());
         out.extend_from_slice(&meta.updated_at.to_le_bytes());
         out.extend_from_slice(&part.to_le_bytes());
         out.extend_from_slice(&scale.to_le_bytes());
         put_str(&mut out, &meta.id);
-        for half in q {
-            out.extend(half.iter().map(|&x| x as u8));
+        out.extend(q.iter().map(|&x| x as u8));
+        for w in signs {
+            out.extend_from_slice(&w.to_le_bytes());
         }
     });
     out
@@ -213,6 +215,8 @@ fn decode(data: &[u8], cache: &mut VectorCache) -> Option<()> {
         scopes.push(r.str()?);
     }
     let count = r.u32()? as usize;
+    let words = crate::vectors::sign_words(cache.dims);
+    let mut signs = Vec::with_capacity(words);
     for _ in 0..count {
         let rowid = r.i64()?;
         let updated_at = r.i64()?;
@@ -220,12 +224,16 @@ fn decode(data: &[u8], cache: &mut VectorCache) -> Option<()> {
         let scale = r.f32()?;
         let id = r.str()?;
         let q = r.take(cache.dims)?;
+        signs.clear();
+        for _ in 0..words {
+            signs.push(u64::from_le_bytes(r.array()?));
+        }
         let meta = Meta {
             id: id.into(),
             updated_at,
             recall_count: 0,
         };
-        cache.put_quantized(rowid, scope, meta, scale, q);
+        cache.put_quantized(rowid, scope, meta, scale, q, Some(&signs));
     }
     r.b.is_empty().then_some(())
 }
