@@ -8,7 +8,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use crate::error::RecallError;
-use crate::query::{fts_match_terms, query_terms, quote, space_cjk};
+use crate::lexical::{LexicalIndex, Plan};
+use crate::query::{fts_match_terms, has_cjk_pairs, query_terms, quote, space_cjk};
 use crate::vectors::{Meta, VectorCache, quantize};
 
 /// Weight of the keywords' embedding added to the (unit) embedding of name, description
@@ -50,6 +51,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS recall_fts USING fts5(
 const META_DEFAULTS: &str = "
 INSERT OR IGNORE INTO recall_meta(key, value) VALUES ('generation', 0);
 INSERT OR IGNORE INTO recall_meta(key, value) VALUES ('docs_generation', 0);
+INSERT OR IGNORE INTO recall_meta(key, value) VALUES ('text_generation', 0);
 ";
 
 /// A document to index. `scope` is an opaque string (e.g. `"global"` or a project key);
@@ -160,6 +162,12 @@ pub struct RecallConfig {
     /// vector scored with all its dimensions (normally a first pass reads only the leading
     /// dimensions and rescores a shortlist).
     pub exhaustive: bool,
+    /// Keep a resident copy of the lexical index in this process (for long-lived ones: the
+    /// MCP server). It ranks exactly as FTS5 does, several times faster over large stores,
+    /// and follows every writer's changes; it is built on the first search (about 25 µs a
+    /// document) and costs about 40 bytes a document and word. Off by default: a process
+    /// that searches once (a hook, `cairn recall`) is faster asking FTS5.
+    pub resident_lexical: bool,
 }
 
 impl Default for RecallConfig {
@@ -174,6 +182,7 @@ impl Default for RecallConfig {
             recall_weight: 0.05,
             lexical_budget: 0,
             exhaustive: false,
+            resident_lexical: false,
         }
     }
 }
@@ -218,6 +227,8 @@ pub struct Recall {
     /// documents' text (about 50,000 a second) and kept as a snapshot of its own; nothing
     /// stored changes. A write leaves the copy and loads the stored model.
     static_copy: bool,
+    /// The resident lexical index ([`RecallConfig::resident_lexical`]), once built.
+    resident: Option<LexicalIndex>,
 }
 
 impl std::fmt::Debug for Recall {
@@ -240,7 +251,7 @@ struct Cand {
 
 /// Scope token stored in the FTS index: a fixed-width hash, so that scope strings never
 /// tokenize into words that another scope could share.
-fn scope_token(scope: &str) -> String {
+pub(crate) fn scope_token(scope: &str) -> String {
     // FNV-1a 64.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in scope.as_bytes() {
@@ -413,14 +424,16 @@ impl Recall {
     ) -> Result<Self, RecallError> {
         conn.execute_batch(SCHEMA)?;
         let defaults: i64 = conn.query_row(
-            "SELECT count(*) FROM recall_meta WHERE key IN ('generation', 'docs_generation')",
+            "SELECT count(*) FROM recall_meta
+             WHERE key IN ('generation', 'docs_generation', 'text_generation')",
             [],
             |r| r.get(0),
         )?;
-        if defaults < 2 {
+        if defaults < 3 {
             conn.execute_batch(META_DEFAULTS)?;
         }
         conn.execute_batch(crate::snapshot::SCHEMA)?;
+        conn.execute_batch(crate::lexical::SCHEMA)?;
         let version: Option<i64> = conn
             .query_row(
                 "SELECT value FROM recall_meta WHERE key = 'schema_version'",
@@ -447,6 +460,7 @@ impl Recall {
             scratch: Vec::new(),
             term_stats: None,
             static_copy: false,
+            resident: None,
         };
         me.adopt_stored_model(conn)?;
         Ok(me)
@@ -1004,6 +1018,20 @@ impl Recall {
         n: usize,
     ) -> Result<Vec<(i64, f64)>, RecallError> {
         let (terms, pruned) = self.lexical_terms(conn, query)?;
+        if self.config.resident_lexical && !scopes.is_empty() {
+            let cjk_pairs = !pruned && has_cjk_pairs(query);
+            if !cjk_pairs {
+                if self.resident.is_none() {
+                    self.resident = Some(LexicalIndex::build(conn)?);
+                }
+                if let Some(index) = self.resident.as_mut() {
+                    index.refresh(conn)?;
+                    if let Plan::Tokens(ids) = index.plan(&terms)? {
+                        return Ok(index.top(&ids, scopes, self.config.field_weights, n));
+                    }
+                }
+            }
+        }
         let Some(expr) = fts_match_terms(&terms, (!pruned).then_some(query)) else {
             return Ok(Vec::new());
         };
@@ -1040,6 +1068,20 @@ impl Recall {
             }
         }
         Ok(out)
+    }
+
+    /// Loads what the first search would (the vector cache and, when configured, the
+    /// resident lexical index), so that a long-lived process can do it before a query
+    /// waits for it.
+    pub fn warm_up(&mut self, conn: &Connection) -> Result<(), RecallError> {
+        self.ensure_cache(conn)?;
+        if self.config.resident_lexical {
+            match self.resident.as_mut() {
+                Some(index) => index.refresh(conn)?,
+                None => self.resident = Some(LexicalIndex::build(conn)?),
+            }
+        }
+        Ok(())
     }
 
     /// Searches the documents visible in `scopes` and returns the best `k`, best first

@@ -32,13 +32,16 @@
 //!    description 1.5, body 1, keywords 1 over a `porter unicode61 remove_diacritics 2`
 //!    index. Every matching row is scored (an optional [`RecallConfig::lexical_budget`]
 //!    matches only the query's rarest words in large stores; off by default, because it
-//!    changes the ranking far more than it saves time);
+//!    changes the ranking far more than it saves time). A long-lived process can keep a
+//!    resident copy of the index ([`RecallConfig::resident_lexical`]) that gives the same
+//!    scores to the last bit without asking SQLite;
 //! 2. semantic: the query is embedded with [`cairn_embed`] (the model the stored vectors
 //!    were computed with, recorded in `recall_meta.embed_model`: the static table, or the
 //!    full transformer when that tier is active; [`Recall::reembed_pending`] moves the
 //!    stored vectors to the active tier on the sync path) and compared with every
-//!    in-scope document vector (int8, in memory; the leading half of the PCA dimensions is
-//!    scanned first and the best `max(16n, 1024)` are rescored with all of them). Stored
+//!    in-scope document vector (int8, in memory; above `max(10n, 1024)` documents in scope,
+//!    all are ranked first by the Hamming distance of their sign signatures and only the
+//!    closest `max(10n, 1024)` are scored with their vectors). Stored
 //!    documents are embedded at write time (name + description + body, plus keywords at
 //!    weight 0.2), never at query time;
 //! 3. fusion ([`Fusion::Convex`], alpha 0.4): `0.4 * bm25 / max_bm25 + 0.6 * cosine /
@@ -53,6 +56,7 @@
 
 mod engine;
 mod error;
+mod lexical;
 pub mod locomo;
 pub mod query;
 mod snapshot;
@@ -62,6 +66,8 @@ pub use engine::{Document, Fusion, Hit, Mode, Recall, RecallConfig, Reembedded};
 pub use error::RecallError;
 pub use locomo::{LocomoMetrics, LocomoOptions, LocomoReport, eval_locomo, eval_locomo_with};
 
+#[cfg(test)]
+mod resident_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

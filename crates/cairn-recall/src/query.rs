@@ -275,6 +275,20 @@ pub fn fts_match_terms(terms: &[String], cjk_source: Option<&str>) -> Option<Str
     Some(parts.join(" OR "))
 }
 
+/// Whether `text` has two adjacent CJK characters, which [`fts_match_terms`] adds as a
+/// two-token phrase.
+pub fn has_cjk_pairs(text: &str) -> bool {
+    let mut prev = false;
+    for c in text.chars() {
+        let cur = is_spaced_script(c);
+        if prev && cur {
+            return true;
+        }
+        prev = cur;
+    }
+    false
+}
+
 /// Number of documents of `recall_fts` that contain `term` in a searched column, counted up
 /// to `cap` (FTS5 walks the term's posting list without scoring anything).
 pub(crate) fn doc_count(

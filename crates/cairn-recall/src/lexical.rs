@@ -1,0 +1,484 @@
+//! A resident copy of the FTS5 index for long-lived processes (the MCP server, `cairn
+//! eval`): the same BM25 scores as `bm25(recall_fts, ...)` without asking SQLite, which
+//! decodes the posting lists and scores every matching row on every query.
+//!
+//! Exactness comes from tokenizing with SQLite itself: every document's five FTS columns
+//! (the same prepared text the engine writes to `recall_fts`) and every query term go
+//! through a private in-memory FTS5 table with the same tokenizer, and its `fts5vocab`
+//! instance table gives back the tokens. Scores follow FTS5's `bm25()` operation by
+//! operation (k1 1.2, b 0.75, the row's length over all five columns, the average over the
+//! table, IDF `ln((N - n + 0.5) / (n + 0.5))` clamped to 1e-6, a phrase's frequency the sum
+//! of its hits' column weights in column order, phrases summed in query order), so both
+//! paths rank alike; a test holds them to it.
+//!
+//! The copy follows the documents through `recall_text_revs`: triggers on `recall_docs`
+//! give every inserted, re-worded or deleted row the next `recall_meta.text_generation`,
+//! so a search re-reads only the rows changed since its copy, whoever wrote them.
+//! Queries this copy cannot answer exactly (CJK pairs, which are FTS5 phrases, or a term
+//! the tokenizer splits) go to FTS5 as before.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, params};
+
+use crate::error::RecallError;
+
+/// Table, index and triggers that record which documents' text changed (idempotent; part
+/// of the recall schema).
+pub(crate) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS recall_text_revs (
+    rowid INTEGER PRIMARY KEY,
+    rev   INTEGER NOT NULL,
+    live  INTEGER NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS recall_text_revs_rev ON recall_text_revs(rev);
+CREATE TRIGGER IF NOT EXISTS recall_docs_text_ins AFTER INSERT ON recall_docs BEGIN
+    UPDATE recall_meta SET value = value + 1 WHERE key = 'text_generation';
+    DELETE FROM recall_text_revs WHERE rowid = NEW.rowid;
+    INSERT INTO recall_text_revs(rowid, rev, live) VALUES (NEW.rowid,
+        (SELECT value FROM recall_meta WHERE key = 'text_generation'), 1);
+END;
+CREATE TRIGGER IF NOT EXISTS recall_docs_text_upd
+    AFTER UPDATE OF scope, name, description, body, keywords ON recall_docs BEGIN
+    UPDATE recall_meta SET value = value + 1 WHERE key = 'text_generation';
+    DELETE FROM recall_text_revs WHERE rowid = NEW.rowid;
+    INSERT INTO recall_text_revs(rowid, rev, live) VALUES (NEW.rowid,
+        (SELECT value FROM recall_meta WHERE key = 'text_generation'), 1);
+END;
+CREATE TRIGGER IF NOT EXISTS recall_docs_text_del AFTER DELETE ON recall_docs BEGIN
+    UPDATE recall_meta SET value = value + 1 WHERE key = 'text_generation';
+    DELETE FROM recall_text_revs WHERE rowid = OLD.rowid;
+    INSERT INTO recall_text_revs(rowid, rev, live) VALUES (OLD.rowid,
+        (SELECT value FROM recall_meta WHERE key = 'text_generation'), 0);
+END;
+";
+
+/// FTS5's `bm25()` constants.
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// The five FTS columns, in table order.
+const COLUMNS: [&str; 5] = ["name", "description", "body", "keywords", "scope_tok"];
+
+/// Documents tokenized per scratch batch.
+const BATCH: usize = 2_000;
+
+/// Query terms whose tokens are remembered before the memo is cleared.
+const QUERY_MEMO: usize = 20_000;
+
+/// The current `text_generation` (0 before any change was recorded).
+pub(crate) fn text_generation(conn: &Connection) -> Result<i64, RecallError> {
+    Ok(conn
+        .prepare_cached("SELECT value FROM recall_meta WHERE key = 'text_generation'")?
+        .query_row([], |r| r.get::<_, i64>(0))
+        .unwrap_or(0))
+}
+
+/// A private in-memory FTS5 table with the recall index's tokenizer.
+struct Tokenizer {
+    conn: Connection,
+}
+
+/// One row's tokens: per distinct term, hits per searchable column, and the row length.
+#[derive(Debug, Default)]
+struct RowTokens {
+    terms: Vec<(String, [u16; 4])>,
+    len: u32,
+}
+
+impl Tokenizer {
+    fn new() -> Result<Self, RecallError> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE t USING fts5(
+                 name, description, body, keywords, scope_tok, content='',
+                 tokenize='porter unicode61 remove_diacritics 2');
+             CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance');
+             INSERT INTO t(t, rank) VALUES ('automerge', 0);
+             INSERT INTO t(t, rank) VALUES ('crisismerge', 2000);
+             INSERT INTO t(t, rank) VALUES ('hashsize', 268435456);",
+        )?;
+        // Every batch is deleted after reading: merging its segments is wasted work.
+        Ok(Self { conn })
+    }
+
+    /// Tokenizes rows of five column texts; returns each row's tokens, in input order.
+    fn rows(&self, rows: &[[&str; 5]]) -> Result<Vec<RowTokens>, RecallError> {
+        let mut out: Vec<RowTokens> = rows.iter().map(|_| RowTokens::default()).collect();
+        if rows.is_empty() {
+            return Ok(out);
+        }
+        let tx = self.conn.unchecked_transaction()?;
+        {
+            let mut ins = self.conn.prepare_cached(
+                "INSERT INTO t(rowid, name, description, body, keywords, scope_tok)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for (i, r) in rows.iter().enumerate() {
+                ins.execute(params![i as i64 + 1, r[0], r[1], r[2], r[3], r[4]])?;
+            }
+            // Instances come ordered by term, then row, then column and offset.
+            let mut st = self.conn.prepare_cached("SELECT term, doc, col FROM v")?;
+            let mut q = st.query([])?;
+            let mut last: Option<(usize, String)> = None;
+            while let Some(r) = q.next()? {
+                let doc = usize::try_from(r.get::<_, i64>(1)?.saturating_sub(1)).unwrap_or(0);
+                let Some(row) = out.get_mut(doc) else {
+                    continue;
+                };
+                row.len += 1;
+                let col = r.get_ref(2)?.as_str().unwrap_or("");
+                let Some(c) = COLUMNS[..4].iter().position(|n| *n == col) else {
+                    continue;
+                };
+                let term = r.get_ref(0)?.as_str().unwrap_or("");
+                let same = last.as_ref().is_some_and(|(d, t)| *d == doc && t == term);
+                if !same {
+                    row.terms.push((term.to_owned(), [0; 4]));
+                    last = Some((doc, term.to_owned()));
+                }
+                if let Some((_, hits)) = row.terms.last_mut() {
+                    hits[c] = hits[c].saturating_add(1);
+                }
+            }
+        }
+        self.conn
+            .execute("INSERT INTO t(t) VALUES ('delete-all')", [])?;
+        tx.commit()?;
+        Ok(out)
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    slot: u32,
+    hits: [u16; 4],
+}
+
+/// How a query's terms map onto the resident index.
+pub(crate) enum Plan {
+    /// One token per term, in query order (a token may repeat: two words with one stem).
+    Tokens(Vec<Option<u32>>),
+    /// A term is not one token: only FTS5 ranks it exactly.
+    Fallback,
+}
+
+/// The resident BM25 index. Slots are dense document numbers, reused after removals.
+pub(crate) struct LexicalIndex {
+    tokenizer: Tokenizer,
+    /// `recall_meta.text_generation` this copy reflects.
+    generation: i64,
+    term_ids: HashMap<Box<str>, u32>,
+    postings: Vec<Vec<Posting>>,
+    slot_of: HashMap<i64, u32>,
+    rowids: Vec<i64>,
+    lens: Vec<u32>,
+    /// Scope number of each slot; `u32::MAX` for a free slot.
+    scopes: Vec<u32>,
+    doc_terms: Vec<Box<[u32]>>,
+    free: Vec<u32>,
+    scope_ids: HashMap<Box<str>, u32>,
+    live: u64,
+    total_len: u64,
+    /// Query word -> its single token (`None`: not exactly one token).
+    memo: HashMap<String, Option<Box<str>>>,
+    acc: Vec<f64>,
+    seen: Vec<bool>,
+    touched: Vec<u32>,
+}
+
+impl std::fmt::Debug for LexicalIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LexicalIndex")
+            .field("generation", &self.generation)
+            .field("documents", &self.live)
+            .field("terms", &self.term_ids.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The FTS input of one `recall_docs` row, prepared as the engine writes it.
+struct DocText {
+    rowid: i64,
+    scope: String,
+    cols: [String; 5],
+}
+
+fn read_texts(conn: &Connection, rowids: Option<&[i64]>) -> Result<Vec<DocText>, RecallError> {
+    let map = |r: &rusqlite::Row<'_>| -> rusqlite::Result<DocText> {
+        let scope: String = r.get(1)?;
+        let prep = |i: usize| -> rusqlite::Result<String> {
+            Ok(crate::query::space_cjk(&r.get::<_, String>(i)?).into_owned())
+        };
+        Ok(DocText {
+            rowid: r.get(0)?,
+            cols: [
+                prep(2)?,
+                prep(3)?,
+                prep(4)?,
+                prep(5)?,
+                crate::engine::scope_token(&scope),
+            ],
+            scope,
+        })
+    };
+    let sql = "SELECT rowid, scope, name, description, body, keywords FROM recall_docs";
+    match rowids {
+        None => {
+            let mut st = conn.prepare(sql)?;
+            let rows = st.query_map([], map)?.collect::<Result<_, _>>()?;
+            Ok(rows)
+        }
+        Some(ids) => {
+            let mut st = conn.prepare_cached(&format!("{sql} WHERE rowid = ?1"))?;
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                let mut q = st.query([id])?;
+                if let Some(r) = q.next()? {
+                    out.push(map(r)?);
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+impl LexicalIndex {
+    /// Builds the copy from every stored document.
+    pub fn build(conn: &Connection) -> Result<Self, RecallError> {
+        // The generation is read first: a change committed meanwhile is re-read next time.
+        let generation = text_generation(conn)?;
+        let mut me = Self {
+            tokenizer: Tokenizer::new()?,
+            generation,
+            term_ids: HashMap::new(),
+            postings: Vec::new(),
+            slot_of: HashMap::new(),
+            rowids: Vec::new(),
+            lens: Vec::new(),
+            scopes: Vec::new(),
+            doc_terms: Vec::new(),
+            free: Vec::new(),
+            scope_ids: HashMap::new(),
+            live: 0,
+            total_len: 0,
+            memo: HashMap::new(),
+            acc: Vec::new(),
+            seen: Vec::new(),
+            touched: Vec::new(),
+        };
+        let docs = read_texts(conn, None)?;
+        me.add_all(&docs)?;
+        Ok(me)
+    }
+
+    /// Brings the copy up to the stored documents: re-reads the rows changed since it was
+    /// built or last refreshed.
+    pub fn refresh(&mut self, conn: &Connection) -> Result<(), RecallError> {
+        let g = text_generation(conn)?;
+        if g == self.generation {
+            return Ok(());
+        }
+        let mut st = conn.prepare_cached(
+            "SELECT rowid, rev FROM recall_text_revs WHERE rev > ?1 ORDER BY rev",
+        )?;
+        let changed: Vec<(i64, i64)> = st
+            .query_map([self.generation], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        let newest = changed.iter().map(|c| c.1).max().unwrap_or(g).max(g);
+        let rowids: Vec<i64> = changed.iter().map(|c| c.0).collect();
+        for &rowid in &rowids {
+            self.remove(rowid);
+        }
+        // Deleted rows are simply not found.
+        let docs = read_texts(conn, Some(&rowids))?;
+        self.add_all(&docs)?;
+        self.generation = newest;
+        Ok(())
+    }
+
+    fn add_all(&mut self, docs: &[DocText]) -> Result<(), RecallError> {
+        for chunk in docs.chunks(BATCH) {
+            let rows: Vec<[&str; 5]> = chunk
+                .iter()
+                .map(|d| {
+                    [
+                        d.cols[0].as_str(),
+                        d.cols[1].as_str(),
+                        d.cols[2].as_str(),
+                        d.cols[3].as_str(),
+                        d.cols[4].as_str(),
+                    ]
+                })
+                .collect();
+            let tokens = self.tokenizer.rows(&rows)?;
+            for (d, t) in chunk.iter().zip(tokens) {
+                self.add(d.rowid, &d.scope, t);
+            }
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, rowid: i64, scope: &str, tokens: RowTokens) {
+        self.remove(rowid);
+        let next_scope = self.scope_ids.len() as u32;
+        let scope = *self.scope_ids.entry(scope.into()).or_insert(next_scope);
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.rowids.push(0);
+                self.lens.push(0);
+                self.scopes.push(u32::MAX);
+                self.doc_terms.push(Box::default());
+                self.acc.push(0.0);
+                self.seen.push(false);
+                (self.rowids.len() - 1) as u32
+            }
+        };
+        let mut ids = Vec::with_capacity(tokens.terms.len());
+        for (term, hits) in tokens.terms {
+            let next = self.postings.len() as u32;
+            let id = *self.term_ids.entry(term.into_boxed_str()).or_insert(next);
+            if id == next {
+                self.postings.push(Vec::new());
+            }
+            if hits != [0; 4] {
+                self.postings[id as usize].push(Posting { slot, hits });
+                ids.push(id);
+            }
+        }
+        let s = slot as usize;
+        self.rowids[s] = rowid;
+        self.lens[s] = tokens.len;
+        self.scopes[s] = scope;
+        self.doc_terms[s] = ids.into_boxed_slice();
+        self.slot_of.insert(rowid, slot);
+        self.live += 1;
+        self.total_len += u64::from(tokens.len);
+    }
+
+    fn remove(&mut self, rowid: i64) {
+        let Some(slot) = self.slot_of.remove(&rowid) else {
+            return;
+        };
+        let s = slot as usize;
+        for &t in self.doc_terms[s].iter() {
+            if let Some(list) = self.postings.get_mut(t as usize)
+                && let Some(i) = list.iter().position(|p| p.slot == slot)
+            {
+                list.swap_remove(i);
+            }
+        }
+        self.doc_terms[s] = Box::default();
+        self.scopes[s] = u32::MAX;
+        self.live -= 1;
+        self.total_len -= u64::from(self.lens[s]);
+        self.lens[s] = 0;
+        self.free.push(slot);
+    }
+
+    /// Maps query terms to term ids (`None`: a token no document has).
+    pub fn plan(&mut self, terms: &[String]) -> Result<Plan, RecallError> {
+        let unknown: Vec<&String> = terms
+            .iter()
+            .filter(|t| !self.memo.contains_key(t.as_str()))
+            .collect();
+        if !unknown.is_empty() {
+            if self.memo.len() + unknown.len() > QUERY_MEMO {
+                self.memo.clear();
+            }
+            let rows: Vec<[&str; 5]> = unknown
+                .iter()
+                .map(|t| [t.as_str(), "", "", "", ""])
+                .collect();
+            let tokens = self.tokenizer.rows(&rows)?;
+            for (t, tok) in unknown.into_iter().zip(tokens) {
+                let one = match tok.terms.as_slice() {
+                    [(term, hits)] if tok.len == 1 && hits[0] == 1 => {
+                        Some(term.clone().into_boxed_str())
+                    }
+                    _ => None,
+                };
+                self.memo.insert(t.clone(), one);
+            }
+        }
+        let mut out = Vec::with_capacity(terms.len());
+        for t in terms {
+            match self.memo.get(t.as_str()) {
+                Some(Some(tok)) => out.push(self.term_ids.get(tok).copied()),
+                _ => return Ok(Plan::Fallback),
+            }
+        }
+        Ok(Plan::Tokens(out))
+    }
+
+    /// The best `n` in-scope documents by FTS5 BM25 for the planned terms, as (rowid,
+    /// score with higher = better), best first; `allowed` is the set of visible scopes.
+    pub fn top(
+        &mut self,
+        terms: &[Option<u32>],
+        allowed: &[&str],
+        weights: [f64; 4],
+        n: usize,
+    ) -> Vec<(i64, f64)> {
+        if self.live == 0 || n == 0 {
+            return Vec::new();
+        }
+        let mut visible = vec![false; self.scope_ids.len()];
+        for s in allowed {
+            if let Some(&i) = self.scope_ids.get(*s) {
+                visible[i as usize] = true;
+            }
+        }
+        let n_row = self.live as i64;
+        let avgdl = self.total_len as f64 / self.live as f64;
+        self.touched.clear();
+        for t in terms.iter() {
+            let Some(t) = t else { continue };
+            let list = &self.postings[*t as usize];
+            let n_hit = list.len() as i64;
+            let mut idf = (((n_row - n_hit) as f64 + 0.5) / (n_hit as f64 + 0.5)).ln();
+            if idf <= 0.0 {
+                idf = 1e-6;
+            }
+            for p in list {
+                let s = p.slot as usize;
+                if !visible
+                    .get(self.scopes[s] as usize)
+                    .copied()
+                    .unwrap_or(false)
+                {
+                    continue;
+                }
+                // The phrase frequency: each hit adds its column's weight, in column order.
+                let mut f = 0.0f64;
+                for (c, &h) in p.hits.iter().enumerate() {
+                    for _ in 0..h {
+                        f += weights[c];
+                    }
+                }
+                let d = f64::from(self.lens[s]);
+                let part = idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
+                if !self.seen[s] {
+                    self.seen[s] = true;
+                    self.touched.push(p.slot);
+                }
+                self.acc[s] += part;
+            }
+        }
+        let mut scored: Vec<(f64, i64)> = Vec::with_capacity(self.touched.len());
+        for &slot in &self.touched {
+            let s = slot as usize;
+            scored.push((self.acc[s], self.rowids[s]));
+            self.acc[s] = 0.0;
+            self.seen[s] = false;
+        }
+        let cmp = |a: &(f64, i64), b: &(f64, i64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if scored.len() > n {
+            scored.select_nth_unstable_by(n - 1, cmp);
+            scored.truncate(n);
+        }
+        scored.sort_unstable_by(cmp);
+        scored.into_iter().map(|(s, r)| (r, s)).collect()
+    }
+}
