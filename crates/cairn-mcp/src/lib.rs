@@ -2,8 +2,8 @@
 //! schemas and the descriptions an agent decides by) over stdio, with `rmcp`. Each tool is a
 //! thin call into `cairn-memory`; results are JSON text. The server answers `initialize`
 //! without touching the database or the embedding table: the memory store (and with it the
-//! recall index, whose lexical part a server keeps resident in memory) is opened on a
-//! background thread once `initialize` is answered, or by the first tool call. It must not write to stdout anything but
+//! recall index, whose lexical part a server keeps resident in memory) is opened by the
+//! first tool call. It must not write to stdout anything but
 //! protocol messages (diagnostics go to stderr), decide memory policy (that is
 //! `cairn-memory`), or read configuration from a project directory.
 
@@ -54,16 +54,10 @@ pub fn serve_stdio(config: McpConfig) -> Result<(), ServeError> {
         .build()?;
     rt.block_on(async move {
         let server = MemoryServer::new(config);
-        let warm = server.clone();
         let running = server
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| ServeError::Initialize(e.to_string()))?;
-        // Once the handshake is answered, open the store and load the search indexes in the
-        // background, so that the first memory_search does not build them (best effort: a
-        // failure here is reported by the tool call that needs the store). A plain thread:
-        // the process does not wait for it when the client goes away.
-        std::thread::spawn(move || warm.with_store(MemoryStore::warm_up_recall));
         running
             .waiting()
             .await
@@ -215,7 +209,8 @@ impl MemoryServer {
             let mut mem = MemoryStore::open(store)
                 .map_err(|e| e.to_string())?
                 .with_views(self.config.views_dir.clone());
-            // A server answers many searches: a resident lexical index pays off.
+            // A server answers many searches: a resident lexical index pays off (built in the
+            // background on the first search, which FTS5 answers meanwhile).
             mem.keep_lexical_index_resident();
             *guard = Some(mem);
         }

@@ -304,8 +304,9 @@ impl MemoryStore {
         self.set_recall_config(config);
     }
 
-    /// Opens the recall index and loads what the first search would, so that a
-    /// long-lived process pays for it before a query waits.
+    /// Opens the recall index and loads what searches need now, waiting for the resident
+    /// lexical index to be built when it is configured (benchmarks; a server lets the first
+    /// search start it in the background instead).
     pub fn warm_up_recall(&mut self) -> Result<()> {
         self.recall_index()?;
         let conn = self.store.connection();

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use crate::error::RecallError;
-use crate::lexical::{LexicalIndex, Plan};
+use crate::lexical::{Plan, Resident};
 use crate::query::{fts_match_terms, has_cjk_pairs, query_terms, quote, space_cjk};
 use crate::vectors::{Meta, VectorCache, quantize};
 
@@ -227,8 +227,8 @@ pub struct Recall {
     /// documents' text (about 50,000 a second) and kept as a snapshot of its own; nothing
     /// stored changes. A write leaves the copy and loads the stored model.
     static_copy: bool,
-    /// The resident lexical index ([`RecallConfig::resident_lexical`]), once built.
-    resident: Option<LexicalIndex>,
+    /// The resident lexical index ([`RecallConfig::resident_lexical`]).
+    resident: Resident,
 }
 
 impl std::fmt::Debug for Recall {
@@ -460,7 +460,7 @@ impl Recall {
             scratch: Vec::new(),
             term_stats: None,
             static_copy: false,
-            resident: None,
+            resident: Resident::Absent,
         };
         me.adopt_stored_model(conn)?;
         Ok(me)
@@ -1020,15 +1020,9 @@ impl Recall {
         let (terms, pruned) = self.lexical_terms(conn, query)?;
         if self.config.resident_lexical && !scopes.is_empty() {
             let cjk_pairs = !pruned && has_cjk_pairs(query);
-            if !cjk_pairs {
-                if self.resident.is_none() {
-                    self.resident = Some(LexicalIndex::build(conn)?);
-                }
-                if let Some(index) = self.resident.as_mut() {
-                    index.refresh(conn)?;
-                    if let Plan::Tokens(ids) = index.plan(&terms)? {
-                        return Ok(index.top(&ids, scopes, self.config.field_weights, n));
-                    }
+            if !cjk_pairs && let Some(index) = self.resident.ready(conn, false)? {
+                if let Plan::Tokens(ids) = index.plan(&terms)? {
+                    return Ok(index.top(&ids, scopes, self.config.field_weights, n));
                 }
             }
         }
@@ -1070,18 +1064,20 @@ impl Recall {
         Ok(out)
     }
 
-    /// Loads what the first search would (the vector cache and, when configured, the
-    /// resident lexical index), so that a long-lived process can do it before a query
-    /// waits for it.
+    /// Loads the vector cache and, when configured, builds the resident lexical index
+    /// now, waiting for it (searches otherwise build it in the background and ask FTS5
+    /// until it is ready).
     pub fn warm_up(&mut self, conn: &Connection) -> Result<(), RecallError> {
         self.ensure_cache(conn)?;
         if self.config.resident_lexical {
-            match self.resident.as_mut() {
-                Some(index) => index.refresh(conn)?,
-                None => self.resident = Some(LexicalIndex::build(conn)?),
-            }
+            self.resident.ready(conn, true)?;
         }
         Ok(())
+    }
+
+    /// Whether searches use the resident lexical index (configured and built).
+    pub fn resident_lexical_ready(&self) -> bool {
+        self.config.resident_lexical && self.resident.is_ready()
     }
 
     /// Searches the documents visible in `scopes` and returns the best `k`, best first

@@ -482,3 +482,93 @@ impl LexicalIndex {
         scored.into_iter().map(|(s, r)| (r, s)).collect()
     }
 }
+
+/// How long a failed background build waits before it is tried again.
+const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The resident index of one [`crate::Recall`]: built on a background thread with its own
+/// connection when the database is a file (searches ask FTS5 meanwhile, so none waits for
+/// the build), at once for an in-memory database.
+#[derive(Debug, Default)]
+pub(crate) enum Resident {
+    #[default]
+    Absent,
+    Building(std::thread::JoinHandle<Result<LexicalIndex, RecallError>>),
+    Ready(LexicalIndex),
+    Failed(std::time::Instant),
+}
+
+/// Builds an index from the database file at `path`, through a read-only connection.
+fn build_from_file(path: &str) -> Result<LexicalIndex, RecallError> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "query_only", true)?;
+    LexicalIndex::build(&conn)
+}
+
+impl Resident {
+    /// The index, brought up to the stored documents, when it is ready; otherwise starts or
+    /// checks on its build and returns `None` (the caller asks FTS5). With `wait`, a build
+    /// runs to its end first.
+    pub fn ready(
+        &mut self,
+        conn: &Connection,
+        wait: bool,
+    ) -> Result<Option<&mut LexicalIndex>, RecallError> {
+        loop {
+            match std::mem::take(self) {
+                Resident::Ready(index) => {
+                    *self = Resident::Ready(index);
+                    break;
+                }
+                Resident::Failed(at) if !wait && at.elapsed() < RETRY_AFTER => {
+                    *self = Resident::Failed(at);
+                    return Ok(None);
+                }
+                Resident::Absent | Resident::Failed(_) => {
+                    match conn.path().filter(|p| !p.is_empty()).map(str::to_owned) {
+                        Some(path) if !wait => {
+                            let builder = std::thread::Builder::new()
+                                .name("cairn-lexical-index".into())
+                                .spawn(move || build_from_file(&path));
+                            match builder {
+                                Ok(handle) => *self = Resident::Building(handle),
+                                Err(_) => *self = Resident::Failed(std::time::Instant::now()),
+                            }
+                            return Ok(None);
+                        }
+                        _ => *self = Resident::Ready(LexicalIndex::build(conn)?),
+                    }
+                }
+                Resident::Building(handle) => {
+                    if !wait && !handle.is_finished() {
+                        *self = Resident::Building(handle);
+                        return Ok(None);
+                    }
+                    match handle.join() {
+                        Ok(Ok(index)) => *self = Resident::Ready(index),
+                        // Waiting: build here instead (an error leaves it absent).
+                        _ if wait => *self = Resident::Ready(LexicalIndex::build(conn)?),
+                        // A failed or panicked build leaves FTS5 in charge for a while.
+                        _ => {
+                            *self = Resident::Failed(std::time::Instant::now());
+                            return Ok(None);
+                        }
+                    }
+                }
+            }
+        }
+        match self {
+            Resident::Ready(index) => {
+                index.refresh(conn)?;
+                Ok(Some(index))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether the index is built.
+    pub fn is_ready(&self) -> bool {
+        matches!(self, Resident::Ready(_))
+    }
+}

@@ -212,6 +212,8 @@ fn resident_index_follows_other_writers() {
         .unwrap();
     let queries = random_queries(&mut rng, 40);
     let mut resident = Recall::with_config(&a, lexical(true)).unwrap();
+    resident.warm_up(&a).unwrap();
+    assert!(resident.resident_lexical_ready());
     assert_same(&a, &mut resident, &queries, &["global", "proj-a"]);
 
     // Another connection adds, rewords (in place and into another scope) and removes.
@@ -242,6 +244,42 @@ fn resident_index_follows_other_writers() {
     let hits = hits.unwrap();
     assert!(hits.iter().all(|h| !h.id.starts_with('r') && h.id != "d7"));
     drop((a, b));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_database_file_builds_the_index_in_the_background_and_fts5_answers_meanwhile() {
+    let dir = std::env::temp_dir().join(format!("cairn-resident-bg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("recall.db");
+    let _ = std::fs::remove_file(&path);
+    let conn = Connection::open(&path).unwrap();
+    let mut rng = Rng(0xbeef);
+    let mut writer = Recall::open(&conn).unwrap();
+    writer
+        .upsert_many(&conn, &random_docs(&mut rng, 600, "d"))
+        .unwrap();
+    let queries = random_queries(&mut rng, 20);
+    let mut resident = Recall::with_config(&conn, lexical(true)).unwrap();
+    // The first search starts the build and is answered by FTS5.
+    assert_same(&conn, &mut resident, &queries[..1], &["global"]);
+    // Changes made while the index is being built are picked up once it is.
+    writer
+        .upsert_many(&conn, &random_docs(&mut rng, 40, "late"))
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !resident.resident_lexical_ready() {
+        assert!(start.elapsed().as_secs() < 60, "the index was never built");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        resident.search(&conn, "deploy", &["global"], 5, 0).unwrap();
+    }
+    assert_same(
+        &conn,
+        &mut resident,
+        &queries,
+        &["global", "proj-a", "proj-b"],
+    );
+    drop(conn);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

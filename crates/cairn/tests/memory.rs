@@ -552,6 +552,26 @@ fn mcp_server_round_trip() {
     );
     assert!(r["results"].as_array().unwrap().is_empty(), "scoped: {r}");
 
+    // A memory written by another process meanwhile is found by the running server, before
+    // and after its resident lexical index (built in the background) is ready.
+    let other = h.json(&[
+        "remember",
+        "The staging database is rebuilt every Sunday night.",
+        "--cwd",
+        s(&proj),
+    ]);
+    for _ in 0..5 {
+        let (err, r) = mcp.call(
+            "memory_search",
+            json!({"query": "when is the staging database rebuilt", "k": 1}),
+        );
+        assert!(!err, "{r}");
+        assert_eq!(r["results"][0]["id"], other["id"], "{r}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (err, _) = mcp.call("memory_forget", json!({"id": other["id"]}));
+    assert!(!err);
+
     let (err, g) = mcp.call("memory_get", json!({"id": id}));
     assert!(!err);
     assert!(
