@@ -5,14 +5,17 @@
 //! (`max |x| / 127`); a query is quantised the same way, so a cosine is
 //! `s_q * s_d * sum(q_i * d_i)` with an integer inner sum (error about 1e-3).
 //!
-//! Every document also has a sign signature: the signs of its vector under fixed random
-//! rotations, four bits a dimension (128 bytes at 256 dimensions). The Hamming distance
-//! between two signatures estimates the angle between the vectors, and a popcount over
-//! contiguous memory costs a fraction of an int8 dot product, so a search over many
-//! documents ranks them all by signature first and scores only the closest `max(10n,
-//! 1024)` with their int8 vectors. Measured over 100k synthetic documents all in scope,
+//! Up to [`EXACT_LIMIT`] documents in scope, every vector is scored (exact, and about as
+//! fast as anything cleverer at that size). Above it, documents are ranked first by sign
+//! signatures: the signs of a vector under fixed random rotations, four bits a dimension
+//! (128 bytes at 256 dimensions). The Hamming distance between two signatures estimates the
+//! angle between the vectors, and a popcount over contiguous memory costs a fraction of an
+//! int8 dot product, so all are ranked by signature and only the closest `max(10n, 1024)`
+//! are scored with their int8 vectors. Measured over 100k synthetic documents all in scope,
 //! that finds the exact top 5 about 98% of the time (97.7% for the previous first pass,
-//! half the int8 dimensions, which took three times as long).
+//! half the int8 dimensions, which took three times as long). A cache holds signatures only
+//! once it has more than [`EXACT_LIMIT`] documents, so small stores (and their snapshots,
+//! which new processes read) carry none.
 
 use std::collections::HashMap;
 
@@ -31,7 +34,8 @@ pub(crate) struct Partition {
     pub scales: Vec<f32>,
     /// Every int8 vector, `dims` values a row.
     pub vectors: Vec<i8>,
-    /// Every sign signature, `sign_words(dims)` words a row.
+    /// Every sign signature, `sign_words(dims)` words a row, when the cache is signed
+    /// (empty otherwise).
     pub signs: Vec<u64>,
 }
 
@@ -51,6 +55,17 @@ pub(crate) struct VectorCache {
     pub parts: Vec<Partition>,
     pub slots: HashMap<i64, Slot>,
     pub rot: Rotations,
+    /// Whether every row has its signature (see [`VectorCache::sign_if_large`]).
+    pub signed: bool,
+}
+
+/// Documents in scope up to which every vector is scored (4 MB of int8 rows at 256
+/// dimensions).
+pub(crate) const EXACT_LIMIT: usize = 16_384;
+
+/// Documents scored with their vectors after the signature pass, for the best `n`.
+fn shortlist(n: usize) -> usize {
+    (10 * n).max(1024)
 }
 
 /// Moves row `last` of a row-major matrix with `width` columns into row `i`, then drops
@@ -265,6 +280,7 @@ impl VectorCache {
             parts: Vec::new(),
             slots: HashMap::new(),
             rot: Rotations::new(dims),
+            signed: false,
         }
     }
 
@@ -278,6 +294,33 @@ impl VectorCache {
         self.scope_ids.clear();
         self.parts.clear();
         self.slots.clear();
+        self.signed = false;
+    }
+
+    /// Computes every row's signature when the cache holds more than [`EXACT_LIMIT`]
+    /// documents and has none yet (after loading, before a snapshot is stored).
+    pub fn sign_if_large(&mut self) {
+        if !self.signed && self.len() > EXACT_LIMIT {
+            self.sign_all();
+        }
+    }
+
+    #[cfg(test)]
+    pub fn sign_all_for_test(&mut self) {
+        self.sign_all();
+    }
+
+    /// Computes every row's signature.
+    fn sign_all(&mut self) {
+        let (d, w) = (self.dims, sign_words(self.dims));
+        for p in &mut self.parts {
+            p.signs.clear();
+            p.signs.reserve(p.rowids.len() * w);
+            for row in p.vectors.chunks_exact(d.max(1)) {
+                self.rot.signature(row, &mut p.signs);
+            }
+        }
+        self.signed = true;
     }
 
     fn part_for(&mut self, scope: &str) -> u32 {
@@ -304,7 +347,7 @@ impl VectorCache {
 
     /// Inserts or replaces a document whose vector is already quantised (`q`: `dims` int8
     /// values as bytes, `scale` as [`quantize`] returned it), with its sign signature when
-    /// known (computed otherwise).
+    /// known (computed otherwise; kept only in a signed cache).
     pub fn put_quantized(
         &mut self,
         rowid: i64,
@@ -323,6 +366,7 @@ impl VectorCache {
             .map(|q| q.iter().map(|b| *b as i8).collect());
         let mut computed = Vec::new();
         let signs = match (signs, &vector) {
+            _ if !self.signed => &[][..],
             (Some(s), Some(_)) if s.len() == words => s,
             (_, Some(v)) => {
                 self.rot.signature(v, &mut computed);
@@ -363,7 +407,7 @@ impl VectorCache {
     }
 
     /// Calls `f(partition, rowid, meta, scale, vector, signature)` for every cached
-    /// document.
+    /// document (the signature is empty in an unsigned cache).
     pub fn for_each_row(&self, mut f: impl FnMut(u32, i64, &Meta, f32, &[i8], &[u64])) {
         let (d, w) = (self.dims, sign_words(self.dims));
         for (pi, p) in self.parts.iter().enumerate() {
@@ -388,7 +432,9 @@ impl VectorCache {
         p.meta.swap_remove(i);
         p.scales.swap_remove(i);
         swap_remove_row(&mut p.vectors, d, i, last);
-        swap_remove_row(&mut p.signs, w, i, last);
+        if self.signed {
+            swap_remove_row(&mut p.signs, w, i, last);
+        }
         if i != last {
             let moved = p.rowids[i];
             if let Some(s) = self.slots.get_mut(&moved) {
@@ -454,12 +500,12 @@ impl VectorCache {
 
     /// The `n` highest cosines over the given partitions, best first, as (cosine, rowid).
     ///
-    /// With more than `max(10n, 1024)` documents in scope, all are ranked by the Hamming
-    /// distance of their sign signatures and the closest `max(10n, 1024)` (every one at
-    /// the cut-off distance included) are scored with their int8 vectors. `exhaustive`
-    /// scores every document's vector.
+    /// With more than [`EXACT_LIMIT`] documents in scope (and more than the shortlist),
+    /// all are ranked by the Hamming distance of their sign signatures and the closest
+    /// `max(10n, 1024)` (every one at the cut-off distance included) are scored with their
+    /// int8 vectors. `exhaustive` scores every document's vector.
     pub fn top_n(
-        &self,
+        &mut self,
         q: &[i8],
         qs: f32,
         parts: &[u32],
@@ -471,13 +517,18 @@ impl VectorCache {
         if n == 0 || qs == 0.0 || q.len() != self.dims {
             return Vec::new();
         }
+        let total = self.count_in(parts);
+        let shortlist = shortlist(n);
+        let exact = exhaustive || total <= shortlist.max(EXACT_LIMIT);
+        if !exact && !self.signed {
+            // The store grew past the limit in this process.
+            self.sign_all();
+        }
         let parts: Vec<&Partition> = parts
             .iter()
             .filter_map(|&pi| self.parts.get(pi as usize))
             .collect();
-        let total: usize = parts.iter().map(|p| p.rowids.len()).sum();
-        let shortlist = (10 * n).max(1024);
-        if exhaustive || total <= shortlist {
+        if exact {
             for p in &parts {
                 for (i, &rowid) in p.rowids.iter().enumerate() {
                     scratch.push((self.row_cosine(q, qs, p, i), rowid));
@@ -682,6 +733,11 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(a.len(), words);
         let mut c = VectorCache::new(256);
+        // A small cache keeps no signatures; a signed one computes them for every put.
+        c.put(9, "s", meta("m"), &v[0]);
+        assert!(!c.signed && c.parts[0].signs.is_empty());
+        c.clear();
+        c.signed = true;
         for (i, x) in v.iter().enumerate() {
             c.put(i as i64, "s", meta("m"), x);
         }
