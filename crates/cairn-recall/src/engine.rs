@@ -891,7 +891,7 @@ impl Recall {
             // Current snapshot read.
         } else if self.static_copy {
             self.load_static_copy(conn)?;
-            crate::snapshot::store_if_idle(conn, &self.model, docs_generation, &mut self.cache);
+            crate::snapshot::store_if_idle(conn, &self.model, docs_generation, &self.cache);
         } else {
             let mut st = conn.prepare(
                 "SELECT rowid, id, scope, updated_at, recall_count, embedding FROM recall_docs",
@@ -909,7 +909,7 @@ impl Recall {
                 let blob = r.get_ref(5)?.as_blob().unwrap_or(&[]);
                 self.cache.put(rowid, &scope, meta, &vec_of(blob));
             }
-            crate::snapshot::store_if_idle(conn, &self.model, docs_generation, &mut self.cache);
+            crate::snapshot::store_if_idle(conn, &self.model, docs_generation, &self.cache);
         }
         self.cache.generation = Some(g);
         Ok(())
@@ -925,7 +925,7 @@ impl Recall {
         let generation = crate::snapshot::docs_generation(conn)?;
         // After this process's own writes the cache is current but the stored snapshot not.
         if !crate::snapshot::is_current(conn, &self.model, generation)? {
-            crate::snapshot::store_if_idle(conn, &self.model, generation, &mut self.cache);
+            crate::snapshot::store_if_idle(conn, &self.model, generation, &self.cache);
         }
         if self.static_copy {
             return Ok(());
@@ -939,7 +939,7 @@ impl Recall {
         let mut copy = VectorCache::new(statik.dims());
         if !crate::snapshot::load(conn, &tag, generation, &mut copy)? {
             static_copy_into(conn, &*statik, &mut copy)?;
-            crate::snapshot::store_if_idle(conn, &tag, generation, &mut copy);
+            crate::snapshot::store_if_idle(conn, &tag, generation, &copy);
         }
         Ok(())
     }

@@ -39,9 +39,10 @@
 //!    were computed with, recorded in `recall_meta.embed_model`: the static table, or the
 //!    full transformer when that tier is active; [`Recall::reembed_pending`] moves the
 //!    stored vectors to the active tier on the sync path) and compared with every
-//!    in-scope document vector (int8, in memory; above 16,384 documents in scope, all are
-//!    ranked first by the Hamming distance of their sign signatures and only the closest
-//!    `max(10n, 1024)` are scored with their vectors). Stored
+//!    in-scope document vector (int8, in memory; above 16,384 documents in scope, from a
+//!    process's second search on, all are ranked first by the Hamming distance of their
+//!    sign signatures and only the closest `max(10n, 1024)` are scored with their
+//!    vectors). Stored
 //!    documents are embedded at write time (name + description + body, plus keywords at
 //!    weight 0.2), never at query time;
 //! 3. fusion ([`Fusion::Convex`], alpha 0.4): `0.4 * bm25 / max_bm25 + 0.6 * cosine /

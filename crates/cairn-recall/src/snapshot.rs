@@ -6,8 +6,7 @@
 //! stored model's, or the static tier's when a process that may not load the stored model
 //! searches a static copy; see `Recall`): the dimension, the
 //! `recall_meta.docs_generation` it reflects, and one BLOB holding, per document,
-//! its rowid, id, scope, `updated_at`, int8 vector with its scale and, in a store large
-//! enough to use them, its sign signature. `docs_generation` is
+//! its rowid, id, scope, `updated_at` and int8 vector with its scale. `docs_generation` is
 //! bumped by triggers on every change of `recall_docs` except recall counting, so a snapshot
 //! is valid exactly while no document was added, changed or removed; recall counts, which
 //! change on every recall, are read afresh (only the recalled documents', through a partial
@@ -42,7 +41,7 @@ CREATE TRIGGER IF NOT EXISTS recall_docs_gen_upd
 END;
 ";
 
-const MAGIC: &[u8; 8] = b"CRVSNAP3";
+const MAGIC: &[u8; 8] = b"CRVSNAP1";
 
 /// The current `docs_generation`.
 pub(crate) fn docs_generation(conn: &Connection) -> Result<i64, RecallError> {
@@ -108,11 +107,8 @@ pub(crate) fn store(
     conn: &Connection,
     model: &str,
     generation: i64,
-    cache: &mut VectorCache,
+    cache: &VectorCache,
 ) -> Result<(), RecallError> {
-    // A store large enough to use signatures stores them: new processes then need not
-    // compute them.
-    cache.sign_if_large();
     let data = encode(cache);
     let stored = conn
         .prepare_cached(
@@ -134,12 +130,7 @@ pub(crate) fn store(
 /// [`store`], but only if the database's write lock is free right now: a search never
 /// waits for another writer (nor fails) because of the snapshot. The connection's busy
 /// timeout is restored afterwards.
-pub(crate) fn store_if_idle(
-    conn: &Connection,
-    model: &str,
-    generation: i64,
-    cache: &mut VectorCache,
-) {
+pub(crate) fn store_if_idle(conn: &Connection, model: &str, generation: i64, cache: &VectorCache) {
     let Ok(timeout) = conn.query_row("PRAGMA busy_timeout", [], |r| r.get::<_, i64>(0)) else {
         return;
     };
@@ -152,12 +143,7 @@ pub(crate) fn store_if_idle(
 
 fn encode(cache: &VectorCache) -> Vec<u8> {
     let dims = cache.dims;
-    let words = if cache.signed {
-        crate::vectors::sign_words(dims)
-    } else {
-        0
-    };
-    let per_doc = 8 + 8 + 4 + 4 + 2 + 16 + dims + 8 * words;
+    let per_doc = 8 + 8 + 4 + 4 + 2 + 16 + dims;
     let mut out = Vec::with_capacity(32 + cache.len() * per_doc);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(dims as u32).to_le_bytes());
@@ -167,17 +153,13 @@ fn encode(cache: &VectorCache) -> Vec<u8> {
         put_str(&mut out, s);
     }
     out.extend_from_slice(&(cache.len() as u32).to_le_bytes());
-    out.push(u8::from(cache.signed));
-    cache.for_each_row(|part, rowid, meta, scale, q, signs| {
+    cache.for_each_row(|part, rowid, meta, scale, q| {
         out.extend_from_slice(&rowid.to_le_bytes());
         out.extend_from_slice(&meta.updated_at.to_le_bytes());
         out.extend_from_slice(&part.to_le_bytes());
         out.extend_from_slice(&scale.to_le_bytes());
         put_str(&mut out, &meta.id);
         out.extend(q.iter().map(|&x| x as u8));
-        for w in signs {
-            out.extend_from_slice(&w.to_le_bytes());
-        }
     });
     out
 }
@@ -229,17 +211,6 @@ fn decode(data: &[u8], cache: &mut VectorCache) -> Option<()> {
         scopes.push(r.str()?);
     }
     let count = r.u32()? as usize;
-    cache.signed = match r.array::<1>()? {
-        [0] => false,
-        [1] => true,
-        _ => return None,
-    };
-    let words = if cache.signed {
-        crate::vectors::sign_words(cache.dims)
-    } else {
-        0
-    };
-    let mut signs = Vec::with_capacity(words);
     for _ in 0..count {
         let rowid = r.i64()?;
         let updated_at = r.i64()?;
@@ -247,17 +218,12 @@ fn decode(data: &[u8], cache: &mut VectorCache) -> Option<()> {
         let scale = r.f32()?;
         let id = r.str()?;
         let q = r.take(cache.dims)?;
-        signs.clear();
-        for _ in 0..words {
-            signs.push(u64::from_le_bytes(r.array()?));
-        }
         let meta = Meta {
             id: id.into(),
             updated_at,
             recall_count: 0,
         };
-        let signs = cache.signed.then_some(&signs[..]);
-        cache.put_quantized(rowid, scope, meta, scale, q, signs);
+        cache.put_quantized(rowid, scope, meta, scale, q);
     }
     r.b.is_empty().then_some(())
 }
@@ -354,21 +320,5 @@ mod tests {
         assert!(decode(&data[..data.len() - 1], &mut e).is_none());
         let mut e = VectorCache::new(8);
         assert!(decode(&data, &mut e).is_none());
-        assert!(!d.signed);
-
-        // A signed cache keeps its signatures through the snapshot.
-        c.sign_all_for_test();
-        let data = encode(&c);
-        let mut s = VectorCache::new(4);
-        assert!(decode(&data, &mut s).is_some());
-        assert!(s.signed);
-        let signs = |c: &VectorCache| {
-            let mut v = Vec::new();
-            c.for_each_row(|_, rowid, _, _, _, signs| v.push((rowid, signs.to_vec())));
-            v.sort();
-            v
-        };
-        assert_eq!(signs(&c), signs(&s));
-        assert!(signs(&s).iter().all(|(_, w)| w.len() == 4));
     }
 }

@@ -13,9 +13,10 @@
 //! int8 dot product, so all are ranked by signature and only the closest `max(10n, 1024)`
 //! are scored with their int8 vectors. Measured over 100k synthetic documents all in scope,
 //! that finds the exact top 5 about 98% of the time (97.7% for the previous first pass,
-//! half the int8 dimensions, which took three times as long). A cache holds signatures only
-//! once it has more than [`EXACT_LIMIT`] documents, so small stores (and their snapshots,
-//! which new processes read) carry none.
+//! half the int8 dimensions, which took three times as long). Signatures are computed in
+//! memory (about 2 µs a document), by the second search of a cache that needs them: a
+//! process that searches once (a hook, `cairn recall`) scores every vector instead, which
+//! costs less than computing or reading them, and snapshots never carry them.
 
 use std::collections::HashMap;
 
@@ -55,8 +56,10 @@ pub(crate) struct VectorCache {
     pub parts: Vec<Partition>,
     pub slots: HashMap<i64, Slot>,
     pub rot: Rotations,
-    /// Whether every row has its signature (see [`VectorCache::sign_if_large`]).
+    /// Whether every row has its signature.
     pub signed: bool,
+    /// Whether this cache was searched since it was (re)loaded.
+    pub searched: bool,
 }
 
 /// Documents in scope up to which every vector is scored (4 MB of int8 rows at 256
@@ -281,6 +284,7 @@ impl VectorCache {
             slots: HashMap::new(),
             rot: Rotations::new(dims),
             signed: false,
+            searched: false,
         }
     }
 
@@ -295,19 +299,7 @@ impl VectorCache {
         self.parts.clear();
         self.slots.clear();
         self.signed = false;
-    }
-
-    /// Computes every row's signature when the cache holds more than [`EXACT_LIMIT`]
-    /// documents and has none yet (after loading, before a snapshot is stored).
-    pub fn sign_if_large(&mut self) {
-        if !self.signed && self.len() > EXACT_LIMIT {
-            self.sign_all();
-        }
-    }
-
-    #[cfg(test)]
-    pub fn sign_all_for_test(&mut self) {
-        self.sign_all();
+        self.searched = false;
     }
 
     /// Computes every row's signature.
@@ -342,21 +334,13 @@ impl VectorCache {
             0.0
         };
         let bytes: Vec<u8> = q.iter().map(|&x| x as u8).collect();
-        self.put_quantized(rowid, scope, meta, scale, &bytes, None);
+        self.put_quantized(rowid, scope, meta, scale, &bytes);
     }
 
     /// Inserts or replaces a document whose vector is already quantised (`q`: `dims` int8
-    /// values as bytes, `scale` as [`quantize`] returned it), with its sign signature when
-    /// known (computed otherwise; kept only in a signed cache).
-    pub fn put_quantized(
-        &mut self,
-        rowid: i64,
-        scope: &str,
-        meta: Meta,
-        scale: f32,
-        q: &[u8],
-        signs: Option<&[u64]>,
-    ) {
+    /// values as bytes, `scale` as [`quantize`] returned it); its sign signature is
+    /// computed when the cache keeps them.
+    pub fn put_quantized(&mut self, rowid: i64, scope: &str, meta: Meta, scale: f32, q: &[u8]) {
         self.remove(rowid);
         let part = self.part_for(scope);
         let (dims, words) = (self.dims, sign_words(self.dims));
@@ -364,24 +348,18 @@ impl VectorCache {
             .get(..dims)
             .filter(|q| q.len() == dims)
             .map(|q| q.iter().map(|b| *b as i8).collect());
-        let mut computed = Vec::new();
-        let signs = match (signs, &vector) {
-            _ if !self.signed => &[][..],
-            (Some(s), Some(_)) if s.len() == words => s,
-            (_, Some(v)) => {
-                self.rot.signature(v, &mut computed);
-                &computed[..]
+        let mut signs = Vec::new();
+        if self.signed {
+            match &vector {
+                Some(v) => self.rot.signature(v, &mut signs),
+                None => signs.resize(words, 0),
             }
-            (_, None) => {
-                computed.resize(words, 0);
-                &computed[..]
-            }
-        };
+        }
         let p = &mut self.parts[part as usize];
         let index = p.rowids.len() as u32;
         p.rowids.push(rowid);
         p.meta.push(meta);
-        p.signs.extend_from_slice(signs);
+        p.signs.extend_from_slice(&signs);
         match vector {
             Some(v) => {
                 p.vectors.extend_from_slice(&v);
@@ -406,15 +384,13 @@ impl VectorCache {
         v
     }
 
-    /// Calls `f(partition, rowid, meta, scale, vector, signature)` for every cached
-    /// document (the signature is empty in an unsigned cache).
-    pub fn for_each_row(&self, mut f: impl FnMut(u32, i64, &Meta, f32, &[i8], &[u64])) {
-        let (d, w) = (self.dims, sign_words(self.dims));
+    /// Calls `f(partition, rowid, meta, scale, vector)` for every cached document.
+    pub fn for_each_row(&self, mut f: impl FnMut(u32, i64, &Meta, f32, &[i8])) {
+        let d = self.dims;
         for (pi, p) in self.parts.iter().enumerate() {
             for (i, (&rowid, meta)) in p.rowids.iter().zip(&p.meta).enumerate() {
                 let vector = p.vectors.get(i * d..(i + 1) * d).unwrap_or_default();
-                let signs = p.signs.get(i * w..(i + 1) * w).unwrap_or_default();
-                f(pi as u32, rowid, meta, p.scales[i], vector, signs);
+                f(pi as u32, rowid, meta, p.scales[i], vector);
             }
         }
     }
@@ -501,9 +477,10 @@ impl VectorCache {
     /// The `n` highest cosines over the given partitions, best first, as (cosine, rowid).
     ///
     /// With more than [`EXACT_LIMIT`] documents in scope (and more than the shortlist),
-    /// all are ranked by the Hamming distance of their sign signatures and the closest
-    /// `max(10n, 1024)` (every one at the cut-off distance included) are scored with their
-    /// int8 vectors. `exhaustive` scores every document's vector.
+    /// from the cache's second search on, all are ranked by the Hamming distance of their
+    /// sign signatures and the closest `max(10n, 1024)` (every one at the cut-off distance
+    /// included) are scored with their int8 vectors. `exhaustive` scores every document's
+    /// vector.
     pub fn top_n(
         &mut self,
         q: &[i8],
@@ -519,11 +496,16 @@ impl VectorCache {
         }
         let total = self.count_in(parts);
         let shortlist = shortlist(n);
-        let exact = exhaustive || total <= shortlist.max(EXACT_LIMIT);
+        let mut exact = exhaustive || total <= shortlist.max(EXACT_LIMIT);
         if !exact && !self.signed {
-            // The store grew past the limit in this process.
-            self.sign_all();
+            if self.searched {
+                self.sign_all();
+            } else {
+                // Maybe the only search of this process: not worth the signatures.
+                exact = true;
+            }
         }
+        self.searched = true;
         let parts: Vec<&Partition> = parts
             .iter()
             .filter_map(|&pi| self.parts.get(pi as usize))
@@ -738,6 +720,7 @@ mod tests {
         assert!(!c.signed && c.parts[0].signs.is_empty());
         c.clear();
         c.signed = true;
+        // (A search signs a cache itself; see `top_n`.)
         for (i, x) in v.iter().enumerate() {
             c.put(i as i64, "s", meta("m"), x);
         }
