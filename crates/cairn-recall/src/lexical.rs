@@ -63,6 +63,13 @@ const COLUMNS: [&str; 5] = ["name", "description", "body", "keywords", "scope_to
 /// Documents tokenized per scratch batch.
 const BATCH: usize = 2_000;
 
+/// Scope number of a slot without a live document.
+const DEAD: u32 = u32::MAX;
+
+/// Dead slots above which a refresh compacts the posting lists (at least this many, and
+/// at least a quarter of all slots).
+const COMPACT_MIN: usize = 1_024;
+
 /// Query terms whose tokens are remembered before the memo is cleared.
 const QUERY_MEMO: usize = 20_000;
 
@@ -163,7 +170,10 @@ pub(crate) enum Plan {
     Fallback,
 }
 
-/// The resident BM25 index. Slots are dense document numbers, reused after removals.
+/// The resident BM25 index. Slots are dense document numbers. A removed document's slot
+/// is marked dead (searches skip its postings, its words' document counts drop at once)
+/// and reused only after a compaction has dropped its postings, so that removing a
+/// document never scans the long posting lists of common words.
 pub(crate) struct LexicalIndex {
     tokenizer: Tokenizer,
     /// `recall_meta.text_generation` this copy reflects.
@@ -173,9 +183,14 @@ pub(crate) struct LexicalIndex {
     slot_of: HashMap<i64, u32>,
     rowids: Vec<i64>,
     lens: Vec<u32>,
-    /// Scope number of each slot; `u32::MAX` for a free slot.
+    /// Scope number of each slot; [`DEAD`] for a removed or free one.
     scopes: Vec<u32>,
     doc_terms: Vec<Box<[u32]>>,
+    /// Documents (in the searchable columns) per term, live ones only.
+    df: Vec<u32>,
+    /// Removed documents' slots whose postings are still in the lists.
+    dead: Vec<u32>,
+    /// Slots free for reuse (no posting refers to them).
     free: Vec<u32>,
     scope_ids: HashMap<Box<str>, u32>,
     live: u64,
@@ -258,6 +273,8 @@ impl LexicalIndex {
             lens: Vec::new(),
             scopes: Vec::new(),
             doc_terms: Vec::new(),
+            df: Vec::new(),
+            dead: Vec::new(),
             free: Vec::new(),
             scope_ids: HashMap::new(),
             live: 0,
@@ -294,7 +311,19 @@ impl LexicalIndex {
         let docs = read_texts(conn, Some(&rowids))?;
         self.add_all(&docs)?;
         self.generation = newest;
+        if self.dead.len() >= COMPACT_MIN.max(self.rowids.len() / 4) {
+            self.compact();
+        }
         Ok(())
+    }
+
+    /// Drops dead slots' postings and makes the slots reusable.
+    fn compact(&mut self) {
+        let scopes = &self.scopes;
+        for list in &mut self.postings {
+            list.retain(|p| scopes[p.slot as usize] != DEAD);
+        }
+        self.free.append(&mut self.dead);
     }
 
     fn add_all(&mut self, docs: &[DocText]) -> Result<(), RecallError> {
@@ -328,7 +357,7 @@ impl LexicalIndex {
             None => {
                 self.rowids.push(0);
                 self.lens.push(0);
-                self.scopes.push(u32::MAX);
+                self.scopes.push(DEAD);
                 self.doc_terms.push(Box::default());
                 self.acc.push(0.0);
                 self.seen.push(false);
@@ -341,9 +370,11 @@ impl LexicalIndex {
             let id = *self.term_ids.entry(term.into_boxed_str()).or_insert(next);
             if id == next {
                 self.postings.push(Vec::new());
+                self.df.push(0);
             }
             if hits != [0; 4] {
                 self.postings[id as usize].push(Posting { slot, hits });
+                self.df[id as usize] += 1;
                 ids.push(id);
             }
         }
@@ -363,18 +394,16 @@ impl LexicalIndex {
         };
         let s = slot as usize;
         for &t in self.doc_terms[s].iter() {
-            if let Some(list) = self.postings.get_mut(t as usize)
-                && let Some(i) = list.iter().position(|p| p.slot == slot)
-            {
-                list.swap_remove(i);
+            if let Some(n) = self.df.get_mut(t as usize) {
+                *n = n.saturating_sub(1);
             }
         }
         self.doc_terms[s] = Box::default();
-        self.scopes[s] = u32::MAX;
+        self.scopes[s] = DEAD;
         self.live -= 1;
         self.total_len -= u64::from(self.lens[s]);
         self.lens[s] = 0;
-        self.free.push(slot);
+        self.dead.push(slot);
     }
 
     /// Maps query terms to term ids (`None`: a token no document has).
@@ -436,7 +465,7 @@ impl LexicalIndex {
         for t in terms.iter() {
             let Some(t) = t else { continue };
             let list = &self.postings[*t as usize];
-            let n_hit = list.len() as i64;
+            let n_hit = i64::from(self.df[*t as usize]);
             let mut idf = (((n_row - n_hit) as f64 + 0.5) / (n_hit as f64 + 0.5)).ln();
             if idf <= 0.0 {
                 idf = 1e-6;

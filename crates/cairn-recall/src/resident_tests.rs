@@ -284,6 +284,36 @@ fn a_database_file_builds_the_index_in_the_background_and_fts5_answers_meanwhile
 }
 
 #[test]
+fn rewording_most_documents_compacts_the_index_and_keeps_it_exact() {
+    let conn = Connection::open_in_memory().unwrap();
+    let mut rng = Rng(0xc0de);
+    let mut writer = Recall::open(&conn).unwrap();
+    writer
+        .upsert_many(&conn, &random_docs(&mut rng, 1_600, "d"))
+        .unwrap();
+    let queries = random_queries(&mut rng, 40);
+    let mut resident = Recall::with_config(&conn, lexical(true)).unwrap();
+    assert_same(&conn, &mut resident, &queries, &["global", "proj-a"]);
+    for round in 0..3 {
+        // 1,200 of 1,600 reworded (more than the compaction threshold), some removed.
+        writer
+            .upsert_many(&conn, &random_docs(&mut rng, 1_200, "d"))
+            .unwrap();
+        for i in 0..20 {
+            writer
+                .remove(&conn, &format!("d{}", 1_200 + round * 20 + i))
+                .unwrap();
+        }
+        assert_same(
+            &conn,
+            &mut resident,
+            &queries,
+            &["global", "proj-a", "proj-b"],
+        );
+    }
+}
+
+#[test]
 fn resident_hybrid_ranking_matches_fts5_hybrid_ranking() {
     let conn = Connection::open_in_memory().unwrap();
     let mut rng = Rng(0xabcd);
