@@ -36,20 +36,20 @@ CREATE TRIGGER IF NOT EXISTS recall_docs_text_ins AFTER INSERT ON recall_docs BE
     UPDATE recall_meta SET value = value + 1 WHERE key = 'text_generation';
     DELETE FROM recall_text_revs WHERE rowid = NEW.rowid;
     INSERT INTO recall_text_revs(rowid, rev, live) VALUES (NEW.rowid,
-        (SELECT value FROM recall_meta WHERE key = 'text_generation'), 1);
+        COALESCE((SELECT value FROM recall_meta WHERE key = 'text_generation'), 0), 1);
 END;
 CREATE TRIGGER IF NOT EXISTS recall_docs_text_upd
     AFTER UPDATE OF scope, name, description, body, keywords ON recall_docs BEGIN
     UPDATE recall_meta SET value = value + 1 WHERE key = 'text_generation';
     DELETE FROM recall_text_revs WHERE rowid = NEW.rowid;
     INSERT INTO recall_text_revs(rowid, rev, live) VALUES (NEW.rowid,
-        (SELECT value FROM recall_meta WHERE key = 'text_generation'), 1);
+        COALESCE((SELECT value FROM recall_meta WHERE key = 'text_generation'), 0), 1);
 END;
 CREATE TRIGGER IF NOT EXISTS recall_docs_text_del AFTER DELETE ON recall_docs BEGIN
     UPDATE recall_meta SET value = value + 1 WHERE key = 'text_generation';
     DELETE FROM recall_text_revs WHERE rowid = OLD.rowid;
     INSERT INTO recall_text_revs(rowid, rev, live) VALUES (OLD.rowid,
-        (SELECT value FROM recall_meta WHERE key = 'text_generation'), 0);
+        COALESCE((SELECT value FROM recall_meta WHERE key = 'text_generation'), 0), 0);
 END;
 ";
 

@@ -341,3 +341,33 @@ fn resident_hybrid_ranking_matches_fts5_hybrid_ranking() {
         assert_eq!(scores(&a), scores(&b), "{q}");
     }
 }
+
+#[test]
+fn an_index_of_an_earlier_version_gains_the_change_log_on_open() {
+    let conn = Connection::open_in_memory().unwrap();
+    let mut rng = Rng(0x01d);
+    let mut old = Recall::open(&conn).unwrap();
+    old.upsert_many(&conn, &random_docs(&mut rng, 200, "d"))
+        .unwrap();
+    // What an earlier version left: no change log, no counter.
+    conn.execute_batch(
+        "DROP TRIGGER recall_docs_text_ins; DROP TRIGGER recall_docs_text_upd;
+         DROP TRIGGER recall_docs_text_del; DROP TABLE recall_text_revs;
+         DELETE FROM recall_meta WHERE key = 'text_generation';",
+    )
+    .unwrap();
+    let queries = random_queries(&mut rng, 20);
+    let mut resident = Recall::with_config(&conn, lexical(true)).unwrap();
+    assert_same(&conn, &mut resident, &queries, &["global", "proj-a"]);
+    let mut writer = Recall::open(&conn).unwrap();
+    writer
+        .upsert_many(&conn, &random_docs(&mut rng, 100, "d"))
+        .unwrap();
+    assert!(writer.remove(&conn, "d150").unwrap());
+    assert_same(
+        &conn,
+        &mut resident,
+        &queries,
+        &["global", "proj-a", "proj-b"],
+    );
+}
