@@ -1020,10 +1020,11 @@ impl Recall {
         let (terms, pruned) = self.lexical_terms(conn, query)?;
         if self.config.resident_lexical && !scopes.is_empty() {
             let cjk_pairs = !pruned && has_cjk_pairs(query);
-            if !cjk_pairs && let Some(index) = self.resident.ready(conn, false)? {
-                if let Plan::Tokens(ids) = index.plan(&terms)? {
-                    return Ok(index.top(&ids, scopes, self.config.field_weights, n));
-                }
+            if !cjk_pairs
+                && let Some(index) = self.resident.ready(conn, false)?
+                && let Plan::Tokens(ids) = index.plan(&terms)?
+            {
+                return Ok(index.top(&ids, scopes, self.config.field_weights, n));
             }
         }
         let Some(expr) = fts_match_terms(&terms, (!pruned).then_some(query)) else {

@@ -523,7 +523,7 @@ pub(crate) enum Resident {
     #[default]
     Absent,
     Building(std::thread::JoinHandle<Result<LexicalIndex, RecallError>>),
-    Ready(LexicalIndex),
+    Ready(Box<LexicalIndex>),
     Failed(std::time::Instant),
 }
 
@@ -566,7 +566,7 @@ impl Resident {
                             }
                             return Ok(None);
                         }
-                        _ => *self = Resident::Ready(LexicalIndex::build(conn)?),
+                        _ => *self = Resident::Ready(Box::new(LexicalIndex::build(conn)?)),
                     }
                 }
                 Resident::Building(handle) => {
@@ -575,9 +575,9 @@ impl Resident {
                         return Ok(None);
                     }
                     match handle.join() {
-                        Ok(Ok(index)) => *self = Resident::Ready(index),
+                        Ok(Ok(index)) => *self = Resident::Ready(Box::new(index)),
                         // Waiting: build here instead (an error leaves it absent).
-                        _ if wait => *self = Resident::Ready(LexicalIndex::build(conn)?),
+                        _ if wait => *self = Resident::Ready(Box::new(LexicalIndex::build(conn)?)),
                         // A failed or panicked build leaves FTS5 in charge for a while.
                         _ => {
                             *self = Resident::Failed(std::time::Instant::now());

@@ -121,10 +121,39 @@ impl Store {
     }
 
     fn configure(&mut self) -> Result<()> {
-        self.conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        self.conn.pragma_update(None, "journal_mode", "WAL")?;
+        const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+        self.conn.busy_timeout(WAIT)?;
         self.conn.pragma_update(None, "synchronous", "NORMAL")?;
         self.conn.pragma_update(None, "foreign_keys", "ON")?;
+        // Setting the journal mode and migrating can meet SQLITE_BUSY at once, without the
+        // busy handler being consulted (a journal-mode change wants the database to itself,
+        // and another process may be closing the last connection, checkpointing and resetting
+        // the WAL): such an open is retried, with a short pause, for as long as the busy
+        // timeout would have waited.
+        let start = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(5);
+        loop {
+            match self.journal_mode_and_schema() {
+                Err(StoreError::Sqlite(e))
+                    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                        && start.elapsed() < WAIT =>
+                {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_millis(200));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn journal_mode_and_schema(&mut self) -> Result<()> {
+        // Only a database not yet in WAL mode needs the change (and its exclusive access).
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            self.conn.pragma_update(None, "journal_mode", "WAL")?;
+        }
         schema::migrate(&mut self.conn)
     }
 
