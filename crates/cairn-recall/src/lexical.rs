@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::RecallError;
 
@@ -78,6 +78,7 @@ pub(crate) fn text_generation(conn: &Connection) -> Result<i64, RecallError> {
     Ok(conn
         .prepare_cached("SELECT value FROM recall_meta WHERE key = 'text_generation'")?
         .query_row([], |r| r.get::<_, i64>(0))
+        .optional()?
         .unwrap_or(0))
 }
 
@@ -96,6 +97,7 @@ struct RowTokens {
 impl Tokenizer {
     fn new() -> Result<Self, RecallError> {
         let conn = Connection::open_in_memory()?;
+        // Every batch is deleted after reading: merging its segments would be wasted work.
         conn.execute_batch(
             "CREATE VIRTUAL TABLE t USING fts5(
                  name, description, body, keywords, scope_tok, content='',
@@ -105,7 +107,6 @@ impl Tokenizer {
              INSERT INTO t(t, rank) VALUES ('crisismerge', 2000);
              INSERT INTO t(t, rank) VALUES ('hashsize', 268435456);",
         )?;
-        // Every batch is deleted after reading: merging its segments is wasted work.
         Ok(Self { conn })
     }
 
@@ -124,10 +125,10 @@ impl Tokenizer {
             for (i, r) in rows.iter().enumerate() {
                 ins.execute(params![i as i64 + 1, r[0], r[1], r[2], r[3], r[4]])?;
             }
-            // Instances come ordered by term, then row, then column and offset.
+            // Instances come ordered by term, then row, then column and offset: a row's
+            // instances of one term are consecutive, and its terms come in order.
             let mut st = self.conn.prepare_cached("SELECT term, doc, col FROM v")?;
             let mut q = st.query([])?;
-            let mut last: Option<(usize, String)> = None;
             while let Some(r) = q.next()? {
                 let doc = usize::try_from(r.get::<_, i64>(1)?.saturating_sub(1)).unwrap_or(0);
                 let Some(row) = out.get_mut(doc) else {
@@ -139,10 +140,8 @@ impl Tokenizer {
                     continue;
                 };
                 let term = r.get_ref(0)?.as_str().unwrap_or("");
-                let same = last.as_ref().is_some_and(|(d, t)| *d == doc && t == term);
-                if !same {
+                if row.terms.last().is_none_or(|(t, _)| t != term) {
                     row.terms.push((term.to_owned(), [0; 4]));
-                    last = Some((doc, term.to_owned()));
                 }
                 if let Some((_, hits)) = row.terms.last_mut() {
                     hits[c] = hits[c].saturating_add(1);

@@ -199,10 +199,8 @@ fn resident_index_scores_exactly_as_fts5() {
 
 #[test]
 fn resident_index_follows_other_writers() {
-    let dir = std::env::temp_dir().join(format!("cairn-resident-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("recall.db");
-    let _ = std::fs::remove_file(&path);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("recall.db");
     let a = Connection::open(&path).unwrap();
     let b = Connection::open(&path).unwrap();
     let mut rng = Rng(0xfeed);
@@ -243,17 +241,12 @@ fn resident_index_follows_other_writers() {
     let hits = resident.search(&a, "deploy", &["global", "proj-a", "proj-b"], 1_000, 0);
     let hits = hits.unwrap();
     assert!(hits.iter().all(|h| !h.id.starts_with('r') && h.id != "d7"));
-    drop((a, b));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_database_file_builds_the_index_in_the_background_and_fts5_answers_meanwhile() {
-    let dir = std::env::temp_dir().join(format!("cairn-resident-bg-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("recall.db");
-    let _ = std::fs::remove_file(&path);
-    let conn = Connection::open(&path).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let conn = Connection::open(dir.path().join("recall.db")).unwrap();
     let mut rng = Rng(0xbeef);
     let mut writer = Recall::open(&conn).unwrap();
     writer
