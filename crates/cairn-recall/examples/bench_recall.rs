@@ -63,6 +63,14 @@ fn words(words: &[String], z: &Zipf, rng: &mut Rng, lo: usize, hi: usize) -> Str
         .join(" ")
 }
 
+/// This process's resident set size in MB (Linux; 0 elsewhere).
+fn resident_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .map_or(0.0, |pages| pages * 4096.0 / 1e6)
+}
+
 fn median_ms(mut v: Vec<f64>) -> (f64, f64) {
     v.sort_by(f64::total_cmp);
     (v[v.len() / 2], v[v.len() * 9 / 10])
@@ -174,12 +182,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             });
             if resident {
                 // The first search builds the resident copy of the lexical index.
+                let rss = resident_mb();
                 let t = Instant::now();
                 recall.search(conn, "warm up", scopes, 5, 1_800_000_000)?;
                 if mode == Mode::Lexical {
                     println!(
-                        "  {label:<32} resident lexical index built in {:.0} ms",
-                        t.elapsed().as_secs_f64() * 1e3
+                        "  {label:<32} resident lexical index built in {:.0} ms (resident memory {:+.0} MB)",
+                        t.elapsed().as_secs_f64() * 1e3,
+                        resident_mb() - rss
                     );
                 }
             }

@@ -159,14 +159,15 @@ pub struct RecallConfig {
     /// 2,000 over 10,000 synthetic memories only 57% of the top 5 stayed the same.
     pub lexical_budget: usize,
     /// Rank exactly, for measuring the shortcuts: no lexical budget, and every in-scope
-    /// vector scored with all its dimensions (normally a first pass reads only the leading
-    /// dimensions and rescores a shortlist).
+    /// vector scored with all its dimensions (normally, over large scopes, a first pass
+    /// compares sign signatures and scores a shortlist).
     pub exhaustive: bool,
     /// Keep a resident copy of the lexical index in this process (for long-lived ones: the
     /// MCP server). It ranks exactly as FTS5 does, several times faster over large stores,
-    /// and follows every writer's changes; it is built on the first search (about 25 µs a
-    /// document) and costs about 40 bytes a document and word. Off by default: a process
-    /// that searches once (a hook, `cairn recall`) is faster asking FTS5.
+    /// and follows every writer's changes; the first search starts building it (about 50 µs
+    /// a document; on a thread of its own for a database file, FTS5 answering meanwhile),
+    /// and it holds about 1 KB of memory per document of some 60 words. Off by default: a
+    /// process that searches once (a hook, `cairn recall`) is faster asking FTS5.
     pub resident_lexical: bool,
 }
 
