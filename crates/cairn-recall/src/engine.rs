@@ -164,7 +164,7 @@ pub struct RecallConfig {
     pub exhaustive: bool,
     /// Keep a resident copy of the lexical index in this process (for long-lived ones: the
     /// MCP server). It ranks exactly as FTS5 does, several times faster over large stores,
-    /// and follows every writer's changes; the first search starts building it (about 50 µs
+    /// and follows every writer's changes; the first search starts building it (about 30 µs
     /// a document; on a thread of its own for a database file, FTS5 answering meanwhile),
     /// and it holds about 1 KB of memory per document of some 60 words. Off by default: a
     /// process that searches once (a hook, `cairn recall`) is faster asking FTS5.
