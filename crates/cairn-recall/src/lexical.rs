@@ -362,19 +362,8 @@ impl LexicalIndex {
                     let Some(scope) = scope_of.get(&rowid) else {
                         continue;
                     };
-                    let next_scope = self.scope_ids.len() as u32;
-                    let scope = *self
-                        .scope_ids
-                        .entry(scope.as_str().into())
-                        .or_insert(next_scope);
-                    let s = self.rowids.len() as u32;
-                    self.rowids.push(rowid);
-                    self.lens.push(0);
-                    self.scopes.push(scope);
-                    self.acc.push(0.0);
-                    self.seen.push(false);
-                    doc_terms.push(Vec::new());
-                    self.slot_of.insert(rowid, s);
+                    let s = self.new_slot(rowid, scope);
+                    doc_terms.resize(self.rowids.len(), Vec::new());
                     s
                 }
             };
@@ -462,20 +451,7 @@ impl LexicalIndex {
 
     fn add(&mut self, rowid: i64, scope: &str, tokens: RowTokens) {
         self.remove(rowid);
-        let next_scope = self.scope_ids.len() as u32;
-        let scope = *self.scope_ids.entry(scope.into()).or_insert(next_scope);
-        let slot = match self.free.pop() {
-            Some(s) => s,
-            None => {
-                self.rowids.push(0);
-                self.lens.push(0);
-                self.scopes.push(DEAD);
-                self.doc_terms.push(Box::default());
-                self.acc.push(0.0);
-                self.seen.push(false);
-                (self.rowids.len() - 1) as u32
-            }
-        };
+        let slot = self.new_slot(rowid, scope);
         let mut ids = Vec::with_capacity(tokens.terms.len());
         for (term, hits) in tokens.terms {
             let next = self.postings.len() as u32;
@@ -491,13 +467,34 @@ impl LexicalIndex {
             }
         }
         let s = slot as usize;
-        self.rowids[s] = rowid;
         self.lens[s] = tokens.len;
-        self.scopes[s] = scope;
         self.doc_terms[s] = ids.into_boxed_slice();
-        self.slot_of.insert(rowid, slot);
         self.live += 1;
         self.total_len += u64::from(tokens.len);
+    }
+
+    /// A slot for `rowid` in `scope` (a free one, or a new one), with no terms yet.
+    fn new_slot(&mut self, rowid: i64, scope: &str) -> u32 {
+        let next_scope = self.scope_ids.len() as u32;
+        let scope = *self.scope_ids.entry(scope.into()).or_insert(next_scope);
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.rowids.push(0);
+                self.lens.push(0);
+                self.scopes.push(DEAD);
+                self.doc_terms.push(Box::default());
+                self.acc.push(0.0);
+                self.seen.push(false);
+                (self.rowids.len() - 1) as u32
+            }
+        };
+        let s = slot as usize;
+        self.rowids[s] = rowid;
+        self.lens[s] = 0;
+        self.scopes[s] = scope;
+        self.slot_of.insert(rowid, slot);
+        slot
     }
 
     fn remove(&mut self, rowid: i64) {
