@@ -261,14 +261,11 @@ pub fn fts_match_terms(terms: &[String], cjk_source: Option<&str>) -> Option<Str
     }
     let mut parts: Vec<String> = terms.iter().map(|t| quote(t)).collect();
     if let Some(text) = cjk_source {
-        let chars: Vec<char> = text.chars().collect();
         let mut seen = std::collections::HashSet::new();
-        for w in chars.windows(2) {
-            if is_spaced_script(w[0]) && is_spaced_script(w[1]) {
-                let phrase = format!("\"{} {}\"", w[0], w[1]);
-                if seen.insert(phrase.clone()) && parts.len() < 2 * MAX_QUERY_TERMS {
-                    parts.push(phrase);
-                }
+        for (a, b) in cjk_pairs(text) {
+            let phrase = format!("\"{a} {b}\"");
+            if seen.insert(phrase.clone()) && parts.len() < 2 * MAX_QUERY_TERMS {
+                parts.push(phrase);
             }
         }
     }
@@ -278,15 +275,14 @@ pub fn fts_match_terms(terms: &[String], cjk_source: Option<&str>) -> Option<Str
 /// Whether `text` has two adjacent CJK characters, which [`fts_match_terms`] adds as a
 /// two-token phrase.
 pub fn has_cjk_pairs(text: &str) -> bool {
-    let mut prev = false;
-    for c in text.chars() {
-        let cur = is_spaced_script(c);
-        if prev && cur {
-            return true;
-        }
-        prev = cur;
-    }
-    false
+    cjk_pairs(text).next().is_some()
+}
+
+/// Adjacent CJK characters of `text`, in order (repeats included).
+fn cjk_pairs(text: &str) -> impl Iterator<Item = (char, char)> + '_ {
+    text.chars()
+        .zip(text.chars().skip(1))
+        .filter(|(a, b)| is_spaced_script(*a) && is_spaced_script(*b))
 }
 
 /// Number of documents of `recall_fts` that contain `term` in a searched column, counted up
