@@ -74,6 +74,9 @@ pub struct MemoryStore {
     pub(crate) recall: Option<Recall>,
     pub(crate) recall_config: Option<RecallConfig>,
     pub(crate) views: Option<PathBuf>,
+    /// Whether opening the recall index counts both tables to check it is in step (see
+    /// [`MemoryStore::check_index_only_when_empty`]).
+    pub(crate) full_index_check: bool,
 }
 
 const COLUMNS: &str = "id, type, scope, name, description, rule, why, how, keywords, source_kind,
@@ -151,6 +154,16 @@ fn index_in_step(conn: &rusqlite::Connection) -> Result<bool> {
         "SELECT (SELECT count(*) FROM memories
                  WHERE forgotten_at IS NULL AND superseded_by IS NULL)
               = (SELECT count(*) FROM recall_docs)",
+        [],
+        |x| x.get(0),
+    )?)
+}
+
+/// Whether the recall index is empty while live memories exist (two reads of one row each).
+fn index_missing(conn: &rusqlite::Connection) -> Result<bool> {
+    Ok(conn.query_row(
+        "SELECT NOT EXISTS(SELECT 1 FROM recall_docs)
+            AND EXISTS(SELECT 1 FROM memories WHERE forgotten_at IS NULL AND superseded_by IS NULL)",
         [],
         |x| x.get(0),
     )?)
@@ -261,6 +274,7 @@ impl MemoryStore {
             recall: None,
             recall_config: None,
             views: None,
+            full_index_check: true,
         })
     }
 
@@ -302,6 +316,17 @@ impl MemoryStore {
             ..self.recall_config.clone().unwrap_or_default()
         };
         self.set_recall_config(config);
+    }
+
+    /// For one-shot searches (a hook, `cairn recall`): opening the recall index does not
+    /// count the memories and the indexed documents to check that they agree (a scan of
+    /// both tables, about 3 ms at 10,000 memories); it only repairs an index that is empty
+    /// while memories exist (a database from before the index). Every memory write keeps
+    /// both in one transaction, and every process that writes still checks in full when it
+    /// opens the index (the worker after each turn, `sync`, `remember`, the MCP server), so
+    /// an index that drifted otherwise is repaired there.
+    pub fn check_index_only_when_empty(&mut self) {
+        self.full_index_check = false;
     }
 
     /// Opens the recall index and loads what searches need now, waiting for the resident
@@ -363,7 +388,12 @@ impl MemoryStore {
         // Every memory write changes both tables in one transaction, so one read sees them in
         // step; counting them in two statements could straddle another process's write and
         // start a needless repair (a write, on the recall path).
-        if !index_in_step(self.store.connection())? {
+        let in_step = if self.full_index_check {
+            index_in_step(self.store.connection())?
+        } else {
+            !index_missing(self.store.connection())?
+        };
+        if !in_step {
             // Repaired under the write lock (taken first: a read turned into a write could
             // fail at once when another process wrote meanwhile), checked again under it.
             let tx = self

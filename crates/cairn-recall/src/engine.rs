@@ -54,6 +54,76 @@ INSERT OR IGNORE INTO recall_meta(key, value) VALUES ('docs_generation', 0);
 INSERT OR IGNORE INTO recall_meta(key, value) VALUES ('text_generation', 0);
 ";
 
+/// The tables, triggers and counters of the index, created where missing, and the layout
+/// version checked; then the fingerprint of this DDL is recorded so that later opens skip
+/// it (parsing it costs a search on someone's clock about half a millisecond).
+fn create_schema(conn: &Connection) -> Result<(), RecallError> {
+    conn.execute_batch(SCHEMA)?;
+    let defaults: i64 = conn.query_row(
+        "SELECT count(*) FROM recall_meta
+         WHERE key IN ('generation', 'docs_generation', 'text_generation')",
+        [],
+        |r| r.get(0),
+    )?;
+    if defaults < 3 {
+        conn.execute_batch(META_DEFAULTS)?;
+    }
+    conn.execute_batch(crate::snapshot::SCHEMA)?;
+    conn.execute_batch(crate::lexical::SCHEMA)?;
+    let version: Option<i64> = conn
+        .query_row(
+            "SELECT value FROM recall_meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match version {
+        None => {
+            conn.execute(
+                "INSERT INTO recall_meta(key, value) VALUES ('schema_version', ?1)",
+                [SCHEMA_VERSION],
+            )?;
+        }
+        Some(v) if v != SCHEMA_VERSION => return Err(RecallError::Schema(v)),
+        Some(_) => {}
+    }
+    // Best effort and without waiting: a busy or read-only database only repeats the DDL
+    // on the next open.
+    crate::snapshot::without_waiting(conn, || {
+        conn.execute(
+            "INSERT OR REPLACE INTO recall_meta(key, value) VALUES ('ddl', ?1)",
+            [ddl_fingerprint()],
+        )
+    });
+    Ok(())
+}
+
+/// Whether this build's DDL already ran on this database (its fingerprint is recorded).
+fn schema_is_current(conn: &Connection) -> bool {
+    conn.query_row("SELECT value FROM recall_meta WHERE key = 'ddl'", [], |r| {
+        r.get::<_, String>(0)
+    })
+    .is_ok_and(|v| v == ddl_fingerprint())
+}
+
+/// A fingerprint of every statement [`create_schema`] runs (FNV-1a over their text and the
+/// layout version): any change to them makes existing databases run them again.
+fn ddl_fingerprint() -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in [
+        SCHEMA,
+        META_DEFAULTS,
+        crate::snapshot::SCHEMA,
+        crate::lexical::SCHEMA,
+        &SCHEMA_VERSION.to_string(),
+    ] {
+        for b in part.bytes().chain([0]) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
 /// A document to index. `scope` is an opaque string (e.g. `"global"` or a project key);
 /// searches pass the scopes they may see. Timestamps are Unix seconds.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -423,34 +493,8 @@ impl Recall {
         config: RecallConfig,
         preferred: Arc<dyn TextEmbedder>,
     ) -> Result<Self, RecallError> {
-        conn.execute_batch(SCHEMA)?;
-        let defaults: i64 = conn.query_row(
-            "SELECT count(*) FROM recall_meta
-             WHERE key IN ('generation', 'docs_generation', 'text_generation')",
-            [],
-            |r| r.get(0),
-        )?;
-        if defaults < 3 {
-            conn.execute_batch(META_DEFAULTS)?;
-        }
-        conn.execute_batch(crate::snapshot::SCHEMA)?;
-        conn.execute_batch(crate::lexical::SCHEMA)?;
-        let version: Option<i64> = conn
-            .query_row(
-                "SELECT value FROM recall_meta WHERE key = 'schema_version'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
-        match version {
-            None => {
-                conn.execute(
-                    "INSERT INTO recall_meta(key, value) VALUES ('schema_version', ?1)",
-                    [SCHEMA_VERSION],
-                )?;
-            }
-            Some(v) if v != SCHEMA_VERSION => return Err(RecallError::Schema(v)),
-            Some(_) => {}
+        if !schema_is_current(conn) {
+            create_schema(conn)?;
         }
         let mut me = Self {
             config,

@@ -342,11 +342,11 @@ fn an_index_of_an_earlier_version_gains_the_change_log_on_open() {
     let mut old = Recall::open(&conn).unwrap();
     old.upsert_many(&conn, &random_docs(&mut rng, 200, "d"))
         .unwrap();
-    // What an earlier version left: no change log, no counter.
+    // What an earlier version left: no change log, no counter, no record of its DDL.
     conn.execute_batch(
         "DROP TRIGGER recall_docs_text_ins; DROP TRIGGER recall_docs_text_upd;
          DROP TRIGGER recall_docs_text_del; DROP TABLE recall_text_revs;
-         DELETE FROM recall_meta WHERE key = 'text_generation';",
+         DELETE FROM recall_meta WHERE key IN ('text_generation', 'ddl');",
     )
     .unwrap();
     let queries = random_queries(&mut rng, 20);

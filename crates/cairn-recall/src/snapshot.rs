@@ -128,16 +128,22 @@ pub(crate) fn store(
 }
 
 /// [`store`], but only if the database's write lock is free right now: a search never
-/// waits for another writer (nor fails) because of the snapshot. The connection's busy
-/// timeout is restored afterwards.
+/// waits for another writer (nor fails) because of the snapshot.
 pub(crate) fn store_if_idle(conn: &Connection, model: &str, generation: i64, cache: &VectorCache) {
+    without_waiting(conn, || store(conn, model, generation, cache));
+}
+
+/// Runs a best-effort write with the busy timeout set to zero (it fails at once instead of
+/// waiting when another process holds the write lock), ignoring its outcome; the
+/// connection's busy timeout is restored afterwards.
+pub(crate) fn without_waiting<T, E>(conn: &Connection, write: impl FnOnce() -> Result<T, E>) {
     let Ok(timeout) = conn.query_row("PRAGMA busy_timeout", [], |r| r.get::<_, i64>(0)) else {
         return;
     };
     if conn.busy_timeout(std::time::Duration::ZERO).is_err() {
         return;
     }
-    let _ = store(conn, model, generation, cache);
+    let _ = write();
     let _ = conn.busy_timeout(std::time::Duration::from_millis(timeout.max(0) as u64));
 }
 
@@ -206,15 +212,31 @@ fn decode(data: &[u8], cache: &mut VectorCache) -> Option<()> {
         return None;
     }
     let n_scopes = r.u32()? as usize;
-    let mut scopes = Vec::with_capacity(n_scopes.min(data.len()));
+    // Each stored scope's partition in the cache, found once.
+    let mut parts = Vec::with_capacity(n_scopes.min(data.len()));
     for _ in 0..n_scopes {
-        scopes.push(r.str()?);
+        parts.push(cache.part_for(r.str()?));
     }
     let count = r.u32()? as usize;
+    // A first pass over the fixed-size fields sizes every partition once (growing them
+    // row by row would copy and fault in their memory several times over).
+    let mut per_part = vec![0usize; parts.len()];
+    let mut pass = Reader { b: r.b };
+    for _ in 0..count {
+        pass.take(16)?;
+        *per_part.get_mut(pass.u32()? as usize)? += 1;
+        pass.take(4)?;
+        let len = u16::from_le_bytes(pass.array()?);
+        pass.take(usize::from(len) + cache.dims)?;
+    }
+    cache.reserve(count);
+    for (&part, n) in parts.iter().zip(per_part) {
+        cache.reserve_in(part, n);
+    }
     for _ in 0..count {
         let rowid = r.i64()?;
         let updated_at = r.i64()?;
-        let scope = *scopes.get(r.u32()? as usize)?;
+        let part = *parts.get(r.u32()? as usize)?;
         let scale = r.f32()?;
         let id = r.str()?;
         let q = r.take(cache.dims)?;
@@ -223,7 +245,7 @@ fn decode(data: &[u8], cache: &mut VectorCache) -> Option<()> {
             updated_at,
             recall_count: 0,
         };
-        cache.put_quantized(rowid, scope, meta, scale, q);
+        cache.push_new(part, rowid, meta, scale, q).then_some(())?;
     }
     r.b.is_empty().then_some(())
 }

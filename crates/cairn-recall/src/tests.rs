@@ -421,6 +421,40 @@ fn second_connection_sees_writes_and_model_change_reembeds() {
 }
 
 #[test]
+fn opening_a_current_index_writes_nothing_and_an_older_one_is_brought_up_to_date() {
+    let (conn, _) = setup();
+    // Hooks open the index on every prompt: once its DDL is recorded, opening it (and
+    // searching from the snapshot the first search stored) needs no write at all.
+    Recall::open(&conn)
+        .unwrap()
+        .search(&conn, "package manager", &["proj-a"], 3, 0)
+        .unwrap();
+    conn.pragma_update(None, "query_only", true).unwrap();
+    let mut r = Recall::open(&conn).unwrap();
+    assert!(
+        !r.search(&conn, "package manager", &["proj-a"], 3, 0)
+            .unwrap()
+            .is_empty()
+    );
+    conn.pragma_update(None, "query_only", false).unwrap();
+    // A database whose recorded DDL is another build's runs this build's again: a dropped
+    // index comes back.
+    conn.execute_batch(
+        "DROP INDEX recall_docs_scope; UPDATE recall_meta SET value = 'older' WHERE key = 'ddl';",
+    )
+    .unwrap();
+    Recall::open(&conn).unwrap();
+    let back: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name = 'recall_docs_scope'",
+            [],
+            |x| x.get(0),
+        )
+        .unwrap();
+    assert_eq!(back, 1);
+}
+
+#[test]
 fn failed_write_rolls_back() {
     let (conn, mut r) = setup();
     conn.execute_batch("CREATE TRIGGER boom BEFORE INSERT ON recall_docs WHEN NEW.id = 'bad' BEGIN SELECT RAISE(ABORT, 'no'); END;")

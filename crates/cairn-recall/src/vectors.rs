@@ -41,6 +41,11 @@ pub(crate) struct Partition {
 }
 
 /// Where a document lives in the cache.
+/// The hasher of the rowid map: rowids are SQLite's own integers, not attacker-chosen
+/// keys, so a fast non-cryptographic hash is enough (the map is read for every candidate of
+/// every search, and filled with every document when a process starts).
+pub(crate) type RowidHasher = foldhash::fast::FixedState;
+
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Slot {
     pub part: u32,
@@ -54,7 +59,7 @@ pub(crate) struct VectorCache {
     pub generation: Option<i64>,
     pub scope_ids: HashMap<String, u32>,
     pub parts: Vec<Partition>,
-    pub slots: HashMap<i64, Slot>,
+    pub slots: HashMap<i64, Slot, RowidHasher>,
     pub rot: Rotations,
     /// Whether every row has its signature.
     pub signed: bool,
@@ -281,7 +286,7 @@ impl VectorCache {
             generation: None,
             scope_ids: HashMap::new(),
             parts: Vec::new(),
-            slots: HashMap::new(),
+            slots: HashMap::default(),
             rot: Rotations::new(dims),
             signed: false,
             searched: false,
@@ -315,7 +320,7 @@ impl VectorCache {
         self.signed = true;
     }
 
-    fn part_for(&mut self, scope: &str) -> u32 {
+    pub(crate) fn part_for(&mut self, scope: &str) -> u32 {
         if let Some(&p) = self.scope_ids.get(scope) {
             return p;
         }
@@ -393,6 +398,52 @@ impl VectorCache {
                 f(pi as u32, rowid, meta, p.scales[i], vector);
             }
         }
+    }
+
+    /// Room for `additional` more documents (a snapshot being read).
+    pub fn reserve(&mut self, additional: usize) {
+        self.slots.reserve(additional);
+    }
+
+    /// Room for `additional` more documents in partition `part`.
+    pub fn reserve_in(&mut self, part: u32, additional: usize) {
+        let dims = self.dims;
+        if let Some(p) = self.parts.get_mut(part as usize) {
+            p.rowids.reserve(additional);
+            p.meta.reserve(additional);
+            p.scales.reserve(additional);
+            p.vectors.reserve(additional * dims);
+        }
+    }
+
+    /// Appends a document to partition `part` (from [`VectorCache::part_for`]) without the
+    /// look-ups of [`VectorCache::put_quantized`]: for reading a snapshot, whose rows are
+    /// distinct. Returns false, leaving the cache as it was, when `rowid` is already cached,
+    /// `part` does not exist or `q` is not `dims` long.
+    pub fn push_new(&mut self, part: u32, rowid: i64, meta: Meta, scale: f32, q: &[u8]) -> bool {
+        let dims = self.dims;
+        let Some(p) = self.parts.get_mut(part as usize) else {
+            return false;
+        };
+        if q.len() != dims {
+            return false;
+        }
+        let index = p.rowids.len() as u32;
+        match self.slots.entry(rowid) {
+            std::collections::hash_map::Entry::Occupied(_) => return false,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(Slot { part, index });
+            }
+        }
+        p.rowids.push(rowid);
+        p.meta.push(meta);
+        p.scales.push(scale);
+        let start = p.vectors.len();
+        p.vectors.extend(q.iter().map(|&b| b as i8));
+        if self.signed {
+            self.rot.signature(&p.vectors[start..], &mut p.signs);
+        }
+        true
     }
 
     /// Removes a document (swap-remove inside its partition).

@@ -14,12 +14,16 @@ pub fn open(homes: &Homes) -> Result<MemoryStore> {
     open_with(homes, ingest::open_store(homes)?)
 }
 
-/// The memory store for a hook: the connection leaves SQLite's checkpoint to the worker, so
-/// closing it costs the waiting agent no fsync.
-fn open_for_hook(homes: &Homes) -> Result<MemoryStore> {
+/// The memory store for a search on someone's clock (a hook, `cairn recall`): the
+/// connection leaves SQLite's checkpoint to the worker, so closing it costs no fsync, and
+/// opening the recall index skips the full agreement check that writers make (see
+/// [`MemoryStore::check_index_only_when_empty`]).
+pub fn open_for_search(homes: &Homes) -> Result<MemoryStore> {
     let store = ingest::open_store(homes)?;
     store.defer_checkpoint_on_close()?;
-    open_with(homes, store)
+    let mut mem = open_with(homes, store)?;
+    mem.check_index_only_when_empty();
+    Ok(mem)
 }
 
 fn open_with(homes: &Homes, store: cairn_store::Store) -> Result<MemoryStore> {
@@ -222,7 +226,7 @@ impl cairn_capture::context::ContextProvider for MemoryContext<'_> {
         let session = Some(req.session_id).filter(|s| !s.is_empty());
         let text = match req.event {
             HookEvent::SessionStart => {
-                let mut mem = open_for_hook(self.homes).map_err(fail)?;
+                let mut mem = open_for_search(self.homes).map_err(fail)?;
                 Some(
                     mem.session_start_context(&scope, session, self.budget, req.now)
                         .map_err(|e| fail(e.into()))?,
@@ -230,7 +234,7 @@ impl cairn_capture::context::ContextProvider for MemoryContext<'_> {
             }
             HookEvent::UserPromptSubmit => match req.prompt {
                 Some(p) => {
-                    let mut mem = open_for_hook(self.homes).map_err(fail)?;
+                    let mut mem = open_for_search(self.homes).map_err(fail)?;
                     mem.prompt_context(&scope, session, p, req.now)
                         .map_err(|e| fail(e.into()))?
                 }

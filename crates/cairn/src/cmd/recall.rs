@@ -43,7 +43,7 @@ pub fn run(homes: &Homes, a: &RecallArgs, json: bool) -> Result<ExitCode> {
     // is searched through a static copy of its vectors).
     cairn_embed::tier::set_model_loading(false);
     let scope = memories::project_of(a.cwd.as_deref())?;
-    let mut mem = memories::open(homes)?;
+    let mut mem = memories::open_for_search(homes)?;
     let now = memories::now();
     let hits = mem.recall(&a.query, &scope, a.k, now)?;
     if json {
