@@ -6,44 +6,13 @@
 //! all-MiniLM-L6-v2. The Unicode character classes come from the generated
 //! [`crate::unicode_tables`].
 
-use std::hash::Hasher;
+use std::borrow::Cow;
 
 use crate::unicode_tables::{CONTROL, MARK, PUNCT, SPACE, STRIP};
+use crate::vocab_index::{self, EMPTY, token_slot};
 
 /// Words longer than this many characters become `[UNK]` (BERT's `max_input_chars_per_word`).
 pub const MAX_CHARS_PER_WORD: usize = 100;
-
-/// A small, fast, deterministic string hasher (FxHash-style) for the vocabulary map.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut h = self.0;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-        self.0 = h;
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.0 = (self.0.rotate_left(5) ^ u64::from(i)).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
 
 fn in_ranges(table: &[(u32, u32)], cp: u32) -> bool {
     table
@@ -180,87 +149,94 @@ pub fn basic_tokenize(text: &str, mut emit: impl FnMut(&str)) {
 
 /// A WordPiece vocabulary (`vocab.txt`: one token per line, id = line number).
 ///
-/// Built once per process, so it is kept compact: the file's text in one allocation, each
-/// token's span in it, and an open-addressing table of ids (no per-token allocation).
+/// Kept compact: the file's text and its lookup index ([`crate::vocab_index`]: each token's
+/// span, an open-addressing table of ids), both borrowed for the embedded vocabulary, whose
+/// index the build script computed.
 #[derive(Debug, Clone)]
 pub struct WordPiece {
-    text: Box<str>,
-    /// `(start, end)` of token `id` in `text`.
-    spans: Vec<(u32, u32)>,
-    /// Token ids by hash, linear probing; `EMPTY` marks a free slot. Length: a power of two.
-    table: Vec<u32>,
+    text: Cow<'static, str>,
+    index: Cow<'static, [u8]>,
+    len: usize,
+    /// Number of table slots (a power of two) and its log2.
+    slots: usize,
+    bits: u32,
     unk: u32,
 }
 
-const EMPTY: u32 = u32::MAX;
-
-/// Slot of `t` in a table of `1 << bits` entries (the product's high bits: they mix all
-/// of the input).
-fn token_slot(t: &str, bits: u32) -> usize {
-    let mut h = FxHasher::default();
-    h.write(t.as_bytes());
-    (h.finish() >> (64 - bits)) as usize
+fn u32_at(b: &[u8], i: usize) -> Option<u32> {
+    let w: [u8; 4] = b.get(4 * i..4 * i + 4)?.try_into().ok()?;
+    Some(u32::from_le_bytes(w))
 }
 
 impl WordPiece {
     /// Builds the vocabulary from the text of a `vocab.txt` file. Returns `None` when
     /// the text has no `[UNK]` entry.
     pub fn from_vocab_txt(text: &str) -> Option<Self> {
-        let text: Box<str> = text.into();
-        let base = text.as_ptr() as usize;
-        let mut spans = Vec::new();
-        for line in text.lines() {
-            let start = u32::try_from(line.as_ptr() as usize - base).ok()?;
-            let end = start.checked_add(u32::try_from(line.len()).ok()?)?;
-            spans.push((start, end));
+        let index = vocab_index::build(text)?;
+        Self::with_index(Cow::Owned(text.to_owned()), Cow::Owned(index))
+    }
+
+    /// The vocabulary of `text` with its index as [`crate::vocab_index::build`] computed it
+    /// (at build time, for the embedded one). Returns `None` when the index does not fit the
+    /// text or the text has no `[UNK]` entry.
+    pub(crate) fn with_index(text: Cow<'static, str>, index: Cow<'static, [u8]>) -> Option<Self> {
+        let len = u32_at(&index, 0)? as usize;
+        let slots = u32_at(&index, 1)? as usize;
+        let expected = vocab_index::HEADER
+            .checked_add(len.checked_mul(8)?)?
+            .checked_add(slots.checked_mul(4)?)?;
+        if index.len() != expected || !slots.is_power_of_two() || slots <= len {
+            return None;
         }
-        u32::try_from(spans.len()).ok().filter(|&n| n < EMPTY)?;
         let mut wp = Self {
-            table: vec![EMPTY; (spans.len() * 2).next_power_of_two().max(16)],
             text,
-            spans,
+            index,
+            len,
+            slots,
+            bits: slots.trailing_zeros(),
             unk: 0,
         };
-        for id in 0..wp.spans.len() as u32 {
-            let t = wp.token(id).unwrap_or_default();
-            let mask = wp.table.len() - 1;
-            let mut slot = token_slot(t, wp.table.len().trailing_zeros());
-            loop {
-                match wp.table[slot] {
-                    EMPTY => {
-                        wp.table[slot] = id;
-                        break;
-                    }
-                    // A repeated token keeps its first id.
-                    other if wp.token(other) == Some(t) => break,
-                    _ => slot = (slot + 1) & mask,
-                }
-            }
-        }
+        // The last span ends inside the text (spans are increasing): every token is there.
+        let last = wp.len.checked_sub(1)?;
+        wp.span(last as u32)
+            .filter(|&(_, b)| b as usize <= wp.text.len())?;
         wp.unk = wp.lookup("[UNK]")?;
         Some(wp)
     }
 
+    fn span(&self, id: u32) -> Option<(u32, u32)> {
+        if id as usize >= self.len {
+            return None;
+        }
+        let i = vocab_index::HEADER / 4 + 2 * id as usize;
+        Some((u32_at(&self.index, i)?, u32_at(&self.index, i + 1)?))
+    }
+
+    fn slot(&self, slot: usize) -> u32 {
+        u32_at(&self.index, vocab_index::HEADER / 4 + 2 * self.len + slot).unwrap_or(EMPTY)
+    }
+
     fn lookup(&self, token: &str) -> Option<u32> {
-        let mask = self.table.len() - 1;
-        let mut slot = token_slot(token, self.table.len().trailing_zeros());
-        loop {
-            match self.table[slot] {
+        let mut slot = token_slot(token, self.bits);
+        // At most every slot once (the table is never full, but the index may be foreign).
+        for _ in 0..self.slots {
+            match self.slot(slot) {
                 EMPTY => return None,
                 id if self.token(id) == Some(token) => return Some(id),
-                _ => slot = (slot + 1) & mask,
+                _ => slot = (slot + 1) & (self.slots - 1),
             }
         }
+        None
     }
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.len
     }
 
     /// True when the vocabulary is empty (never, for a valid one).
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.len == 0
     }
 
     /// Id of `[UNK]`.
@@ -270,7 +246,7 @@ impl WordPiece {
 
     /// The token string of `id`.
     pub fn token(&self, id: u32) -> Option<&str> {
-        let &(a, b) = self.spans.get(id as usize)?;
+        let (a, b) = self.span(id)?;
         self.text.get(a as usize..b as usize)
     }
 
