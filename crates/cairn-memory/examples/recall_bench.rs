@@ -17,7 +17,11 @@
 //! * in-process `MemoryStore::recall` (search plus the recall-count bookkeeping), and a search
 //!   right after a recorded recall;
 //! * with `--cairn BIN`: `cairn recall QUERY --json` end to end (a new process per query,
-//!   warm page cache), against the process floor `cairn --version` measured the same way.
+//!   warm page cache), against the process floor `cairn --version` measured the same way;
+//! * with `--previous BIN` too: the same for another build (e.g. the previous commit's), on
+//!   its own copy of the data dir, alternating with `--cairn` run by run, with their ratio.
+//!   The first two runs of each are not counted: they warm the page cache and let each
+//!   build store the snapshots it reads.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -206,6 +210,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let runs: usize = arg(&args, "--runs").map_or(Ok(200), |s| s.parse())?;
     let e2e_runs: usize = arg(&args, "--e2e-runs").map_or(Ok(30), |s| s.parse())?;
     let cairn = arg(&args, "--cairn").map(PathBuf::from);
+    let previous = arg(&args, "--previous").map(PathBuf::from);
     let keep = args.iter().any(|a| a == "--keep");
 
     let tmp = tempfile::Builder::new()
@@ -354,43 +359,74 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     drop(lexical);
 
     if let Some(bin) = cairn {
-        let run = |extra: &[&str]| -> Result<Vec<Duration>, Box<dyn std::error::Error>> {
-            let mut times = Vec::new();
-            for i in 0..e2e_runs + 2 {
-                let mut c = Command::new(&bin);
-                c.arg("--data-dir").arg(&data).args(extra);
-                if extra.first() == Some(&"recall") {
-                    c.arg(QUERIES[i % QUERIES.len()])
-                        .arg("--cwd")
-                        .arg(&project)
-                        .arg("--json");
-                }
-                let t = Instant::now();
-                let out = c.output()?;
-                let d = t.elapsed();
-                if !out.status.success() {
-                    return Err(format!(
-                        "{} failed: {}",
-                        bin.display(),
-                        String::from_utf8_lossy(&out.stderr)
-                    )
-                    .into());
-                }
-                if i >= 2 {
-                    times.push(d); // the first two warm the page cache
+        // (binary, its data dir): the previous build gets a copy of its own.
+        let mut builds = vec![(bin, data.clone())];
+        if let Some(prev) = previous {
+            let copy = root.join("data-previous");
+            std::fs::create_dir_all(&copy)?;
+            for e in std::fs::read_dir(&data)? {
+                let e = e?;
+                if e.file_type()?.is_file() {
+                    std::fs::copy(e.path(), copy.join(e.file_name()))?;
                 }
             }
-            Ok(times)
+            builds.push((prev, copy));
+        }
+        let run = |bin: &Path, data: &Path, extra: &[&str], i: usize| -> Result<Duration, String> {
+            let mut c = Command::new(bin);
+            c.arg("--data-dir").arg(data).args(extra);
+            if extra.first() == Some(&"recall") {
+                c.arg(QUERIES[i % QUERIES.len()])
+                    .arg("--cwd")
+                    .arg(&project)
+                    .arg("--json");
+            }
+            let t = Instant::now();
+            let out = c.output().map_err(|e| format!("{}: {e}", bin.display()))?;
+            let d = t.elapsed();
+            if !out.status.success() {
+                return Err(format!(
+                    "{} failed: {}",
+                    bin.display(),
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            Ok(d)
         };
-        let mut floor = run(&["--version"])?;
-        let mut e2e = run(&["recall"])?;
+        let mut floor = vec![Vec::new(); builds.len()];
+        let mut e2e = vec![Vec::new(); builds.len()];
+        for i in 0..e2e_runs + 2 {
+            for (k, (bin, dir)) in builds.iter().enumerate() {
+                let f = run(bin, dir, &["--version"], i)?;
+                let r = run(bin, dir, &["recall"], i)?;
+                if i >= 2 {
+                    floor[k].push(f);
+                    e2e[k].push(r);
+                }
+            }
+        }
         println!("\nend to end, a new process per query ({e2e_runs} runs, warm page cache):");
-        println!(
-            "  cairn recall --json    p50 {}  p90 {}",
-            ms(median(&mut e2e)),
-            ms(p90(&mut e2e))
-        );
-        println!("  baseline cairn --version p50 {}", ms(median(&mut floor)));
+        let mut p50 = Vec::new();
+        for (k, (bin, _)) in builds.iter().enumerate() {
+            let which = if k == 0 { "" } else { "  (previous build)" };
+            p50.push(median(&mut e2e[k]));
+            println!("  {}{which}", bin.display());
+            println!(
+                "    cairn recall --json    p50 {}  p90 {}",
+                ms(p50[k]),
+                ms(p90(&mut e2e[k]))
+            );
+            println!(
+                "    baseline cairn --version p50 {}",
+                ms(median(&mut floor[k]))
+            );
+        }
+        if let [now, before] = p50[..] {
+            println!(
+                "  previous / current: {:.2}x",
+                before.as_secs_f64() / now.as_secs_f64().max(1e-9)
+            );
+        }
     }
     if keep {
         let kept: &Path = &tmp.keep();

@@ -52,6 +52,7 @@ const META_DEFAULTS: &str = "
 INSERT OR IGNORE INTO recall_meta(key, value) VALUES ('generation', 0);
 INSERT OR IGNORE INTO recall_meta(key, value) VALUES ('docs_generation', 0);
 INSERT OR IGNORE INTO recall_meta(key, value) VALUES ('text_generation', 0);
+INSERT OR IGNORE INTO recall_meta(key, value) VALUES ('index_id', lower(hex(randomblob(16))));
 ";
 
 /// The tables, triggers and counters of the index, created where missing, and the layout
@@ -61,15 +62,16 @@ fn create_schema(conn: &Connection) -> Result<(), RecallError> {
     conn.execute_batch(SCHEMA)?;
     let defaults: i64 = conn.query_row(
         "SELECT count(*) FROM recall_meta
-         WHERE key IN ('generation', 'docs_generation', 'text_generation')",
+         WHERE key IN ('generation', 'docs_generation', 'text_generation', 'index_id')",
         [],
         |r| r.get(0),
     )?;
-    if defaults < 3 {
+    if defaults < 4 {
         conn.execute_batch(META_DEFAULTS)?;
     }
     conn.execute_batch(crate::snapshot::SCHEMA)?;
     conn.execute_batch(crate::lexical::SCHEMA)?;
+    crate::snapshot::drop_rows_replaced_by_files(conn);
     let version: Option<i64> = conn
         .query_row(
             "SELECT value FROM recall_meta WHERE key = 'schema_version'",
@@ -969,7 +971,7 @@ impl Recall {
         self.ensure_cache(conn)?;
         let generation = crate::snapshot::docs_generation(conn)?;
         // After this process's own writes the cache is current but the stored snapshot not.
-        if !crate::snapshot::is_current(conn, &self.model, generation)? {
+        if !crate::snapshot::is_current(conn, &self.model, generation, self.cache.dims)? {
             crate::snapshot::store_if_idle(conn, &self.model, generation, &self.cache);
         }
         if self.static_copy {

@@ -8,6 +8,8 @@
 //! network, and it does ranking only: it never decides what is remembered, never edits
 //! other tables of the connection, and computes embeddings only for documents being
 //! written and for the query being searched (never for stored documents at query time).
+//! The only files it writes are its vector snapshots beside a database file
+//! (`<database>-vectors-<model hash>`, see `snapshot`).
 //!
 //! ```
 //! use cairn_recall::{Document, Recall};

@@ -34,7 +34,7 @@ pub(crate) struct Partition {
     pub meta: Vec<Meta>,
     pub scales: Vec<f32>,
     /// Every int8 vector, `dims` values a row.
-    pub vectors: Vec<i8>,
+    pub vectors: Rows,
     /// Every sign signature, `sign_words(dims)` words a row, when the cache is signed
     /// (empty otherwise).
     pub signs: Vec<u64>,
@@ -45,6 +45,65 @@ pub(crate) struct Partition {
 /// keys, so a fast non-cryptographic hash is enough (the map is read for every candidate of
 /// every search, and filled with every document when a process starts).
 pub(crate) type RowidHasher = foldhash::fast::FixedState;
+
+/// A partition's int8 rows, one after another: owned, or borrowed from a memory-mapped
+/// snapshot file until the partition first changes (a new process then searches the page
+/// cache's copy without reading or copying it).
+#[derive(Debug, Default)]
+pub(crate) struct Rows {
+    owned: Vec<i8>,
+    mapped: Option<MappedRows>,
+}
+
+#[derive(Debug)]
+pub(crate) struct MappedRows {
+    pub map: std::sync::Arc<memmap2::Mmap>,
+    pub start: usize,
+    pub len: usize,
+}
+
+impl Rows {
+    /// Rows borrowed from `map[start..start + len]`; `None` when that is out of bounds.
+    pub fn mapped(map: std::sync::Arc<memmap2::Mmap>, start: usize, len: usize) -> Option<Rows> {
+        let end = start.checked_add(len)?;
+        (end <= map.len()).then(|| Rows {
+            owned: Vec::new(),
+            mapped: Some(MappedRows { map, start, len }),
+        })
+    }
+
+    pub fn as_slice(&self) -> &[i8] {
+        match &self.mapped {
+            Some(m) => m
+                .map
+                .get(m.start..m.start + m.len)
+                .map_or(&[], bytemuck::cast_slice),
+            None => &self.owned,
+        }
+    }
+
+    /// The rows to change, copied out of the mapped file first if they are borrowed.
+    pub fn to_mut(&mut self) -> &mut Vec<i8> {
+        if self.mapped.is_some() {
+            self.owned = self.as_slice().to_vec();
+            self.mapped = None;
+        }
+        &mut self.owned
+    }
+
+    pub fn get(&self, range: std::ops::Range<usize>) -> Option<&[i8]> {
+        self.as_slice().get(range)
+    }
+}
+
+impl From<Vec<i8>> for Rows {
+    fn from(owned: Vec<i8>) -> Rows {
+        Rows {
+            owned,
+            mapped: None,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Slot {
@@ -313,7 +372,7 @@ impl VectorCache {
         for p in &mut self.parts {
             p.signs.clear();
             p.signs.reserve(p.rowids.len() * w);
-            for row in p.vectors.chunks_exact(d.max(1)) {
+            for row in p.vectors.as_slice().chunks_exact(d.max(1)) {
                 self.rot.signature(row, &mut p.signs);
             }
         }
@@ -367,11 +426,11 @@ impl VectorCache {
         p.signs.extend_from_slice(&signs);
         match vector {
             Some(v) => {
-                p.vectors.extend_from_slice(&v);
+                p.vectors.to_mut().extend_from_slice(&v);
                 p.scales.push(scale);
             }
             None => {
-                p.vectors.extend(std::iter::repeat_n(0i8, dims));
+                p.vectors.to_mut().extend(std::iter::repeat_n(0i8, dims));
                 p.scales.push(0.0);
             }
         }
@@ -389,60 +448,54 @@ impl VectorCache {
         v
     }
 
-    /// Calls `f(partition, rowid, meta, scale, vector)` for every cached document.
-    pub fn for_each_row(&self, mut f: impl FnMut(u32, i64, &Meta, f32, &[i8])) {
-        let d = self.dims;
-        for (pi, p) in self.parts.iter().enumerate() {
-            for (i, (&rowid, meta)) in p.rowids.iter().zip(&p.meta).enumerate() {
-                let vector = p.vectors.get(i * d..(i + 1) * d).unwrap_or_default();
-                f(pi as u32, rowid, meta, p.scales[i], vector);
-            }
-        }
-    }
-
     /// Room for `additional` more documents (a snapshot being read).
     pub fn reserve(&mut self, additional: usize) {
         self.slots.reserve(additional);
     }
 
-    /// Room for `additional` more documents in partition `part`.
-    pub fn reserve_in(&mut self, part: u32, additional: usize) {
-        let dims = self.dims;
-        if let Some(p) = self.parts.get_mut(part as usize) {
-            p.rowids.reserve(additional);
-            p.meta.reserve(additional);
-            p.scales.reserve(additional);
-            p.vectors.reserve(additional * dims);
+    /// Adds a whole partition for `scope` (a snapshot being read into an empty cache).
+    /// Returns false when the scope already has documents, the lengths disagree or a rowid
+    /// is already cached (the cache may then hold part of it: the caller clears it).
+    pub fn push_partition(
+        &mut self,
+        scope: &str,
+        rowids: Vec<i64>,
+        meta: Vec<Meta>,
+        scales: Vec<f32>,
+        vectors: Rows,
+    ) -> bool {
+        let n = rowids.len();
+        if meta.len() != n || scales.len() != n || vectors.as_slice().len() != n * self.dims {
+            return false;
         }
-    }
-
-    /// Appends a document to partition `part` (from [`VectorCache::part_for`]) without the
-    /// look-ups of [`VectorCache::put_quantized`]: for reading a snapshot, whose rows are
-    /// distinct. Returns false, leaving the cache as it was, when `rowid` is already cached,
-    /// `part` does not exist or `q` is not `dims` long.
-    pub fn push_new(&mut self, part: u32, rowid: i64, meta: Meta, scale: f32, q: &[u8]) -> bool {
-        let dims = self.dims;
+        let part = self.part_for(scope);
         let Some(p) = self.parts.get_mut(part as usize) else {
             return false;
         };
-        if q.len() != dims {
+        if !p.rowids.is_empty() {
             return false;
         }
-        let index = p.rowids.len() as u32;
-        match self.slots.entry(rowid) {
-            std::collections::hash_map::Entry::Occupied(_) => return false,
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(Slot { part, index });
+        for (index, &rowid) in rowids.iter().enumerate() {
+            let slot = Slot {
+                part,
+                index: index as u32,
+            };
+            if self.slots.insert(rowid, slot).is_some() {
+                return false;
             }
         }
-        p.rowids.push(rowid);
-        p.meta.push(meta);
-        p.scales.push(scale);
-        let start = p.vectors.len();
-        p.vectors.extend(q.iter().map(|&b| b as i8));
         if self.signed {
-            self.rot.signature(&p.vectors[start..], &mut p.signs);
+            for row in vectors.as_slice().chunks_exact(self.dims.max(1)) {
+                self.rot.signature(row, &mut p.signs);
+            }
         }
+        *p = Partition {
+            rowids,
+            meta,
+            scales,
+            vectors,
+            signs: std::mem::take(&mut p.signs),
+        };
         true
     }
 
@@ -458,7 +511,7 @@ impl VectorCache {
         p.rowids.swap_remove(i);
         p.meta.swap_remove(i);
         p.scales.swap_remove(i);
-        swap_remove_row(&mut p.vectors, d, i, last);
+        swap_remove_row(p.vectors.to_mut(), d, i, last);
         if self.signed {
             swap_remove_row(&mut p.signs, w, i, last);
         }
