@@ -30,11 +30,11 @@ fn config() -> ProptestConfig {
 }
 
 fn sample_files(dir: &str, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
+    // Fails loudly: an unreadable sample directory once showed up only as "no sample
+    // files", with its cause swallowed.
+    let rd = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {dir}: {e}"));
+    for e in rd {
+        let p = e.unwrap_or_else(|e| panic!("listing {dir}: {e}")).path();
         if p.is_dir() {
             sample_files(p.to_str().unwrap(), out);
         } else if p.extension().is_some_and(|x| x == "jsonl") {
