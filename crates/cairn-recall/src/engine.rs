@@ -71,7 +71,6 @@ fn create_schema(conn: &Connection) -> Result<(), RecallError> {
     }
     conn.execute_batch(crate::snapshot::SCHEMA)?;
     conn.execute_batch(crate::lexical::SCHEMA)?;
-    crate::snapshot::drop_rows_replaced_by_files(conn);
     let version: Option<i64> = conn
         .query_row(
             "SELECT value FROM recall_meta WHERE key = 'schema_version'",
@@ -968,6 +967,7 @@ impl Recall {
     /// the static copy that hooks and `cairn recall` search. Best effort like every
     /// snapshot: a busy database only loses the speed-up.
     pub fn prepare_snapshots(&mut self, conn: &Connection) -> Result<(), RecallError> {
+        crate::snapshot::drop_rows_replaced_by_files(conn);
         self.ensure_cache(conn)?;
         let generation = crate::snapshot::docs_generation(conn)?;
         // After this process's own writes the cache is current but the stored snapshot not.

@@ -65,9 +65,15 @@ fn file_path(conn: &Connection, model: &str) -> Option<std::path::PathBuf> {
 }
 
 /// A database file keeps its snapshots in files: the rows an earlier version stored are
-/// dead weight (tens of MB at 100,000 memories). Best effort, without waiting.
+/// dead weight (tens of MB at 100,000 memories). Deleting them rewrites as much (SQLite
+/// overwrites deleted content), so the background path does it (`prepare_snapshots`), best
+/// effort and without waiting.
 pub(crate) fn drop_rows_replaced_by_files(conn: &Connection) {
-    if conn.path().is_some_and(|p| !p.is_empty()) {
+    let has_rows = || -> rusqlite::Result<bool> {
+        conn.prepare_cached("SELECT EXISTS(SELECT 1 FROM recall_snapshots)")?
+            .query_row([], |r| r.get(0))
+    };
+    if conn.path().is_some_and(|p| !p.is_empty()) && has_rows().unwrap_or(false) {
         without_waiting(conn, || conn.execute("DELETE FROM recall_snapshots", []));
     }
 }
@@ -563,6 +569,19 @@ mod tests {
         let g = docs_generation(&conn).unwrap();
         let mut c = VectorCache::new(dims);
         assert!(!load(&conn, &model, g, &mut c).unwrap());
+
+        // The rows an earlier version stored are dropped by the background path.
+        conn.execute(
+            "INSERT INTO recall_snapshots VALUES ('old-model', 1, 4, x'00')",
+            [],
+        )
+        .unwrap();
+        r.prepare_snapshots(&conn).unwrap();
+        let rows: i64 = conn
+            .query_row("SELECT count(*) FROM recall_snapshots", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 0);
+        assert!(is_current(&conn, &model, g, dims).unwrap());
     }
 
     #[test]
