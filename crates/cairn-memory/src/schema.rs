@@ -10,10 +10,12 @@ use crate::error::{MemoryError, Result};
 
 /// This component's name in `schema_versions`.
 pub const COMPONENT: &str = "memory";
-/// The version this build writes.
-pub const VERSION: i64 = 1;
+/// The version this build writes. 2 added `memories_live_rank`.
+pub const VERSION: i64 = 2;
 
-const V1: &str = "
+/// Every table and index of the current version, as idempotent statements: an earlier
+/// version's database gains what it lacks.
+const DDL: &str = "
 CREATE TABLE IF NOT EXISTS memories (
     id TEXT PRIMARY KEY,
     type TEXT NOT NULL,
@@ -39,6 +41,10 @@ CREATE TABLE IF NOT EXISTS memories (
     forgotten_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS memories_scope ON memories(scope, type);
+-- What ordering a scope's live memories by usefulness reads (the session-start summary),
+-- without visiting the table.
+CREATE INDEX IF NOT EXISTS memories_live_rank ON memories(scope, type, updated_at, recall_count, id)
+    WHERE forgotten_at IS NULL AND superseded_by IS NULL;
 -- What produced a memory: one row per (turn, statement); survives a forget (tombstone).
 CREATE TABLE IF NOT EXISTS memory_origins (
     origin TEXT PRIMARY KEY,
@@ -80,7 +86,7 @@ CREATE TABLE IF NOT EXISTS memory_shown (
 
 /// Creates the tables if needed and records the version; refuses a newer layout.
 pub fn ensure(conn: &Connection) -> Result<()> {
-    match cairn_store::ensure_component(conn, COMPONENT, VERSION, V1)? {
+    match cairn_store::ensure_component(conn, COMPONENT, VERSION, DDL)? {
         cairn_store::ComponentState::Ready => Ok(()),
         cairn_store::ComponentState::TooNew { found } => Err(MemoryError::TooNew {
             found,

@@ -449,6 +449,45 @@ impl MemoryStore {
         Ok(out)
     }
 
+    /// The live memories of some scopes, most useful first (as `by_usefulness` orders them),
+    /// as ids: what a summary needs before it reads the few memories it shows. Reads only
+    /// the covering index `memories_live_rank`, not the memories' text.
+    pub(crate) fn live_ids_by_usefulness(
+        &self,
+        scopes: &[&str],
+        now: i64,
+    ) -> Result<Vec<(String, MemoryType)>> {
+        let conn = self.store.connection();
+        let mut st = conn.prepare_cached(
+            "SELECT id, type, updated_at, recall_count FROM memories INDEXED BY memories_live_rank
+             WHERE scope = ?1 AND forgotten_at IS NULL AND superseded_by IS NULL",
+        )?;
+        let mut rows: Vec<(f64, i64, String, MemoryType)> = Vec::new();
+        for scope in scopes {
+            let found = st.query_map([scope], |r| {
+                let t = r
+                    .get_ref(1)?
+                    .as_str()
+                    .ok()
+                    .and_then(MemoryType::parse)
+                    .unwrap_or(MemoryType::Project);
+                let updated_at: i64 = r.get(2)?;
+                let recall_count: i64 = r.get(3)?;
+                Ok((
+                    crate::views::usefulness_of(t, updated_at, recall_count, now),
+                    updated_at,
+                    r.get::<_, String>(0)?,
+                    t,
+                ))
+            })?;
+            for row in found {
+                rows.push(row?);
+            }
+        }
+        rows.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+        Ok(rows.into_iter().map(|(_, _, id, t)| (id, t)).collect())
+    }
+
     /// Live memories of some scopes.
     pub fn live_in(&self, scopes: &[&str]) -> Result<Vec<Memory>> {
         self.list(&ListFilter {

@@ -160,14 +160,19 @@ pub fn parse_view(text: &str) -> ViewFile {
 /// How useful a memory is for the index order: type first (user, feedback, project,
 /// reference), then how often it was recalled, then how recent it is.
 fn usefulness(m: &Memory, now: i64) -> f64 {
-    let t = match m.memory_type {
+    usefulness_of(m.memory_type, m.updated_at, m.recall_count, now)
+}
+
+/// [`usefulness`] from the three fields it reads.
+pub(crate) fn usefulness_of(t: MemoryType, updated_at: i64, recall_count: i64, now: i64) -> f64 {
+    let t = match t {
         MemoryType::User => 4.0,
         MemoryType::Feedback => 3.0,
         MemoryType::Project => 2.0,
         MemoryType::Reference => 1.0,
     };
-    let age = (now - m.updated_at).max(0) as f64 / 86_400.0;
-    t + 1.5 * (m.recall_count.max(0) as f64).ln_1p() + (-age / 30.0).exp2()
+    let age = (now - updated_at).max(0) as f64 / 86_400.0;
+    t + 1.5 * (recall_count.max(0) as f64).ln_1p() + (-age / 30.0).exp2()
 }
 
 /// Orders memories most useful first.

@@ -947,6 +947,39 @@ fn prompt_context_picks_only_relevant_memories() {
 }
 
 #[test]
+fn a_database_of_the_first_memory_schema_gains_the_summary_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.db");
+    let p = "/w/webshop";
+    {
+        let mut mem = MemoryStore::open(Store::open(&path).unwrap()).unwrap();
+        mem.remember(manual(MemoryType::Feedback, p, "Use pnpm, not npm."), NOW)
+            .unwrap();
+        // What version 1 left: no summary index.
+        mem.store()
+            .connection()
+            .execute_batch(
+                "DROP INDEX memories_live_rank;
+                 UPDATE schema_versions SET version = 1 WHERE component = 'memory';",
+            )
+            .unwrap();
+    }
+    let mut mem = MemoryStore::open(Store::open(&path).unwrap()).unwrap();
+    let index: i64 = mem
+        .store()
+        .connection()
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name = 'memories_live_rank'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(index, 1);
+    let text = mem.session_start_context(p, None, 2_500, NOW).unwrap();
+    assert!(text.contains("Use pnpm, not npm."), "{text}");
+}
+
+#[test]
 fn session_start_puts_the_user_first_and_keeps_to_its_budget() {
     let mut mem = store();
     let p = "/w/webshop";
