@@ -16,8 +16,10 @@
 //!   (`MemoryStore::keep_lexical_index_resident`), its build time, and its top 5 against FTS5's;
 //! * in-process `MemoryStore::recall` (search plus the recall-count bookkeeping), and a search
 //!   right after a recorded recall;
-//! * with `--cairn BIN`: `cairn recall QUERY --json` end to end (a new process per query,
-//!   warm page cache), against the process floor `cairn --version` measured the same way;
+//! * with `--cairn BIN`: `cairn recall QUERY --json` and the hooks that search on the
+//!   agent's clock (`cairn hook --agent claude` with a SessionStart and a UserPromptSubmit
+//!   payload) end to end (a new process per query, warm page cache), against the process
+//!   floor `cairn --version` measured the same way;
 //! * with `--previous BIN` too: the same for another build (e.g. the previous commit's), on
 //!   its own copy of the data dir, alternating with `--cairn` run by run, with their ratio.
 //!   The first two runs of each are not counted: they warm the page cache and let each
@@ -372,60 +374,111 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             builds.push((prev, copy));
         }
-        let run = |bin: &Path, data: &Path, extra: &[&str], i: usize| -> Result<Duration, String> {
+        // What each run starts: `cairn --version` (the process floor), `cairn recall`, and
+        // the two hooks that search on the agent's clock (Claude Code's payloads on stdin).
+        #[derive(Clone, Copy)]
+        enum Job {
+            Floor,
+            Recall,
+            SessionStart,
+            Prompt,
+        }
+        const JOBS: [(Job, &str); 4] = [
+            (Job::Floor, "cairn --version"),
+            (Job::Recall, "cairn recall --json"),
+            (Job::SessionStart, "hook SessionStart"),
+            (Job::Prompt, "hook UserPromptSubmit"),
+        ];
+        let run = |bin: &Path, data: &Path, job: Job, i: usize| -> Result<Duration, String> {
             let mut c = Command::new(bin);
-            c.arg("--data-dir").arg(data).args(extra);
-            if extra.first() == Some(&"recall") {
-                c.arg(QUERIES[i % QUERIES.len()])
-                    .arg("--cwd")
-                    .arg(&project)
-                    .arg("--json");
-            }
+            c.arg("--data-dir").arg(data);
+            let query = QUERIES[i % QUERIES.len()];
+            let hook = |event: &str| {
+                serde_json::json!({
+                    "session_id": format!("bench-{i}"),
+                    "transcript_path": data.join("no-transcript.jsonl"),
+                    "cwd": project,
+                    "hook_event_name": event,
+                    "source": "startup",
+                    "prompt": query,
+                })
+                .to_string()
+            };
+            let stdin = match job {
+                Job::Floor => {
+                    c.arg("--version");
+                    None
+                }
+                Job::Recall => {
+                    c.args(["recall", query, "--json", "--cwd"]).arg(&project);
+                    None
+                }
+                Job::SessionStart => {
+                    c.args(["hook", "--agent", "claude"]);
+                    Some(hook("SessionStart"))
+                }
+                Job::Prompt => {
+                    c.args(["hook", "--agent", "claude"]);
+                    Some(hook("UserPromptSubmit"))
+                }
+            };
+            c.stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
             let t = Instant::now();
-            let out = c.output().map_err(|e| format!("{}: {e}", bin.display()))?;
+            let mut child = c.spawn().map_err(|e| format!("{}: {e}", bin.display()))?;
+            if let (Some(text), Some(mut w)) = (stdin, child.stdin.take()) {
+                use std::io::Write;
+                w.write_all(text.as_bytes())
+                    .map_err(|e| format!("{}: {e}", bin.display()))?;
+            }
+            let out = child
+                .wait_with_output()
+                .map_err(|e| format!("{}: {e}", bin.display()))?;
             let d = t.elapsed();
-            if !out.status.success() {
+            // (A prompt may have nothing relevant: its hook may print nothing.)
+            let silent = matches!(job, Job::Recall | Job::SessionStart) && out.stdout.is_empty();
+            if !out.status.success() || silent {
                 return Err(format!(
-                    "{} failed: {}",
+                    "{} printed nothing or failed: {}",
                     bin.display(),
                     String::from_utf8_lossy(&out.stderr)
                 ));
             }
             Ok(d)
         };
-        let mut floor = vec![Vec::new(); builds.len()];
-        let mut e2e = vec![Vec::new(); builds.len()];
+        let mut times = vec![vec![Vec::new(); JOBS.len()]; builds.len()];
         for i in 0..e2e_runs + 2 {
             for (k, (bin, dir)) in builds.iter().enumerate() {
-                let f = run(bin, dir, &["--version"], i)?;
-                let r = run(bin, dir, &["recall"], i)?;
-                if i >= 2 {
-                    floor[k].push(f);
-                    e2e[k].push(r);
+                for (j, (job, _)) in JOBS.iter().enumerate() {
+                    let d = run(bin, dir, *job, i)?;
+                    if i >= 2 {
+                        times[k][j].push(d);
+                    }
                 }
             }
         }
         println!("\nend to end, a new process per query ({e2e_runs} runs, warm page cache):");
-        let mut p50 = Vec::new();
+        let mut p50 = vec![Vec::new(); builds.len()];
         for (k, (bin, _)) in builds.iter().enumerate() {
             let which = if k == 0 { "" } else { "  (previous build)" };
-            p50.push(median(&mut e2e[k]));
             println!("  {}{which}", bin.display());
-            println!(
-                "    cairn recall --json    p50 {}  p90 {}",
-                ms(p50[k]),
-                ms(p90(&mut e2e[k]))
-            );
-            println!(
-                "    baseline cairn --version p50 {}",
-                ms(median(&mut floor[k]))
-            );
+            for (j, (_, name)) in JOBS.iter().enumerate() {
+                p50[k].push(median(&mut times[k][j]));
+                println!(
+                    "    {name:<22} p50 {}  p90 {}",
+                    ms(p50[k][j]),
+                    ms(p90(&mut times[k][j]))
+                );
+            }
         }
-        if let [now, before] = p50[..] {
-            println!(
-                "  previous / current: {:.2}x",
-                before.as_secs_f64() / now.as_secs_f64().max(1e-9)
-            );
+        if let [now, before] = &p50[..] {
+            for (j, (_, name)) in JOBS.iter().enumerate().skip(1) {
+                println!(
+                    "  {name}: previous / current {:.2}x",
+                    before[j].as_secs_f64() / now[j].as_secs_f64().max(1e-9)
+                );
+            }
         }
     }
     if keep {

@@ -10,11 +10,9 @@ use crate::error::{MemoryError, Result};
 
 /// This component's name in `schema_versions`.
 pub const COMPONENT: &str = "memory";
-/// The version this build writes. 2 added `memories_live_rank`.
-pub const VERSION: i64 = 2;
+/// The version this build writes.
+pub const VERSION: i64 = 1;
 
-/// Every table and index of the current version, as idempotent statements: an earlier
-/// version's database gains what it lacks.
 const DDL: &str = "
 CREATE TABLE IF NOT EXISTS memories (
     id TEXT PRIMARY KEY,
@@ -41,10 +39,7 @@ CREATE TABLE IF NOT EXISTS memories (
     forgotten_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS memories_scope ON memories(scope, type);
--- What ordering a scope's live memories by usefulness reads (the session-start summary),
--- without visiting the table.
-CREATE INDEX IF NOT EXISTS memories_live_rank ON memories(scope, type, updated_at, recall_count, id)
-    WHERE forgotten_at IS NULL AND superseded_by IS NULL;
+-- (Plus ADDED_INDEXES below.)
 -- What produced a memory: one row per (turn, statement); survives a forget (tombstone).
 CREATE TABLE IF NOT EXISTS memory_origins (
     origin TEXT PRIMARY KEY,
@@ -84,13 +79,38 @@ CREATE TABLE IF NOT EXISTS memory_shown (
 );
 ";
 
-/// Creates the tables if needed and records the version; refuses a newer layout.
+/// Indexes added since version 1, by name. An index changes nothing a version reads or
+/// writes (SQLite maintains it on every write, whichever build writes), so adding one keeps
+/// the version: earlier builds still open the database.
+const ADDED_INDEXES: [(&str, &str); 1] = [(
+    // What ordering a scope's live memories by usefulness reads (the session-start
+    // summary), without visiting the table.
+    "memories_live_rank",
+    "CREATE INDEX IF NOT EXISTS memories_live_rank
+         ON memories(scope, type, updated_at, recall_count, id)
+         WHERE forgotten_at IS NULL AND superseded_by IS NULL",
+)];
+
+/// Creates the tables and indexes if needed and records the version; refuses a newer
+/// layout.
 pub fn ensure(conn: &Connection) -> Result<()> {
     match cairn_store::ensure_component(conn, COMPONENT, VERSION, DDL)? {
-        cairn_store::ComponentState::Ready => Ok(()),
-        cairn_store::ComponentState::TooNew { found } => Err(MemoryError::TooNew {
-            found,
-            known: VERSION,
-        }),
+        cairn_store::ComponentState::Ready => {}
+        cairn_store::ComponentState::TooNew { found } => {
+            return Err(MemoryError::TooNew {
+                found,
+                known: VERSION,
+            });
+        }
     }
+    let mut st = conn.prepare_cached(
+        "SELECT EXISTS(SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?1)",
+    )?;
+    for (name, ddl) in ADDED_INDEXES {
+        // Read first: opening a database that has them takes no write lock (hooks).
+        if !st.query_row([name], |r| r.get::<_, bool>(0))? {
+            conn.execute_batch(ddl)?;
+        }
+    }
+    Ok(())
 }

@@ -947,7 +947,7 @@ fn prompt_context_picks_only_relevant_memories() {
 }
 
 #[test]
-fn a_database_of_the_first_memory_schema_gains_the_summary_index() {
+fn a_database_from_before_the_summary_index_gains_it_and_keeps_its_version() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cairn.db");
     let p = "/w/webshop";
@@ -955,13 +955,10 @@ fn a_database_of_the_first_memory_schema_gains_the_summary_index() {
         let mut mem = MemoryStore::open(Store::open(&path).unwrap()).unwrap();
         mem.remember(manual(MemoryType::Feedback, p, "Use pnpm, not npm."), NOW)
             .unwrap();
-        // What version 1 left: no summary index.
+        // What an earlier build left: no summary index.
         mem.store()
             .connection()
-            .execute_batch(
-                "DROP INDEX memories_live_rank;
-                 UPDATE schema_versions SET version = 1 WHERE component = 'memory';",
-            )
+            .execute_batch("DROP INDEX memories_live_rank")
             .unwrap();
     }
     let mut mem = MemoryStore::open(Store::open(&path).unwrap()).unwrap();
@@ -975,6 +972,18 @@ fn a_database_of_the_first_memory_schema_gains_the_summary_index() {
         )
         .unwrap();
     assert_eq!(index, 1);
+    // Earlier builds still open it: the version is unchanged.
+    let version: i64 = mem
+        .store()
+        .connection()
+        .query_row(
+            "SELECT version FROM schema_versions WHERE component = 'memory'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(version, cairn_memory::SCHEMA_VERSION);
+    assert_eq!(version, 1);
     let text = mem.session_start_context(p, None, 2_500, NOW).unwrap();
     assert!(text.contains("Use pnpm, not npm."), "{text}");
 }
