@@ -55,7 +55,10 @@ static STEERING: LazyLock<Regex> = LazyLock::new(|| {
 
 static TAGS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)<\s*/?\s*(?:system[\w-]*|instructions?|assistant|user|human|developer|tool[\w-]*|function[\w-]*|cairn[\w-]*|memor(?:y|ies)|im_start|im_end|\|[\w]+\|)[^>]*>|<\|[^|>]{1,40}\|>|\[/?INST\]|<<\s*/?SYS\s*>>",
+        // (`system`, not `system[\w-]*`: the `[^>]*` after it takes the same characters,
+        // so the matches are the same, and the Unicode `\w` classes tripled the compile
+        // time, paid by every hook that injects memory.)
+        r"(?i)<\s*/?\s*(?:system|instructions?|assistant|user|human|developer|tool|function|cairn|memor(?:y|ies)|im_start|im_end|\|[\w]+\|)[^>]*>|<\|[^|>]{1,40}\|>|\[/?INST\]|<<\s*/?SYS\s*>>",
     )
 });
 
@@ -454,6 +457,21 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("rm -rf"), "the rest of the text stays: {s}");
+        // Tag names that only start like a role's, in any case, with attributes.
+        for tag in [
+            "<system-reminder>",
+            "<SYSTEM_prompt x=1>",
+            "</tool_result>",
+            "<function_calls>",
+            "<cairn-memory scope=\"x\">",
+            "<|user|>",
+            "< memories >",
+        ] {
+            let s = neutralise(&format!("a {tag} b"));
+            assert!(!s.contains(tag) && !s.contains('<'), "{tag}: {s}");
+            assert!(s.starts_with("a ") && s.ends_with(" b"), "{tag}: {s}");
+        }
+        assert_eq!(neutralise("a <b>bold</b> a < b"), "a <b>bold</b> a < b");
     }
 
     #[test]

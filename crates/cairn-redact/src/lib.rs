@@ -17,7 +17,9 @@
 //! literal set, compiled once per process ([`LazyLock`]) and searched with
 //! SIMD: text without a trigger costs a single scan and comes back as
 //! [`Cow::Borrowed`] without allocating. Otherwise the triggers found select
-//! the few detectors that can match, and only those run.
+//! the few detectors that can match, and only those run; a detector's own
+//! regex is compiled the first time it is selected (compiling all of them
+//! up front cost every redacting process about 5 ms).
 //!
 //! # Detected kinds
 //!
@@ -63,7 +65,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::Regex;
 
@@ -305,14 +307,35 @@ enum Check {
     NotPlaceholder,
 }
 
+/// A detector's regex, compiled the first time a text selects its detector: most texts
+/// select none (the prefilter finds no trigger), and compiling all of them cost every
+/// process that redacts anything about 5 ms (hooks do, on the agent's clock).
+struct LazyRegex {
+    pattern: Cow<'static, str>,
+    re: OnceLock<Regex>,
+}
+
+impl LazyRegex {
+    fn new(pattern: impl Into<Cow<'static, str>>) -> LazyRegex {
+        LazyRegex {
+            pattern: pattern.into(),
+            re: OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> &Regex {
+        self.re.get_or_init(|| compile(&self.pattern))
+    }
+}
+
 enum Matcher {
     /// The whole match (or capture group 1, when the pattern has one) is the secret.
-    Pattern { re: Regex, check: Check },
+    Pattern { re: LazyRegex, check: Check },
     /// PEM armour, with or without the `END` line.
-    PrivateKey { begin: Regex, end: Regex },
+    PrivateKey { begin: LazyRegex, end: LazyRegex },
     /// `key = value` style assignments; the regex finds the sensitive word
     /// of a candidate key name, which is then widened to the whole name.
-    Assignment { word: Regex },
+    Assignment { word: LazyRegex },
 }
 
 struct Detector {
@@ -593,15 +616,15 @@ impl Engine {
         for spec in SPECS {
             let matcher = match spec.source {
                 Source::Pattern(p, check) => Matcher::Pattern {
-                    re: compile(p),
+                    re: LazyRegex::new(p),
                     check,
                 },
                 Source::PrivateKey => Matcher::PrivateKey {
-                    begin: compile(PRIVATE_KEY_BEGIN),
-                    end: compile(PRIVATE_KEY_END),
+                    begin: LazyRegex::new(PRIVATE_KEY_BEGIN),
+                    end: LazyRegex::new(PRIVATE_KEY_END),
                 },
                 Source::Assignment => Matcher::Assignment {
-                    word: compile(&literal_alternation(trigger_literals(spec))),
+                    word: LazyRegex::new(literal_alternation(trigger_literals(spec))),
                 },
             };
             detectors.push(Detector {
@@ -703,9 +726,13 @@ fn find_spans(text: &str) -> Vec<Span> {
             continue;
         }
         match &d.matcher {
-            Matcher::Pattern { re, check } => find_pattern(text, re, *check, d.kind, &mut spans),
-            Matcher::PrivateKey { begin, end } => find_private_keys(text, begin, end, &mut spans),
-            Matcher::Assignment { word } => find_assignments(text, word, &mut spans),
+            Matcher::Pattern { re, check } => {
+                find_pattern(text, re.get(), *check, d.kind, &mut spans)
+            }
+            Matcher::PrivateKey { begin, end } => {
+                find_private_keys(text, begin.get(), end.get(), &mut spans)
+            }
+            Matcher::Assignment { word } => find_assignments(text, word.get(), &mut spans),
         }
     }
     widen_to_word_edges(text, &mut spans);

@@ -478,6 +478,16 @@ fn all_patterns_compile() {
     let engine = &*ENGINE;
     assert_eq!(engine.detectors.len(), SPECS.len());
     assert!(!engine.prefilter.as_str().is_empty());
+    // Detectors compile lazily: force every one.
+    for d in &engine.detectors {
+        match &d.matcher {
+            Matcher::Pattern { re, .. } => assert!(!re.get().as_str().is_empty()),
+            Matcher::PrivateKey { begin, end } => {
+                assert!(!begin.get().as_str().is_empty() && !end.get().as_str().is_empty())
+            }
+            Matcher::Assignment { word } => assert!(!word.get().as_str().is_empty()),
+        }
+    }
 }
 
 #[test]
@@ -545,7 +555,7 @@ fn prefilter_triggers_cover_every_match() {
         };
         let literals = trigger_literals(spec);
         for case in &cases {
-            for m in re.find_iter(&case.text) {
+            for m in re.get().find_iter(&case.text) {
                 let s = m.as_str();
                 assert!(
                     literals.iter().any(|t| s.contains(t.as_str())),
