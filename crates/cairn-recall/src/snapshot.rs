@@ -402,27 +402,35 @@ fn le_i64(c: &[u8]) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Document, Recall};
 
-    #[test]
-    fn a_new_index_searches_from_the_snapshot_and_counts_stay_fresh() {
-        use crate::{Document, Recall};
-        let conn = Connection::open_in_memory().unwrap();
-        let mut a = Recall::open(&conn).unwrap();
-        let doc = |id: &str, body: &str| Document {
+    fn doc(id: &str, body: &str) -> Document {
+        Document {
             id: id.into(),
             scope: "p".into(),
             name: id.into(),
             body: body.into(),
             ..Document::default()
-        };
-        a.upsert_many(
-            &conn,
+        }
+    }
+
+    /// Two documents in scope `p`: a package-manager rule and an unrelated fact.
+    fn seed(r: &mut Recall, conn: &Connection) {
+        r.upsert_many(
+            conn,
             &[
                 doc("m1", "use pnpm, not npm"),
                 doc("m2", "the staging database password rotates monthly"),
             ],
         )
         .unwrap();
+    }
+
+    #[test]
+    fn a_new_index_searches_from_the_snapshot_and_counts_stay_fresh() {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut a = Recall::open(&conn).unwrap();
+        seed(&mut a, &conn);
         let before = a.search(&conn, "package manager", &["p"], 2, 0).unwrap();
         let g = docs_generation(&conn).unwrap();
         let stored: i64 = conn
@@ -465,16 +473,8 @@ mod tests {
 
     #[test]
     fn a_database_file_keeps_its_snapshot_in_a_file_of_its_own() {
-        use crate::{Document, Recall};
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("recall.db");
-        let doc = |id: &str, body: &str| Document {
-            id: id.into(),
-            scope: "p".into(),
-            name: id.into(),
-            body: body.into(),
-            ..Document::default()
-        };
         let snapshot_files = || {
             std::fs::read_dir(dir.path())
                 .unwrap()
@@ -485,14 +485,7 @@ mod tests {
         };
         let conn = Connection::open(&path).unwrap();
         let mut a = Recall::open(&conn).unwrap();
-        a.upsert_many(
-            &conn,
-            &[
-                doc("m1", "use pnpm, not npm"),
-                doc("m2", "the staging database password rotates monthly"),
-            ],
-        )
-        .unwrap();
+        seed(&mut a, &conn);
         let before = a.search(&conn, "package manager", &["p"], 2, 0).unwrap();
         let files = snapshot_files();
         assert_eq!(files.len(), 1, "{files:?}");
