@@ -110,19 +110,18 @@ fn schema_is_current(conn: &Connection) -> bool {
 /// A fingerprint of every statement [`create_schema`] runs (FNV-1a over their text and the
 /// layout version): any change to them makes existing databases run them again.
 fn ddl_fingerprint() -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in [
+    let version = SCHEMA_VERSION.to_string();
+    let parts = [
         SCHEMA,
         META_DEFAULTS,
         crate::snapshot::SCHEMA,
         crate::lexical::SCHEMA,
-        &SCHEMA_VERSION.to_string(),
-    ] {
-        for b in part.bytes().chain([0]) {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    format!("{h:016x}")
+        &version,
+    ];
+    format!(
+        "{:016x}",
+        fnv1a(parts.iter().flat_map(|p| p.bytes().chain([0])))
+    )
 }
 
 /// A document to index. `scope` is an opaque string (e.g. `"global"` or a project key);
@@ -324,13 +323,15 @@ struct Cand {
 /// Scope token stored in the FTS index: a fixed-width hash, so that scope strings never
 /// tokenize into words that another scope could share.
 pub(crate) fn scope_token(scope: &str) -> String {
-    // FNV-1a 64.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in scope.as_bytes() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("s{h:016x}")
+    format!("s{:016x}", fnv1a(scope.bytes()))
+}
+
+/// FNV-1a, 64 bits: the crate's stable, non-cryptographic fingerprint of short texts
+/// (scope tokens, the DDL fingerprint, snapshot file names).
+pub(crate) fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Documents' stored embeddings: the unit embedding of name + description + body, plus

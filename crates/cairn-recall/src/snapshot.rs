@@ -57,10 +57,7 @@ const FILE_MAGIC: &[u8; 8] = b"CRVFILE1";
 /// Where the snapshot of `model`'s vectors lives for a database file (`None`: in memory).
 fn file_path(conn: &Connection, model: &str) -> Option<std::path::PathBuf> {
     let db = conn.path().filter(|p| !p.is_empty())?;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in model.bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-    }
+    let h = crate::engine::fnv1a(model.bytes());
     Some(std::path::PathBuf::from(format!("{db}-vectors-{h:016x}")))
 }
 

@@ -40,7 +40,6 @@ pub(crate) struct Partition {
     pub signs: Vec<u64>,
 }
 
-/// Where a document lives in the cache.
 /// The hasher of the rowid map: rowids are SQLite's own integers, not attacker-chosen
 /// keys, so a fast non-cryptographic hash is enough (the map is read for every candidate of
 /// every search, and filled with every document when a process starts).
@@ -105,6 +104,7 @@ impl From<Vec<i8>> for Rows {
     }
 }
 
+/// Where a document lives in the cache.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Slot {
     pub part: u32,
