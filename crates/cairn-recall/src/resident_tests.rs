@@ -4,10 +4,11 @@ use rusqlite::Connection;
 
 use crate::{Document, Hit, Mode, Recall, RecallConfig};
 
-struct Rng(u64);
+/// The crate's test-data generator (xorshift64*), shared with other test modules.
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;

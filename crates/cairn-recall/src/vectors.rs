@@ -56,9 +56,9 @@ pub(crate) struct Rows {
 
 #[derive(Debug)]
 pub(crate) struct MappedRows {
-    pub map: std::sync::Arc<memmap2::Mmap>,
-    pub start: usize,
-    pub len: usize,
+    map: std::sync::Arc<memmap2::Mmap>,
+    start: usize,
+    len: usize,
 }
 
 impl Rows {
@@ -699,16 +699,10 @@ mod tests {
 
     #[test]
     fn hamming_kernels_agree() {
-        let mut state: u64 = 0x1234_5678_9abc_def1;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = crate::resident_tests::Rng(0x1234_5678_9abc_def1);
         let words = sign_words(256);
-        let q: Vec<u64> = (0..words).map(|_| next()).collect();
-        let signs: Vec<u64> = (0..words * 300).map(|_| next()).collect();
+        let q: Vec<u64> = (0..words).map(|_| rng.next()).collect();
+        let signs: Vec<u64> = (0..words * 300).map(|_| rng.next()).collect();
         let mut fast = Vec::new();
         hamming(&q, &signs, &mut fast);
         let mut reference = Vec::new();
