@@ -237,6 +237,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "  inserted in {:.1} s (embeddings computed at write time)",
         t.elapsed().as_secs_f64()
     );
+    // What the background path does after a sync: the vector snapshot and the lexicon file.
+    let t = Instant::now();
+    mem.prepare_search_snapshots()?;
+    println!(
+        "  search snapshots (vectors, lexicon file) written in {:.2} s",
+        t.elapsed().as_secs_f64()
+    );
     drop(mem);
 
     let measure = |mem: &mut MemoryStore,
@@ -266,14 +273,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &data.join("cairn.db"),
         )?)?)
     };
+    // FTS5 itself, then the lexicon file (what hooks and `cairn recall` read).
     let mut hybrid = open()?;
+    hybrid.set_recall_config(RecallConfig {
+        lexicon_file: false,
+        ..RecallConfig::default()
+    });
     let (cold, mut h) = measure(&mut hybrid, false)?;
     let mut lexical = open()?;
     lexical.set_recall_config(RecallConfig {
         mode: Mode::Lexical,
+        lexicon_file: false,
         ..RecallConfig::default()
     });
     let (_, mut l) = measure(&mut lexical, false)?;
+    let mut file = open()?;
+    let (_, mut hf) = measure(&mut file, false)?;
+    let mut file_lexical = open()?;
+    file_lexical.set_recall_config(RecallConfig {
+        mode: Mode::Lexical,
+        ..RecallConfig::default()
+    });
+    let (_, mut lf) = measure(&mut file_lexical, false)?;
+    let mut same_file = 0usize;
+    for q in QUERIES {
+        let a = file.search(q, &scope, 5, now)?;
+        let b = hybrid.search(q, &scope, 5, now)?;
+        same_file += usize::from(
+            a.iter().map(|h| &h.memory.id).collect::<Vec<_>>()
+                == b.iter().map(|h| &h.memory.id).collect::<Vec<_>>(),
+        );
+    }
+    drop(file_lexical);
     // The MCP server's configuration: the lexical index resident in memory.
     let mut resident = open()?;
     resident.keep_lexical_index_resident();
@@ -327,14 +358,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ms(cold)
     );
     println!(
-        "  hybrid search          p50 {}  p90 {}",
+        "  hybrid search, FTS5    p50 {}  p90 {}",
         ms(median(&mut h)),
         ms(p90(&mut h))
     );
     println!(
-        "  baseline BM25 only     p50 {}  p90 {}",
+        "  baseline BM25 only, FTS5 p50 {}  p90 {}",
         ms(median(&mut l)),
         ms(p90(&mut l))
+    );
+    println!(
+        "  hybrid, lexicon file (hooks, cairn recall) p50 {}  p90 {}  (same top 5 as FTS5 for {same_file} of {} queries)",
+        ms(median(&mut hf)),
+        ms(p90(&mut hf)),
+        QUERIES.len()
+    );
+    println!(
+        "  BM25 only, lexicon file p50 {}  p90 {}",
+        ms(median(&mut lf)),
+        ms(p90(&mut lf))
     );
     println!(
         "  hybrid, resident lexical index (cairn mcp) p50 {}  p90 {}  (index built in {}; same top 5 as FTS5 for {same} of {} queries)",
@@ -359,6 +401,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     drop(hybrid);
     drop(lexical);
+    drop(file);
 
     if let Some(bin) = cairn {
         // (binary, its data dir): the previous build gets a copy of its own.

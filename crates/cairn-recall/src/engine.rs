@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::error::RecallError;
 use crate::lexical::{Plan, Resident};
+use crate::lexicon::LexiconView;
 use crate::query::{fts_match_terms, has_cjk_pairs, query_terms, quote, space_cjk};
 use crate::vectors::{Meta, VectorCache, quantize};
 
@@ -236,9 +237,16 @@ pub struct RecallConfig {
     /// MCP server). It ranks exactly as FTS5 does, several times faster over large stores,
     /// and follows every writer's changes; the first search starts building it (about 30 µs
     /// a document; on a thread of its own for a database file, FTS5 answering meanwhile),
-    /// and it holds about 1 KB of memory per document of some 60 words. Off by default: a
-    /// process that searches once (a hook, `cairn recall`) is faster asking FTS5.
+    /// and it holds about 1 KB of memory per document of some 60 words; until it is built,
+    /// the lexicon file or FTS5 answers. Off by default: a process that searches once (a
+    /// hook, `cairn recall`) is faster reading the lexicon file.
     pub resident_lexical: bool,
+    /// Without a resident index, rank by BM25 from the lexicon file beside a database file
+    /// (`<database>-lexicon`, written by [`Recall::prepare_snapshots`]) when it is current
+    /// or nearly so, instead of asking FTS5: the same scores, without decoding and scoring
+    /// every matching row in SQLite (see `lexicon`); a long-lived process reads it while
+    /// its resident index is being built. On by default; off only to compare.
+    pub lexicon_file: bool,
 }
 
 impl Default for RecallConfig {
@@ -254,6 +262,7 @@ impl Default for RecallConfig {
             lexical_budget: 0,
             exhaustive: false,
             resident_lexical: false,
+            lexicon_file: true,
         }
     }
 }
@@ -300,6 +309,8 @@ pub struct Recall {
     static_copy: bool,
     /// The resident lexical index ([`RecallConfig::resident_lexical`]).
     resident: Resident,
+    /// The lexicon file and the changes read on top of it ([`RecallConfig::lexicon_file`]).
+    lexicon: Option<LexiconView>,
 }
 
 impl std::fmt::Debug for Recall {
@@ -508,6 +519,7 @@ impl Recall {
             term_stats: None,
             static_copy: false,
             resident: Resident::Absent,
+            lexicon: None,
         };
         me.adopt_stored_model(conn)?;
         Ok(me)
@@ -969,6 +981,8 @@ impl Recall {
     /// snapshot: a busy database only loses the speed-up.
     pub fn prepare_snapshots(&mut self, conn: &Connection) -> Result<(), RecallError> {
         crate::snapshot::drop_rows_replaced_by_files(conn);
+        // Best effort, like every snapshot: a failure leaves FTS5 to answer.
+        let _ = crate::lexicon::prepare(conn);
         self.ensure_cache(conn)?;
         let generation = crate::snapshot::docs_generation(conn)?;
         // After this process's own writes the cache is current but the stored snapshot not.
@@ -1066,14 +1080,21 @@ impl Recall {
         n: usize,
     ) -> Result<Vec<(i64, f64)>, RecallError> {
         let (terms, pruned) = self.lexical_terms(conn, query)?;
-        if self.config.resident_lexical && !scopes.is_empty() {
-            let cjk_pairs = !pruned && has_cjk_pairs(query);
-            if !cjk_pairs
-                && let Some(index) = self.resident.ready(conn, false)?
-                && let Plan::Tokens(ids) = index.plan(&terms)?
-            {
-                return Ok(index.top(&ids, scopes, self.config.field_weights, n));
-            }
+        // CJK pairs are FTS5 phrases: only FTS5 ranks them exactly.
+        let by_tokens = !scopes.is_empty() && (pruned || !has_cjk_pairs(query));
+        if by_tokens
+            && self.config.resident_lexical
+            && let Some(index) = self.resident.ready(conn, false)?
+            && let Plan::Tokens(ids) = index.plan(&terms)?
+        {
+            return Ok(index.top(&ids, scopes, self.config.field_weights, n));
+        }
+        // Without a resident index (or while it is being built): the lexicon file.
+        if by_tokens
+            && self.config.lexicon_file
+            && let Some(hits) = self.lexicon_top(conn, &terms, scopes, n)?
+        {
+            return Ok(hits);
         }
         let Some(expr) = fts_match_terms(&terms, (!pruned).then_some(query)) else {
             return Ok(Vec::new());
@@ -1111,6 +1132,35 @@ impl Recall {
             }
         }
         Ok(out)
+    }
+
+    /// The lexicon file view the last lexical search ranked from, if any.
+    #[cfg(test)]
+    pub(crate) fn lexicon_view(&self) -> Option<&LexiconView> {
+        self.lexicon.as_ref()
+    }
+
+    /// BM25 candidates from the lexicon file and the documents changed since it was
+    /// written; `None` when there is no usable file (FTS5 answers).
+    fn lexicon_top(
+        &mut self,
+        conn: &Connection,
+        terms: &[String],
+        scopes: &[&str],
+        n: usize,
+    ) -> Result<Option<Vec<(i64, f64)>>, RecallError> {
+        let Some(path) = crate::lexicon::file_path(conn) else {
+            return Ok(None);
+        };
+        let g = crate::lexical::text_generation(conn)?;
+        if self.lexicon.as_ref().is_none_or(|v| v.generation != g) {
+            self.lexicon = None;
+            self.lexicon = LexiconView::open(conn, &path, crate::lexicon::OVERLAY_MAX)?;
+        }
+        match self.lexicon.as_mut() {
+            Some(view) => view.top(terms, scopes, self.config.field_weights, n),
+            None => Ok(None),
+        }
     }
 
     /// Loads the vector cache and, when configured, builds the resident lexical index

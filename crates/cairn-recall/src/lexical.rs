@@ -65,7 +65,7 @@ const COLUMNS: [&str; 5] = ["name", "description", "body", "keywords", "scope_to
 const BATCH: usize = 2_000;
 
 /// Scope number of a slot without a live document.
-const DEAD: u32 = u32::MAX;
+pub(crate) const DEAD: u32 = u32::MAX;
 
 /// Dead slots above which a refresh compacts the posting lists (at least this many, and
 /// at least a quarter of all slots).
@@ -156,10 +156,55 @@ impl Tokenizer {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Posting {
-    slot: u32,
-    hits: [u16; 4],
+/// One document's hits of one term, per searchable column. Also the layout of a posting
+/// in the lexicon file (`lexicon`): twelve bytes, no padding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
+pub(crate) struct Posting {
+    pub(crate) slot: u32,
+    pub(crate) hits: [u16; 4],
+}
+
+// SAFETY: `Posting` is `repr(C)` with a `u32` then four `u16` (12 bytes, alignment 4, no
+// padding), and every bit pattern is a valid value of each field.
+unsafe impl bytemuck::Zeroable for Posting {}
+// SAFETY: as above; it is `Copy` and `'static`.
+unsafe impl bytemuck::Pod for Posting {}
+
+/// FTS5's `bm25()` IDF of a term found in `n_hit` of `n_row` rows (clamped to 1e-6).
+pub(crate) fn idf(n_row: i64, n_hit: i64) -> f64 {
+    let idf = (((n_row - n_hit) as f64 + 0.5) / (n_hit as f64 + 0.5)).ln();
+    if idf <= 0.0 { 1e-6 } else { idf }
+}
+
+/// One term's share of a row's `bm25()`: its phrase frequency is the sum of its hits'
+/// column weights in column order, as FTS5 adds them.
+pub(crate) fn term_score(
+    idf: f64,
+    hits: &[u16; 4],
+    weights: &[f64; 4],
+    len: u32,
+    avgdl: f64,
+) -> f64 {
+    let mut f = 0.0f64;
+    for (c, &h) in hits.iter().enumerate() {
+        for _ in 0..h {
+            f += weights[c];
+        }
+    }
+    let d = f64::from(len);
+    idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)))
+}
+
+/// The best `n` of (score, rowid), as (rowid, score), best first (ties by rowid).
+pub(crate) fn best(mut scored: Vec<(f64, i64)>, n: usize) -> Vec<(i64, f64)> {
+    let cmp = |a: &(f64, i64), b: &(f64, i64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    if scored.len() > n {
+        scored.select_nth_unstable_by(n - 1, cmp);
+        scored.truncate(n);
+    }
+    scored.sort_unstable_by(cmp);
+    scored.into_iter().map(|(s, r)| (r, s)).collect()
 }
 
 /// How a query's terms map onto the resident index.
@@ -177,24 +222,24 @@ pub(crate) enum Plan {
 pub(crate) struct LexicalIndex {
     tokenizer: Tokenizer,
     /// `recall_meta.text_generation` this copy reflects.
-    generation: i64,
-    term_ids: HashMap<Box<str>, u32>,
-    postings: Vec<Vec<Posting>>,
+    pub(crate) generation: i64,
+    pub(crate) term_ids: HashMap<Box<str>, u32>,
+    pub(crate) postings: Vec<Vec<Posting>>,
     slot_of: HashMap<i64, u32>,
-    rowids: Vec<i64>,
-    lens: Vec<u32>,
+    pub(crate) rowids: Vec<i64>,
+    pub(crate) lens: Vec<u32>,
     /// Scope number of each slot; [`DEAD`] for a removed or free one.
-    scopes: Vec<u32>,
+    pub(crate) scopes: Vec<u32>,
     doc_terms: Vec<Box<[u32]>>,
     /// Documents (in the searchable columns) per term, live ones only.
-    df: Vec<u32>,
+    pub(crate) df: Vec<u32>,
     /// Removed documents' slots whose postings are still in the lists.
     dead: Vec<u32>,
     /// Slots free for reuse (no posting refers to them).
     free: Vec<u32>,
-    scope_ids: HashMap<Box<str>, u32>,
-    live: u64,
-    total_len: u64,
+    pub(crate) scope_ids: HashMap<Box<str>, u32>,
+    pub(crate) live: u64,
+    pub(crate) total_len: u64,
     /// Query word -> its single token (`None`: not exactly one token).
     memo: HashMap<String, Option<Box<str>>>,
     acc: Vec<f64>,
@@ -213,13 +258,16 @@ impl std::fmt::Debug for LexicalIndex {
 }
 
 /// The FTS input of one `recall_docs` row, prepared as the engine writes it.
-struct DocText {
+pub(crate) struct DocText {
     rowid: i64,
     scope: String,
     cols: [String; 5],
 }
 
-fn read_texts(conn: &Connection, rowids: Option<&[i64]>) -> Result<Vec<DocText>, RecallError> {
+pub(crate) fn read_texts(
+    conn: &Connection,
+    rowids: Option<&[i64]>,
+) -> Result<Vec<DocText>, RecallError> {
     let map = |r: &rusqlite::Row<'_>| -> rusqlite::Result<DocText> {
         let scope: String = r.get(1)?;
         let prep = |i: usize| -> rusqlite::Result<String> {
@@ -273,7 +321,7 @@ impl LexicalIndex {
         Ok(me)
     }
 
-    fn empty(generation: i64) -> Result<Self, RecallError> {
+    pub(crate) fn empty(generation: i64) -> Result<Self, RecallError> {
         Ok(Self {
             tokenizer: Tokenizer::new()?,
             generation,
@@ -427,7 +475,7 @@ impl LexicalIndex {
         self.free.append(&mut self.dead);
     }
 
-    fn add_all(&mut self, docs: &[DocText]) -> Result<(), RecallError> {
+    pub(crate) fn add_all(&mut self, docs: &[DocText]) -> Result<(), RecallError> {
         for chunk in docs.chunks(BATCH) {
             let rows: Vec<[&str; 5]> = chunk
                 .iter()
@@ -515,8 +563,9 @@ impl LexicalIndex {
         self.dead.push(slot);
     }
 
-    /// Maps query terms to term ids (`None`: a token no document has).
-    pub fn plan(&mut self, terms: &[String]) -> Result<Plan, RecallError> {
+    /// Each query term's single token as FTS5 stores it, in query order; `None` when a
+    /// term is not exactly one token (only FTS5 ranks it exactly).
+    pub fn tokens(&mut self, terms: &[String]) -> Result<Option<Vec<Box<str>>>, RecallError> {
         let unknown: Vec<&String> = terms
             .iter()
             .filter(|t| !self.memo.contains_key(t.as_str()))
@@ -543,11 +592,24 @@ impl LexicalIndex {
         let mut out = Vec::with_capacity(terms.len());
         for t in terms {
             match self.memo.get(t.as_str()) {
-                Some(Some(tok)) => out.push(self.term_ids.get(tok).copied()),
-                _ => return Ok(Plan::Fallback),
+                Some(Some(tok)) => out.push(tok.clone()),
+                _ => return Ok(None),
             }
         }
-        Ok(Plan::Tokens(out))
+        Ok(Some(out))
+    }
+
+    /// Maps query terms to term ids (`None`: a token no document has).
+    pub fn plan(&mut self, terms: &[String]) -> Result<Plan, RecallError> {
+        Ok(match self.tokens(terms)? {
+            Some(tokens) => Plan::Tokens(
+                tokens
+                    .iter()
+                    .map(|t| self.term_ids.get(t).copied())
+                    .collect(),
+            ),
+            None => Plan::Fallback,
+        })
     }
 
     /// The best `n` in-scope documents by FTS5 BM25 for the planned terms, as (rowid,
@@ -574,11 +636,7 @@ impl LexicalIndex {
         for t in terms.iter() {
             let Some(t) = t else { continue };
             let list = &self.postings[*t as usize];
-            let n_hit = i64::from(self.df[*t as usize]);
-            let mut idf = (((n_row - n_hit) as f64 + 0.5) / (n_hit as f64 + 0.5)).ln();
-            if idf <= 0.0 {
-                idf = 1e-6;
-            }
+            let idf = idf(n_row, i64::from(self.df[*t as usize]));
             for p in list {
                 let s = p.slot as usize;
                 if !visible
@@ -588,15 +646,7 @@ impl LexicalIndex {
                 {
                     continue;
                 }
-                // The phrase frequency: each hit adds its column's weight, in column order.
-                let mut f = 0.0f64;
-                for (c, &h) in p.hits.iter().enumerate() {
-                    for _ in 0..h {
-                        f += weights[c];
-                    }
-                }
-                let d = f64::from(self.lens[s]);
-                let part = idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)));
+                let part = term_score(idf, &p.hits, &weights, self.lens[s], avgdl);
                 if !self.seen[s] {
                     self.seen[s] = true;
                     self.touched.push(p.slot);
@@ -611,13 +661,7 @@ impl LexicalIndex {
             self.acc[s] = 0.0;
             self.seen[s] = false;
         }
-        let cmp = |a: &(f64, i64), b: &(f64, i64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        if scored.len() > n {
-            scored.select_nth_unstable_by(n - 1, cmp);
-            scored.truncate(n);
-        }
-        scored.sort_unstable_by(cmp);
-        scored.into_iter().map(|(s, r)| (r, s)).collect()
+        best(scored, n)
     }
 }
 

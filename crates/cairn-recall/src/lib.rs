@@ -8,8 +8,9 @@
 //! network, and it does ranking only: it never decides what is remembered, never edits
 //! other tables of the connection, and computes embeddings only for documents being
 //! written and for the query being searched (never for stored documents at query time).
-//! The only files it writes are its vector snapshots beside a database file
-//! (`<database>-vectors-<model hash>`, see `snapshot`).
+//! The only files it writes are its snapshots beside a database file: the vectors'
+//! (`<database>-vectors-<model hash>`, see `snapshot`) and the lexical index's
+//! (`<database>-lexicon`, see `lexicon`).
 //!
 //! ```
 //! use cairn_recall::{Document, Recall};
@@ -36,7 +37,8 @@
 //!    matches only the query's rarest words in large stores; off by default, because it
 //!    changes the ranking far more than it saves time). A long-lived process can keep a
 //!    resident copy of the index ([`RecallConfig::resident_lexical`]) that gives the same
-//!    scores to the last bit without asking SQLite;
+//!    scores to the last bit without asking SQLite; a one-shot process maps the same
+//!    index, compacted into a file beside the database ([`RecallConfig::lexicon_file`]);
 //! 2. semantic: the query is embedded with [`cairn_embed`] (the model the stored vectors
 //!    were computed with, recorded in `recall_meta.embed_model`: the static table, or the
 //!    full transformer when that tier is active; [`Recall::reembed_pending`] moves the
@@ -60,6 +62,7 @@
 mod engine;
 mod error;
 mod lexical;
+mod lexicon;
 pub mod locomo;
 pub mod query;
 mod snapshot;
@@ -69,6 +72,8 @@ pub use engine::{Document, Fusion, Hit, Mode, Recall, RecallConfig, Reembedded};
 pub use error::RecallError;
 pub use locomo::{LocomoMetrics, LocomoOptions, LocomoReport, eval_locomo, eval_locomo_with};
 
+#[cfg(test)]
+mod lexicon_tests;
 #[cfg(test)]
 mod resident_tests;
 #[cfg(test)]

@@ -110,7 +110,7 @@ const QUERY_WORDS: &[&str] = &[
     "x",
 ];
 
-fn random_docs(rng: &mut Rng, n: usize, prefix: &str) -> Vec<Document> {
+pub(crate) fn random_docs(rng: &mut Rng, n: usize, prefix: &str) -> Vec<Document> {
     (0..n)
         .map(|i| Document {
             id: format!("{prefix}{i}"),
@@ -128,10 +128,13 @@ fn random_docs(rng: &mut Rng, n: usize, prefix: &str) -> Vec<Document> {
         .collect()
 }
 
-fn lexical(resident: bool) -> RecallConfig {
+/// Lexical ranking only, from the resident index or from FTS5 itself (never the lexicon
+/// file).
+pub(crate) fn lexical(resident: bool) -> RecallConfig {
     RecallConfig {
         mode: Mode::Lexical,
         resident_lexical: resident,
+        lexicon_file: false,
         ..RecallConfig::default()
     }
 }
@@ -142,8 +145,9 @@ fn ranked(hits: &[Hit]) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// Asserts that the resident index and FTS5 give the same ranking and scores for `queries`.
-fn assert_same(
+/// Asserts that `resident` (any configuration) and FTS5 give the same ranking and scores
+/// for `queries`.
+pub(crate) fn assert_same(
     conn: &Connection,
     resident: &mut Recall,
     queries: &[String],
@@ -173,7 +177,7 @@ fn assert_same(
     compared
 }
 
-fn random_queries(rng: &mut Rng, n: usize) -> Vec<String> {
+pub(crate) fn random_queries(rng: &mut Rng, n: usize) -> Vec<String> {
     (0..n).map(|_| rng.text(QUERY_WORDS, 1, 6)).collect()
 }
 

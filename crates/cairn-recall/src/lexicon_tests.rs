@@ -1,0 +1,223 @@
+//! The lexicon file ranks exactly as FTS5 does, follows other writers' changes on top of
+//! it, and gives way to FTS5 whenever it cannot answer exactly.
+
+use rusqlite::Connection;
+
+use crate::Recall;
+use crate::RecallConfig;
+use crate::resident_tests::{Rng, assert_same, lexical, random_docs, random_queries};
+
+/// Lexical ranking from the lexicon file when there is one.
+fn from_file() -> RecallConfig {
+    RecallConfig {
+        lexicon_file: true,
+        ..lexical(false)
+    }
+}
+
+const ALL: &[&str] = &["global", "proj-a", "proj-b"];
+
+/// A database file with `n` random documents and its lexicon written.
+fn store(n: usize, seed: u64) -> (tempfile::TempDir, Connection, Recall, Rng) {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = Connection::open(dir.path().join("recall.db")).unwrap();
+    let mut rng = Rng(seed);
+    let mut writer = Recall::open(&conn).unwrap();
+    writer
+        .upsert_many(&conn, &random_docs(&mut rng, n, "d"))
+        .unwrap();
+    writer.prepare_snapshots(&conn).unwrap();
+    (dir, conn, writer, rng)
+}
+
+fn lexicon_path(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    dir.path().join("recall.db-lexicon")
+}
+
+#[test]
+fn the_lexicon_file_scores_exactly_as_fts5() {
+    let (dir, conn, _writer, mut rng) = store(1_500, 0x1e8);
+    assert!(lexicon_path(&dir).is_file());
+    let queries = random_queries(&mut rng, 120);
+    let mut reader = Recall::with_config(&conn, from_file()).unwrap();
+    let mut compared = 0;
+    for scopes in [&["global", "proj-a"][..], ALL, &["proj-b"], &["nowhere"]] {
+        compared += assert_same(&conn, &mut reader, &queries, scopes);
+    }
+    assert!(compared > 5_000, "{compared} hits compared");
+    let (file_generation, changes) = reader.lexicon_view().map(|v| v.shape()).unwrap();
+    assert!(file_generation.is_some());
+    assert_eq!(changes, 0);
+}
+
+#[test]
+fn a_search_reads_other_writers_changes_on_top_of_the_file() {
+    let (dir, conn, _, mut rng) = store(600, 0x2e8);
+    let other = Connection::open(dir.path().join("recall.db")).unwrap();
+    let mut writer = Recall::open(&other).unwrap();
+    let queries = random_queries(&mut rng, 40);
+    let mut reader = Recall::with_config(&conn, from_file()).unwrap();
+    assert_same(&conn, &mut reader, &queries, ALL);
+
+    // Added, reworded (in place and into another scope), removed: fewer than the overlay
+    // limit, so the file answers with the changes on top.
+    writer
+        .upsert_many(&other, &random_docs(&mut rng, 30, "n"))
+        .unwrap();
+    writer
+        .upsert_many(&other, &random_docs(&mut rng, 40, "d"))
+        .unwrap();
+    for i in 100..130 {
+        assert!(writer.remove(&other, &format!("d{i}")).unwrap());
+    }
+    assert_same(&conn, &mut reader, &queries, &["global", "proj-a"]);
+    assert_same(&conn, &mut reader, &queries, &["proj-b"]);
+    let (file, changes) = reader.lexicon_view().map(|v| v.shape()).unwrap();
+    assert!(file.is_some());
+    assert!(changes >= 100, "{changes} changes read on top");
+    let hits = reader.search(&conn, "deploy", ALL, 1_000, 0).unwrap();
+    assert!(
+        hits.iter()
+            .all(|h| !(100..130).any(|i| h.id == format!("d{i}")))
+    );
+
+    // The background path rewrites the file with the changes folded in.
+    writer.prepare_snapshots(&other).unwrap();
+    let mut fresh = Recall::with_config(&conn, from_file()).unwrap();
+    assert_same(&conn, &mut fresh, &queries, ALL);
+    assert_eq!(fresh.lexicon_view().map(|v| v.shape().1), Some(0));
+}
+
+#[test]
+fn too_many_changes_go_to_fts5_until_the_file_is_rewritten() {
+    let (_dir, conn, mut writer, mut rng) = store(400, 0x3e8);
+    let queries = random_queries(&mut rng, 30);
+    writer
+        .upsert_many(&conn, &random_docs(&mut rng, 300, "m"))
+        .unwrap();
+    let mut reader = Recall::with_config(&conn, from_file()).unwrap();
+    assert_same(&conn, &mut reader, &queries, ALL);
+    assert!(
+        reader.lexicon_view().is_none(),
+        "300 changes are read from FTS5"
+    );
+    writer.prepare_snapshots(&conn).unwrap();
+    assert_same(&conn, &mut reader, &queries, ALL);
+    assert_eq!(reader.lexicon_view().map(|v| v.shape().1), Some(0));
+}
+
+#[test]
+fn a_few_changes_leave_the_file_as_it_is() {
+    let (dir, conn, mut writer, mut rng) = store(200, 0x4e8);
+    let before = std::fs::read(lexicon_path(&dir)).unwrap();
+    writer
+        .upsert_many(&conn, &random_docs(&mut rng, 5, "x"))
+        .unwrap();
+    writer.prepare_snapshots(&conn).unwrap();
+    assert_eq!(std::fs::read(lexicon_path(&dir)).unwrap(), before);
+    let queries = random_queries(&mut rng, 20);
+    let mut reader = Recall::with_config(&conn, from_file()).unwrap();
+    assert_same(&conn, &mut reader, &queries, ALL);
+    assert_eq!(reader.lexicon_view().map(|v| v.shape().1), Some(5));
+}
+
+#[test]
+fn a_damaged_or_foreign_file_is_ignored_and_rewritten() {
+    let (dir, conn, mut writer, mut rng) = store(300, 0x5e8);
+    let path = lexicon_path(&dir);
+    let good = std::fs::read(&path).unwrap();
+    let queries = random_queries(&mut rng, 20);
+    let mut damaged: Vec<Vec<u8>> = vec![
+        Vec::new(),
+        good[..good.len() / 2].to_vec(),
+        good[..good.len() - 1].to_vec(),
+        b"not a lexicon at all".to_vec(),
+    ];
+    // Flipped bytes anywhere: some are rejected, others only change what the file says,
+    // but nothing panics and every search still answers.
+    for at in [
+        9,
+        20,
+        60,
+        100,
+        good.len() / 3,
+        good.len() / 2,
+        good.len() - 5,
+    ] {
+        let mut b = good.clone();
+        b[at] ^= 0x5a;
+        damaged.push(b);
+    }
+    for _ in 0..40 {
+        let mut b = good.clone();
+        for _ in 0..3 {
+            let at = (rng.next() % b.len() as u64) as usize;
+            b[at] = rng.next() as u8;
+        }
+        damaged.push(b);
+    }
+    for (k, bytes) in damaged.iter().enumerate() {
+        std::fs::write(&path, bytes).unwrap();
+        let mut reader = Recall::with_config(&conn, from_file()).unwrap();
+        for q in &queries[..if k < 4 { queries.len() } else { 5 }] {
+            reader.search(&conn, q, ALL, 10, 0).unwrap();
+        }
+        if k < 4 {
+            assert!(reader.lexicon_view().is_none(), "damaged file {k} was used");
+            assert_same(&conn, &mut reader, &queries, ALL);
+        }
+    }
+    // A flipped byte the header cannot tell (a posting's hits) is caught by the checksum
+    // when the file is next rewritten: it is rebuilt from FTS5, not carried forward.
+    let mut flipped = good.clone();
+    for at in (good.len() * 3 / 4..good.len()).step_by(101) {
+        flipped[at] ^= 0x04;
+    }
+    std::fs::write(&path, &flipped).unwrap();
+    writer
+        .upsert_many(&conn, &random_docs(&mut rng, 40, "late"))
+        .unwrap();
+    writer.prepare_snapshots(&conn).unwrap();
+    let mut reader = Recall::with_config(&conn, from_file()).unwrap();
+    assert_same(&conn, &mut reader, &queries, ALL);
+    assert_eq!(reader.lexicon_view().map(|v| v.shape().1), Some(0));
+    let good = std::fs::read(&path).unwrap();
+
+    // Another index's file (a database recreated at the same path) is never read.
+    std::fs::write(&path, &good).unwrap();
+    conn.execute(
+        "UPDATE recall_meta SET value = 'another' WHERE key = 'index_id'",
+        [],
+    )
+    .unwrap();
+    let mut reader = Recall::with_config(&conn, from_file()).unwrap();
+    assert_same(&conn, &mut reader, &queries, ALL);
+    assert!(reader.lexicon_view().is_none());
+    writer.prepare_snapshots(&conn).unwrap();
+    assert_same(&conn, &mut reader, &queries, ALL);
+    assert!(reader.lexicon_view().is_some());
+}
+
+#[test]
+fn hybrid_search_from_the_file_matches_fts5_and_cjk_pairs_go_to_fts5() {
+    let (_dir, conn, _, mut rng) = store(500, 0x6e8);
+    let mut file = Recall::open(&conn).unwrap();
+    let mut fts = Recall::with_config(
+        &conn,
+        RecallConfig {
+            lexicon_file: false,
+            ..RecallConfig::default()
+        },
+    )
+    .unwrap();
+    let mut queries = random_queries(&mut rng, 40);
+    queries.push("包管理 pnpm".into());
+    queries.push("キャッシュ deploy".into());
+    for q in &queries {
+        let a = file.search(&conn, q, &["global", "proj-a"], 5, 0).unwrap();
+        let b = fts.search(&conn, q, &["global", "proj-a"], 5, 0).unwrap();
+        let scores = |h: &[crate::Hit]| h.iter().map(|h| h.score.to_bits()).collect::<Vec<_>>();
+        assert_eq!(scores(&a), scores(&b), "{q}");
+    }
+    assert!(file.lexicon_view().is_some(), "the file was not read");
+}
