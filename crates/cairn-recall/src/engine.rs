@@ -911,9 +911,7 @@ impl Recall {
         match res {
             Ok(changed) => {
                 for (rowid, n) in changed {
-                    if let Some(m) = self.cache.meta_mut(rowid) {
-                        m.recall_count = n;
-                    }
+                    self.cache.set_recall_count(rowid, n);
                 }
                 // A recall count changes no text: the word statistics (keyed by the documents'
                 // generation) stay valid.

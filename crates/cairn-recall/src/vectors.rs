@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-/// Per-document data the ranker needs without touching SQLite.
+/// A document's data as it is put into the cache.
 #[derive(Debug, Clone)]
 pub(crate) struct Meta {
     pub id: Box<str>,
@@ -28,11 +28,23 @@ pub(crate) struct Meta {
     pub recall_count: i64,
 }
 
+/// A cached document's data, borrowed from the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MetaRef<'a> {
+    pub id: &'a str,
+    pub updated_at: i64,
+    pub recall_count: i64,
+}
+
+/// The documents of one scope, column by column (row `i` of every column is one document).
+/// Columns read from a snapshot file stay in the mapped file until the partition first
+/// changes, so a new process touches only the rows it ranks.
 #[derive(Debug, Default)]
 pub(crate) struct Partition {
-    pub rowids: Vec<i64>,
-    pub meta: Vec<Meta>,
-    pub scales: Vec<f32>,
+    pub rowids: Column<i64>,
+    pub updated: Column<i64>,
+    pub scales: Column<f32>,
+    pub ids: Ids,
     /// Every int8 vector, `dims` values a row.
     pub vectors: Rows,
     /// Every sign signature, `sign_words(dims)` words a row, when the cache is signed
@@ -42,47 +54,62 @@ pub(crate) struct Partition {
 
 /// The hasher of the rowid map: rowids are SQLite's own integers, not attacker-chosen
 /// keys, so a fast non-cryptographic hash is enough (the map is read for every candidate of
-/// every search, and filled with every document when a process starts).
+/// every search).
 pub(crate) type RowidHasher = foldhash::fast::FixedState;
 
-/// A partition's int8 rows, one after another: owned, or borrowed from a memory-mapped
-/// snapshot file until the partition first changes (a new process then searches the page
-/// cache's copy without reading or copying it).
-#[derive(Debug, Default)]
-pub(crate) struct Rows {
-    owned: Vec<i8>,
-    mapped: Option<MappedRows>,
+/// Values of one column, one after another: owned, or borrowed from a memory-mapped
+/// snapshot file until they first change (a new process then reads the page cache's copy
+/// without reading or copying it).
+#[derive(Debug)]
+pub(crate) struct Column<T> {
+    owned: Vec<T>,
+    mapped: Option<MappedBytes>,
+}
+
+impl<T> Default for Column<T> {
+    fn default() -> Self {
+        Column {
+            owned: Vec::new(),
+            mapped: None,
+        }
+    }
 }
 
 #[derive(Debug)]
-pub(crate) struct MappedRows {
+pub(crate) struct MappedBytes {
     map: std::sync::Arc<memmap2::Mmap>,
     start: usize,
     len: usize,
 }
 
-impl Rows {
-    /// Rows borrowed from `map[start..start + len]`; `None` when that is out of bounds.
-    pub fn mapped(map: std::sync::Arc<memmap2::Mmap>, start: usize, len: usize) -> Option<Rows> {
+/// A partition's int8 rows.
+pub(crate) type Rows = Column<i8>;
+
+impl<T: bytemuck::Pod> Column<T> {
+    /// Values borrowed from the bytes `map[start..start + len]`; `None` when that is out
+    /// of bounds, not a whole number of values, or not aligned for them.
+    pub fn mapped(map: std::sync::Arc<memmap2::Mmap>, start: usize, len: usize) -> Option<Self> {
         let end = start.checked_add(len)?;
-        (end <= map.len()).then(|| Rows {
+        bytemuck::try_cast_slice::<u8, T>(map.get(start..end)?).ok()?;
+        Some(Column {
             owned: Vec::new(),
-            mapped: Some(MappedRows { map, start, len }),
+            mapped: Some(MappedBytes { map, start, len }),
         })
     }
 
-    pub fn as_slice(&self) -> &[i8] {
+    pub fn as_slice(&self) -> &[T] {
         match &self.mapped {
             Some(m) => m
                 .map
                 .get(m.start..m.start + m.len)
-                .map_or(&[], bytemuck::cast_slice),
+                .and_then(|b| bytemuck::try_cast_slice(b).ok())
+                .unwrap_or(&[]),
             None => &self.owned,
         }
     }
 
-    /// The rows to change, copied out of the mapped file first if they are borrowed.
-    pub fn to_mut(&mut self) -> &mut Vec<i8> {
+    /// The values to change, copied out of the mapped file first if they are borrowed.
+    pub fn to_mut(&mut self) -> &mut Vec<T> {
         if self.mapped.is_some() {
             self.owned = self.as_slice().to_vec();
             self.mapped = None;
@@ -90,19 +117,99 @@ impl Rows {
         &mut self.owned
     }
 
-    pub fn get(&self, range: std::ops::Range<usize>) -> Option<&[i8]> {
+    pub fn get(&self, range: std::ops::Range<usize>) -> Option<&[T]> {
         self.as_slice().get(range)
+    }
+
+    pub fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
-impl From<Vec<i8>> for Rows {
-    fn from(owned: Vec<i8>) -> Rows {
-        Rows {
+impl<T> From<Vec<T>> for Column<T> {
+    fn from(owned: Vec<T>) -> Column<T> {
+        Column {
             owned,
             mapped: None,
         }
     }
 }
+
+/// A partition's document ids: one string each, or packed (offsets into one text, as a
+/// snapshot stores them) until they first change.
+#[derive(Debug, Default)]
+pub(crate) struct Ids {
+    owned: Vec<Box<str>>,
+    packed: Option<PackedIds>,
+}
+
+#[derive(Debug)]
+struct PackedIds {
+    /// `n + 1` ascending byte offsets into `text`.
+    offsets: Column<u32>,
+    text: Column<u8>,
+}
+
+impl Ids {
+    /// Ids packed as `offsets` (`n + 1` of them) into `text`.
+    pub fn packed(offsets: Column<u32>, text: Column<u8>) -> Self {
+        Ids {
+            owned: Vec::new(),
+            packed: Some(PackedIds { offsets, text }),
+        }
+    }
+
+    pub fn get(&self, i: usize) -> Option<&str> {
+        match &self.packed {
+            None => self.owned.get(i).map(|s| &**s),
+            Some(p) => {
+                let o = p.offsets.as_slice();
+                let (a, b) = (*o.get(i)? as usize, *o.get(i + 1)? as usize);
+                std::str::from_utf8(p.text.as_slice().get(a..b)?).ok()
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.packed {
+            None => self.owned.len(),
+            Some(p) => p.offsets.len().saturating_sub(1),
+        }
+    }
+
+    /// The ids to change, unpacked first if they are packed (an unreadable one becomes
+    /// empty: it was never found by id either).
+    pub fn to_mut(&mut self) -> &mut Vec<Box<str>> {
+        if self.packed.is_some() {
+            let owned = (0..self.len())
+                .map(|i| self.get(i).unwrap_or("").into())
+                .collect();
+            self.owned = owned;
+            self.packed = None;
+        }
+        &mut self.owned
+    }
+}
+
+/// One entry of the rowid table a snapshot carries, sorted by rowid: where a document
+/// lives, found by binary search without building the rowid map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
+pub(crate) struct SlotEntry {
+    pub rowid: i64,
+    pub part: u32,
+    pub index: u32,
+}
+
+// SAFETY: `repr(C)`, an `i64` then two `u32` (16 bytes, alignment 8, no padding); every bit
+// pattern is a valid value.
+unsafe impl bytemuck::Zeroable for SlotEntry {}
+// SAFETY: as above; `Copy` and `'static`.
+unsafe impl bytemuck::Pod for SlotEntry {}
 
 /// Where a document lives in the cache.
 #[derive(Debug, Clone, Copy)]
@@ -118,7 +225,14 @@ pub(crate) struct VectorCache {
     pub generation: Option<i64>,
     pub scope_ids: HashMap<String, u32>,
     pub parts: Vec<Partition>,
-    pub slots: HashMap<i64, Slot, RowidHasher>,
+    /// Where each document lives, once the cache changed or was built document by
+    /// document; empty while `slot_table` says it.
+    slots: HashMap<i64, Slot, RowidHasher>,
+    /// A snapshot's rowid table, sorted, until the cache first changes (a new process
+    /// looks up the few documents it ranks instead of hashing every one).
+    slot_table: Option<Column<SlotEntry>>,
+    /// Recall counts of the documents recalled at least once.
+    recall_counts: HashMap<i64, i64, RowidHasher>,
     pub rot: Rotations,
     /// Whether every row has its signature.
     pub signed: bool,
@@ -360,6 +474,8 @@ impl VectorCache {
             scope_ids: HashMap::new(),
             parts: Vec::new(),
             slots: HashMap::default(),
+            slot_table: None,
+            recall_counts: HashMap::default(),
             rot: Rotations::new(dims),
             signed: false,
             searched: false,
@@ -368,7 +484,10 @@ impl VectorCache {
 
     /// Number of cached documents.
     pub fn len(&self) -> usize {
-        self.slots.len()
+        match &self.slot_table {
+            Some(t) => t.len(),
+            None => self.slots.len(),
+        }
     }
 
     pub fn clear(&mut self) {
@@ -376,8 +495,42 @@ impl VectorCache {
         self.scope_ids.clear();
         self.parts.clear();
         self.slots.clear();
+        self.slot_table = None;
+        self.recall_counts.clear();
         self.signed = false;
         self.searched = false;
+    }
+
+    /// Where `rowid` lives.
+    pub fn slot(&self, rowid: i64) -> Option<Slot> {
+        match &self.slot_table {
+            Some(t) => {
+                let t = t.as_slice();
+                let i = t.binary_search_by(|e| e.rowid.cmp(&rowid)).ok()?;
+                t.get(i).map(|e| Slot {
+                    part: e.part,
+                    index: e.index,
+                })
+            }
+            None => self.slots.get(&rowid).copied(),
+        }
+    }
+
+    /// Moves a snapshot's rowid table into the map, before the cache changes.
+    fn own_slots(&mut self) {
+        if let Some(t) = self.slot_table.take() {
+            self.slots = t
+                .as_slice()
+                .iter()
+                .map(|e| {
+                    let slot = Slot {
+                        part: e.part,
+                        index: e.index,
+                    };
+                    (e.rowid, slot)
+                })
+                .collect();
+        }
     }
 
     /// Computes every row's signature.
@@ -420,6 +573,7 @@ impl VectorCache {
     /// computed when the cache keeps them.
     pub fn put_quantized(&mut self, rowid: i64, scope: &str, meta: Meta, scale: f32, q: &[u8]) {
         self.remove(rowid);
+        self.own_slots();
         let part = self.part_for(scope);
         let (dims, words) = (self.dims, sign_words(self.dims));
         let vector: Option<Vec<i8>> = q
@@ -435,18 +589,22 @@ impl VectorCache {
         }
         let p = &mut self.parts[part as usize];
         let index = p.rowids.len() as u32;
-        p.rowids.push(rowid);
-        p.meta.push(meta);
+        p.rowids.to_mut().push(rowid);
+        p.updated.to_mut().push(meta.updated_at);
+        p.ids.to_mut().push(meta.id);
         p.signs.extend_from_slice(&signs);
         match vector {
             Some(v) => {
                 p.vectors.to_mut().extend_from_slice(&v);
-                p.scales.push(scale);
+                p.scales.to_mut().push(scale);
             }
             None => {
                 p.vectors.to_mut().extend(std::iter::repeat_n(0i8, dims));
-                p.scales.push(0.0);
+                p.scales.to_mut().push(0.0);
             }
+        }
+        if meta.recall_count != 0 {
+            self.recall_counts.insert(rowid, meta.recall_count);
         }
         self.slots.insert(rowid, Slot { part, index });
     }
@@ -462,24 +620,17 @@ impl VectorCache {
         v
     }
 
-    /// Room for `additional` more documents (a snapshot being read).
-    pub fn reserve(&mut self, additional: usize) {
-        self.slots.reserve(additional);
-    }
-
-    /// Adds a whole partition for `scope` (a snapshot being read into an empty cache).
-    /// Returns false when the scope already has documents, the lengths disagree or a rowid
-    /// is already cached (the cache may then hold part of it: the caller clears it).
-    pub fn push_partition(
-        &mut self,
-        scope: &str,
-        rowids: Vec<i64>,
-        meta: Vec<Meta>,
-        scales: Vec<f32>,
-        vectors: Rows,
-    ) -> bool {
-        let n = rowids.len();
-        if meta.len() != n || scales.len() != n || vectors.as_slice().len() != n * self.dims {
+    /// Adds a whole partition for `scope` (a snapshot being read into an empty cache);
+    /// [`VectorCache::set_slot_table`] then says where its documents are. Returns false
+    /// when the scope already has documents or the columns' lengths disagree (the caller
+    /// then clears the cache).
+    pub fn push_partition(&mut self, scope: &str, partition: Partition) -> bool {
+        let n = partition.rowids.len();
+        if partition.updated.len() != n
+            || partition.scales.len() != n
+            || partition.ids.len() != n
+            || partition.vectors.len() != n * self.dims
+        {
             return false;
         }
         let part = self.part_for(scope);
@@ -489,48 +640,58 @@ impl VectorCache {
         if !p.rowids.is_empty() {
             return false;
         }
-        for (index, &rowid) in rowids.iter().enumerate() {
-            let slot = Slot {
-                part,
-                index: index as u32,
-            };
-            if self.slots.insert(rowid, slot).is_some() {
-                return false;
-            }
-        }
+        let mut partition = partition;
         if self.signed {
-            for row in vectors.as_slice().chunks_exact(self.dims.max(1)) {
-                self.rot.signature(row, &mut p.signs);
+            for row in partition.vectors.as_slice().chunks_exact(self.dims.max(1)) {
+                self.rot.signature(row, &mut partition.signs);
             }
         }
-        *p = Partition {
-            rowids,
-            meta,
-            scales,
-            vectors,
-            signs: std::mem::take(&mut p.signs),
-        };
+        *p = partition;
         true
+    }
+
+    /// The sorted rowid table of the partitions just pushed. Returns false when it does not
+    /// cover them exactly: a count that differs, or an entry out of order or out of range
+    /// (each entry is checked against its partition's rowid).
+    pub fn set_slot_table(&mut self, table: Column<SlotEntry>) -> bool {
+        let entries = table.as_slice();
+        let total: usize = self.parts.iter().map(|p| p.rowids.len()).sum();
+        let sound = entries.len() == total
+            && entries.windows(2).all(|w| w[0].rowid < w[1].rowid)
+            && entries.iter().all(|e| {
+                self.parts
+                    .get(e.part as usize)
+                    .and_then(|p| p.rowids.as_slice().get(e.index as usize))
+                    == Some(&e.rowid)
+            });
+        if sound {
+            self.slots.clear();
+            self.slot_table = Some(table);
+        }
+        sound
     }
 
     /// Removes a document (swap-remove inside its partition).
     pub fn remove(&mut self, rowid: i64) -> bool {
+        self.own_slots();
         let Some(slot) = self.slots.remove(&rowid) else {
             return false;
         };
+        self.recall_counts.remove(&rowid);
         let (d, w) = (self.dims, sign_words(self.dims));
         let p = &mut self.parts[slot.part as usize];
         let i = slot.index as usize;
         let last = p.rowids.len() - 1;
-        p.rowids.swap_remove(i);
-        p.meta.swap_remove(i);
-        p.scales.swap_remove(i);
+        p.rowids.to_mut().swap_remove(i);
+        p.updated.to_mut().swap_remove(i);
+        p.ids.to_mut().swap_remove(i);
+        p.scales.to_mut().swap_remove(i);
         swap_remove_row(p.vectors.to_mut(), d, i, last);
         if self.signed {
             swap_remove_row(&mut p.signs, w, i, last);
         }
         if i != last {
-            let moved = p.rowids[i];
+            let moved = p.rowids.as_slice()[i];
             if let Some(s) = self.slots.get_mut(&moved) {
                 s.index = slot.index;
             }
@@ -538,17 +699,27 @@ impl VectorCache {
         true
     }
 
-    pub fn meta_mut(&mut self, rowid: i64) -> Option<&mut Meta> {
-        let s = *self.slots.get(&rowid)?;
-        self.parts
-            .get_mut(s.part as usize)?
-            .meta
-            .get_mut(s.index as usize)
+    /// Sets a cached document's recall count (nothing for an unknown rowid).
+    pub fn set_recall_count(&mut self, rowid: i64, n: i64) {
+        if self.slot(rowid).is_none() {
+            return;
+        }
+        if n == 0 {
+            self.recall_counts.remove(&rowid);
+        } else {
+            self.recall_counts.insert(rowid, n);
+        }
     }
 
-    pub fn meta(&self, rowid: i64) -> Option<&Meta> {
-        let s = self.slots.get(&rowid)?;
-        self.parts.get(s.part as usize)?.meta.get(s.index as usize)
+    pub fn meta(&self, rowid: i64) -> Option<MetaRef<'_>> {
+        let s = self.slot(rowid)?;
+        let p = self.parts.get(s.part as usize)?;
+        let i = s.index as usize;
+        Some(MetaRef {
+            id: p.ids.get(i)?,
+            updated_at: p.updated.as_slice().get(i).copied()?,
+            recall_count: self.recall_counts.get(&rowid).copied().unwrap_or(0),
+        })
     }
 
     /// Partition indices of the allowed scopes (unknown scopes are skipped).
@@ -573,14 +744,12 @@ impl VectorCache {
 
     /// True when `rowid` is cached in one of `parts`.
     pub fn in_parts(&self, rowid: i64, parts: &[u32]) -> bool {
-        self.slots
-            .get(&rowid)
-            .is_some_and(|s| parts.contains(&s.part))
+        self.slot(rowid).is_some_and(|s| parts.contains(&s.part))
     }
 
     /// Approximate cosine between a quantised query and a cached document.
     pub fn cosine(&self, q: &[i8], qs: f32, rowid: i64) -> Option<f32> {
-        let s = self.slots.get(&rowid)?;
+        let s = self.slot(rowid)?;
         let p = self.parts.get(s.part as usize)?;
         Some(self.row_cosine(q, qs, p, s.index as usize))
     }
@@ -589,7 +758,7 @@ impl VectorCache {
     fn row_cosine(&self, q: &[i8], qs: f32, p: &Partition, i: usize) -> f32 {
         let d = self.dims;
         let v = p.vectors.get(i * d..(i + 1) * d).unwrap_or_default();
-        qs * p.scales.get(i).copied().unwrap_or(0.0) * dot_i8(q, v) as f32
+        qs * p.scales.as_slice().get(i).copied().unwrap_or(0.0) * dot_i8(q, v) as f32
     }
 
     /// The `n` highest cosines over the given partitions, best first, as (cosine, rowid).
@@ -630,7 +799,7 @@ impl VectorCache {
             .collect();
         if exact {
             for p in &parts {
-                for (i, &rowid) in p.rowids.iter().enumerate() {
+                for (i, &rowid) in p.rowids.as_slice().iter().enumerate() {
                     scratch.push((self.row_cosine(q, qs, p, i), rowid));
                 }
             }
@@ -645,7 +814,7 @@ impl VectorCache {
             let cut = cut_off(&dists, shortlist, words * 64);
             let mut k = 0usize;
             for p in &parts {
-                for (i, &rowid) in p.rowids.iter().enumerate() {
+                for (i, &rowid) in p.rowids.as_slice().iter().enumerate() {
                     if dists.get(k).is_some_and(|&d| d <= cut) {
                         scratch.push((self.row_cosine(q, qs, p, i), rowid));
                     }
@@ -746,7 +915,7 @@ mod tests {
         assert_eq!(top.len(), 1);
         assert_eq!(top[0].1, 2);
         assert!((top[0].0 - 1.0).abs() < 1e-2);
-        assert_eq!(c.meta(2).map(|m| &*m.id), Some("y"));
+        assert_eq!(c.meta(2).map(|m| m.id), Some("y"));
         let all = c.top_n(
             &q,
             qs,
@@ -869,7 +1038,7 @@ mod tests {
         let mut expected = Vec::new();
         c.rot.signature(&q, &mut expected);
         let p = &c.parts[0];
-        let i = c.slots[&2].index as usize;
+        let i = c.slot(2).map_or(usize::MAX, |s| s.index as usize);
         assert_eq!(p.signs[i * words..(i + 1) * words], expected[..]);
         assert_eq!(p.signs.len(), 2 * words);
     }
