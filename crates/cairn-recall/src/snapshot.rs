@@ -16,7 +16,9 @@
 //! columns (rowids, update times, scales, packed ids, int8 rows) and a rowid table sorted by
 //! rowid are 8-aligned in the file, so a new process searches them in place and looks up
 //! only the documents it ranks, instead of copying every row and hashing every rowid (about
-//! 10 ms at 100,000 memories). Its header names the index it belongs to (a random id kept in
+//! 10 ms at 100,000 memories). Above [`EXACT_LIMIT`] documents the snapshot also carries
+//! every row's sign signature (see `vectors`), so that a new process's first search ranks
+//! by them instead of scanning every int8 vector. Its header names the index it belongs to (a random id kept in
 //! `recall_meta`, so a database recreated at the same path never reads an old file), the
 //! generation and the model. An in-memory database keeps it as a row of
 //! `recall_snapshots`. A stale or unreadable snapshot is ignored and rebuilt by the next
@@ -28,7 +30,7 @@ use std::sync::Arc;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::RecallError;
-use crate::vectors::{Column, Ids, Partition, SlotEntry, VectorCache};
+use crate::vectors::{Column, EXACT_LIMIT, Ids, Partition, SlotEntry, VectorCache, sign_words};
 
 /// Tables, index and triggers (idempotent; part of the recall schema).
 pub(crate) const SCHEMA: &str = "
@@ -53,7 +55,7 @@ CREATE TRIGGER IF NOT EXISTS recall_docs_gen_upd
 END;
 ";
 
-const MAGIC: &[u8; 8] = b"CRVSNAP3";
+const MAGIC: &[u8; 8] = b"CRVSNAP4";
 /// The header of a snapshot file, before the encoded cache.
 const FILE_MAGIC: &[u8; 8] = b"CRVFILE1";
 
@@ -283,8 +285,11 @@ fn encode(cache: &VectorCache) -> Vec<u8> {
     let n = cache.len();
     let mut out = Vec::with_capacity(64 + n * (16 + 8 + 8 + 4 + 4 + 16 + dims));
     let pad = |out: &mut Vec<u8>| out.resize(pad8(out.len()), 0);
+    // Signatures only pay where a search ranks by them: above the exact-scan limit.
+    let words = if n > EXACT_LIMIT { sign_words(dims) } else { 0 };
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(dims as u32).to_le_bytes());
+    out.extend_from_slice(&(words as u32).to_le_bytes());
     let scopes = cache.scopes();
     out.extend_from_slice(&(scopes.len() as u32).to_le_bytes());
     for (s, p) in scopes.iter().zip(&cache.parts) {
@@ -332,6 +337,12 @@ fn encode(cache: &VectorCache) -> Vec<u8> {
         out.extend_from_slice(&text);
         pad(&mut out);
         out.extend(p.vectors.as_slice().iter().map(|&x| x as u8));
+        if words > 0 {
+            pad(&mut out);
+            for w in cache.signatures_of(p).iter() {
+                out.extend_from_slice(&w.to_le_bytes());
+            }
+        }
     }
     out
 }
@@ -383,6 +394,10 @@ fn decode(
     let dims = cache.dims;
     let mut r = Reader { b: data };
     if r.take(MAGIC.len())? != MAGIC || r.u32()? as usize != dims {
+        return None;
+    }
+    let words = r.u32()? as usize;
+    if words != 0 && words != sign_words(dims) {
         return None;
     }
     let n_parts = r.u32()? as usize;
@@ -439,6 +454,17 @@ fn decode(
         r.take(pad8(at(&r)) - at(&r))?;
         let rows_at = at(&r);
         let rows = r.take(n.checked_mul(dims)?)?;
+        let signs = if words > 0 {
+            r.take(pad8(at(&r)) - at(&r))?;
+            let signs_at = at(&r);
+            column(
+                r.take(n.checked_mul(words)?.checked_mul(8)?)?,
+                signs_at,
+                mapped,
+            )?
+        } else {
+            Column::default()
+        };
         let partition = Partition {
             rowids: column(rowids, o_rowids, mapped)?,
             updated: column(updated, o_updated, mapped)?,
@@ -448,14 +474,17 @@ fn decode(
                 column(text, text_at, mapped)?,
             ),
             vectors: column(rows, rows_at, mapped)?,
-            signs: Vec::new(),
+            signs,
         };
         cache.push_partition(scope, partition).then_some(())?;
     }
-    if !r.b.is_empty() {
+    if !r.b.is_empty() || !cache.set_slot_table(table) {
         return None;
     }
-    cache.set_slot_table(table).then_some(())
+    if words > 0 {
+        cache.adopt_signatures().then_some(())?;
+    }
+    Some(())
 }
 
 #[cfg(test)]
@@ -634,6 +663,73 @@ mod tests {
             .unwrap();
         assert_eq!(rows, 0);
         assert!(is_current(&conn, &model, g, dims).unwrap());
+    }
+
+    #[test]
+    fn a_large_snapshot_carries_signatures_and_its_first_search_ranks_by_them() {
+        let dims = 16;
+        let mut rng = crate::resident_tests::Rng(0x5157);
+        let mut unit = || (rng.next() >> 11) as f32 / (1u64 << 53) as f32 - 0.5;
+        let mut c = VectorCache::new(dims);
+        let n = EXACT_LIMIT + 500;
+        for i in 0..n {
+            let v: Vec<f32> = (0..dims).map(|_| unit()).collect();
+            let meta = crate::vectors::Meta {
+                id: format!("m{i}").into(),
+                updated_at: 0,
+                recall_count: 0,
+            };
+            c.put(i as i64, ["a", "b"][i % 2], meta, &v);
+        }
+        let data = encode(&c);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("snapshot");
+        std::fs::write(&path, &data).unwrap();
+        let map = map_file(&path).unwrap();
+        let mut d = VectorCache::new(dims);
+        assert!(decode(&map, Some((&map, 0)), &mut d).is_some());
+        assert!(d.signed, "the signatures were not adopted");
+        // The cache that wrote the snapshot signs itself on its second search.
+        let mut q = Vec::new();
+        let qs = crate::vectors::quantize(&(0..dims).map(|_| unit()).collect::<Vec<_>>(), &mut q);
+        let parts = c.parts_of(&["a", "b"]);
+        let mut scratch = Vec::new();
+        c.top_n(&q, qs, &parts, 5, false, &mut scratch);
+        let signed_in_memory = c.top_n(&q, qs, &parts, 5, false, &mut scratch);
+        assert!(c.signed);
+        let from_snapshot = d.top_n(&q, qs, &d.parts_of(&["a", "b"]), 5, false, &mut scratch);
+        assert_eq!(from_snapshot, signed_in_memory);
+        for (pc, pd) in c.parts.iter().zip(&d.parts) {
+            assert_eq!(pc.signs.as_slice(), pd.signs.as_slice());
+        }
+        // A change keeps the signatures in step.
+        assert!(d.remove(3));
+        let v: Vec<f32> = (0..dims).map(|_| unit()).collect();
+        let meta = crate::vectors::Meta {
+            id: "new".into(),
+            updated_at: 0,
+            recall_count: 0,
+        };
+        d.put(n as i64, "a", meta, &v);
+        let words = crate::vectors::sign_words(dims);
+        for p in &d.parts {
+            assert_eq!(p.signs.len(), p.rowids.len() * words);
+        }
+        // Below the exact-scan limit a snapshot carries none.
+        let mut small = VectorCache::new(dims);
+        small.put(
+            1,
+            "a",
+            crate::vectors::Meta {
+                id: "x".into(),
+                updated_at: 0,
+                recall_count: 0,
+            },
+            &v,
+        );
+        let mut e = VectorCache::new(dims);
+        assert!(decode(&encode(&small), None, &mut e).is_some());
+        assert!(!e.signed && e.parts[0].signs.is_empty());
     }
 
     #[test]

@@ -14,9 +14,10 @@
 //! are scored with their int8 vectors. Measured over 100k synthetic documents all in scope,
 //! that finds the exact top 5 about 98% of the time (97.7% for the previous first pass,
 //! half the int8 dimensions, which took three times as long). Signatures are computed in
-//! memory (about 2 µs a document), by the second search of a cache that needs them: a
-//! process that searches once (a hook, `cairn recall`) scores every vector instead, which
-//! costs less than computing or reading them, and snapshots never carry them.
+//! memory (about 2 µs a document), by the second search of a cache that needs them, or read
+//! from a snapshot that carries them (the background path writes them above the limit), so
+//! that a process that searches once (a hook, `cairn recall`) ranks by them too; without
+//! them such a process scores every vector, which costs less than computing them.
 
 use std::collections::HashMap;
 
@@ -49,7 +50,7 @@ pub(crate) struct Partition {
     pub vectors: Rows,
     /// Every sign signature, `sign_words(dims)` words a row, when the cache is signed
     /// (empty otherwise).
-    pub signs: Vec<u64>,
+    pub signs: Column<u64>,
 }
 
 /// The hasher of the rowid map: rowids are SQLite's own integers, not attacker-chosen
@@ -537,11 +538,11 @@ impl VectorCache {
     fn sign_all(&mut self) {
         let (d, w) = (self.dims, sign_words(self.dims));
         for p in &mut self.parts {
-            p.signs.clear();
-            p.signs.reserve(p.rowids.len() * w);
+            let mut signs = Vec::with_capacity(p.rowids.len() * w);
             for row in p.vectors.as_slice().chunks_exact(d.max(1)) {
-                self.rot.signature(row, &mut p.signs);
+                self.rot.signature(row, &mut signs);
             }
+            p.signs = Column::from(signs);
         }
         self.signed = true;
     }
@@ -592,7 +593,9 @@ impl VectorCache {
         p.rowids.to_mut().push(rowid);
         p.updated.to_mut().push(meta.updated_at);
         p.ids.to_mut().push(meta.id);
-        p.signs.extend_from_slice(&signs);
+        if self.signed {
+            p.signs.to_mut().extend_from_slice(&signs);
+        }
         match vector {
             Some(v) => {
                 p.vectors.to_mut().extend_from_slice(&v);
@@ -641,13 +644,46 @@ impl VectorCache {
             return false;
         }
         let mut partition = partition;
-        if self.signed {
+        let words = sign_words(self.dims);
+        if !partition.signs.is_empty() && partition.signs.len() != n * words {
+            return false;
+        }
+        if self.signed && partition.signs.is_empty() {
+            let mut signs = Vec::with_capacity(n * words);
             for row in partition.vectors.as_slice().chunks_exact(self.dims.max(1)) {
-                self.rot.signature(row, &mut partition.signs);
+                self.rot.signature(row, &mut signs);
             }
+            partition.signs = Column::from(signs);
         }
         *p = partition;
         true
+    }
+
+    /// Marks a cache read from a snapshot that carries every row's signature as signed, so
+    /// that its first search ranks by them; false (nothing changed) when a partition has
+    /// none.
+    pub fn adopt_signatures(&mut self) -> bool {
+        let words = sign_words(self.dims);
+        let all = self
+            .parts
+            .iter()
+            .all(|p| p.signs.len() == p.rowids.len() * words);
+        if all {
+            self.signed = true;
+        }
+        all
+    }
+
+    /// Every row's signature of partition `p`, computed when the cache keeps none.
+    pub fn signatures_of<'a>(&self, p: &'a Partition) -> std::borrow::Cow<'a, [u64]> {
+        if self.signed {
+            return std::borrow::Cow::Borrowed(p.signs.as_slice());
+        }
+        let mut signs = Vec::with_capacity(p.rowids.len() * sign_words(self.dims));
+        for row in p.vectors.as_slice().chunks_exact(self.dims.max(1)) {
+            self.rot.signature(row, &mut signs);
+        }
+        std::borrow::Cow::Owned(signs)
     }
 
     /// The sorted rowid table of the partitions just pushed. Returns false when it does not
@@ -688,7 +724,7 @@ impl VectorCache {
         p.scales.to_mut().swap_remove(i);
         swap_remove_row(p.vectors.to_mut(), d, i, last);
         if self.signed {
-            swap_remove_row(&mut p.signs, w, i, last);
+            swap_remove_row(p.signs.to_mut(), w, i, last);
         }
         if i != last {
             let moved = p.rowids.as_slice()[i];
@@ -809,7 +845,7 @@ impl VectorCache {
             self.rot.signature(q, &mut qsig);
             let mut dists: Vec<u16> = Vec::with_capacity(total);
             for p in &parts {
-                hamming(&qsig, &p.signs, &mut dists);
+                hamming(&qsig, p.signs.as_slice(), &mut dists);
             }
             let cut = cut_off(&dists, shortlist, words * 64);
             let mut k = 0usize;
@@ -1039,7 +1075,7 @@ mod tests {
         c.rot.signature(&q, &mut expected);
         let p = &c.parts[0];
         let i = c.slot(2).map_or(usize::MAX, |s| s.index as usize);
-        assert_eq!(p.signs[i * words..(i + 1) * words], expected[..]);
+        assert_eq!(p.signs.as_slice()[i * words..(i + 1) * words], expected[..]);
         assert_eq!(p.signs.len(), 2 * words);
     }
 }
