@@ -82,14 +82,26 @@ CREATE TABLE IF NOT EXISTS memory_shown (
 /// Indexes added since version 1, by name. An index changes nothing a version reads or
 /// writes (SQLite maintains it on every write, whichever build writes), so adding one keeps
 /// the version: earlier builds still open the database.
-const ADDED_INDEXES: [(&str, &str); 1] = [(
-    // What ordering a scope's live memories by usefulness reads (the session-start
-    // summary), without visiting the table.
-    "memories_live_rank",
-    "CREATE INDEX IF NOT EXISTS memories_live_rank
-         ON memories(scope, type, updated_at, recall_count, id)
-         WHERE forgotten_at IS NULL AND superseded_by IS NULL",
-)];
+const ADDED_INDEXES: [(&str, &str); 2] = [
+    (
+        // What ordering a scope's live memories by usefulness reads (the session-start
+        // summary), without visiting the table.
+        "memories_live_rank",
+        "CREATE INDEX IF NOT EXISTS memories_live_rank
+             ON memories(scope, type, updated_at, recall_count, id)
+             WHERE forgotten_at IS NULL AND superseded_by IS NULL",
+    ),
+    (
+        // The live memories that ranking takes whatever their age: recalled ones, and ones
+        // of a type this build does not know (the condition is repeated word for word by
+        // the query that reads it, so that SQLite can use it).
+        "memories_live_recalled",
+        "CREATE INDEX IF NOT EXISTS memories_live_recalled
+             ON memories(scope, type, updated_at, recall_count, id)
+             WHERE forgotten_at IS NULL AND superseded_by IS NULL
+               AND (recall_count != 0 OR type NOT IN ('user', 'feedback', 'project', 'reference'))",
+    ),
+];
 
 /// Creates the tables and indexes if needed and records the version; refuses a newer
 /// layout.

@@ -449,43 +449,91 @@ impl MemoryStore {
         Ok(out)
     }
 
-    /// The live memories of some scopes, most useful first (as `by_usefulness` orders them),
-    /// as ids: what a summary needs before it reads the few memories it shows. Reads only
-    /// the covering index `memories_live_rank`, not the memories' text.
+    /// The live memories of `scopes` most useful first (`views::usefulness_of`, then newer,
+    /// then by id), as ids with their types, and how many live memories the scopes hold.
+    /// Of each type only the first `per_type` are certain to be there: besides the memories
+    /// recalled at least once, a type's never-recalled ones are read newest first, `per_type`
+    /// of them and any that share the last one's update time. That is exact for the first
+    /// `per_type` of each type, since a never-recalled memory ranks below every newer one of
+    /// its type that was never recalled either. Reads the covering indexes
+    /// `memories_live_rank` and `memories_live_recalled` only, and only those entries (and
+    /// counts the scopes' live memories in the first).
     pub(crate) fn live_ids_by_usefulness(
         &self,
         scopes: &[&str],
         now: i64,
-    ) -> Result<Vec<(String, MemoryType)>> {
+        per_type: usize,
+    ) -> Result<(Vec<(String, MemoryType)>, usize)> {
+        const LIVE: &str = "forgotten_at IS NULL AND superseded_by IS NULL";
+        const KNOWN: [MemoryType; 4] = [
+            MemoryType::User,
+            MemoryType::Feedback,
+            MemoryType::Project,
+            MemoryType::Reference,
+        ];
         let conn = self.store.connection();
-        let mut st = conn.prepare_cached(
-            "SELECT id, type, updated_at, recall_count FROM memories INDEXED BY memories_live_rank
-             WHERE scope = ?1 AND forgotten_at IS NULL AND superseded_by IS NULL",
-        )?;
         let mut rows: Vec<(f64, i64, String, MemoryType)> = Vec::new();
+        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut keep = |id: String, t: &str, updated_at: i64, recall_count: i64| {
+            let t = MemoryType::parse(t).unwrap_or(MemoryType::Project);
+            if seen.insert(id.clone()) {
+                let u = crate::views::usefulness_of(t, updated_at, recall_count, now);
+                rows.push((u, updated_at, id, t));
+            }
+        };
+        let limit = i64::try_from(per_type).unwrap_or(i64::MAX);
+        let mut total = 0usize;
+        let mut count = conn.prepare_cached(&format!(
+            "SELECT count(*) FROM memories INDEXED BY memories_live_rank WHERE scope = ?1 AND {LIVE}"
+        ))?;
+        // Recalled ones, and ones of a type this build does not know (normally none): all.
+        let mut others = conn.prepare_cached(&format!(
+            "SELECT id, type, updated_at, recall_count FROM memories INDEXED BY memories_live_recalled
+             WHERE scope = ?1 AND {LIVE}
+               AND (recall_count != 0 OR type NOT IN ('user', 'feedback', 'project', 'reference'))"
+        ))?;
+        // Never recalled ones of one type, newest first (the index read backwards).
+        let mut newest = conn.prepare_cached(&format!(
+            "SELECT id, updated_at FROM memories INDEXED BY memories_live_rank
+             WHERE scope = ?1 AND type = ?2 AND recall_count = 0 AND {LIVE}
+             ORDER BY updated_at DESC, recall_count DESC, id DESC LIMIT ?3"
+        ))?;
+        let mut at_time = conn.prepare_cached(&format!(
+            "SELECT id FROM memories INDEXED BY memories_live_rank
+             WHERE scope = ?1 AND type = ?2 AND updated_at = ?3 AND recall_count = 0 AND {LIVE}"
+        ))?;
         for scope in scopes {
-            let found = st.query_map([scope], |r| {
-                let t = r
-                    .get_ref(1)?
-                    .as_str()
-                    .ok()
-                    .and_then(MemoryType::parse)
-                    .unwrap_or(MemoryType::Project);
-                let updated_at: i64 = r.get(2)?;
-                let recall_count: i64 = r.get(3)?;
-                Ok((
-                    crate::views::usefulness_of(t, updated_at, recall_count, now),
-                    updated_at,
-                    r.get::<_, String>(0)?,
-                    t,
-                ))
-            })?;
-            for row in found {
-                rows.push(row?);
+            let n: i64 = count.query_row([scope], |r| r.get(0))?;
+            total += usize::try_from(n).unwrap_or(0);
+            let mut q = others.query([scope])?;
+            while let Some(r) = q.next()? {
+                let t = r.get_ref(1)?.as_str().unwrap_or("");
+                keep(r.get(0)?, t, r.get(2)?, r.get(3)?);
+            }
+            for t in KNOWN {
+                let mut got = 0usize;
+                let mut last: Option<i64> = None;
+                let mut q = newest.query(params![scope, t.as_str(), limit])?;
+                while let Some(r) = q.next()? {
+                    let updated_at: i64 = r.get(1)?;
+                    keep(r.get(0)?, t.as_str(), updated_at, 0);
+                    got += 1;
+                    last = Some(updated_at);
+                }
+                // The cut may fall inside a group of equal update times: all of it.
+                if got == per_type
+                    && let Some(u) = last
+                {
+                    let mut q = at_time.query(params![scope, t.as_str(), u])?;
+                    while let Some(r) = q.next()? {
+                        keep(r.get(0)?, t.as_str(), u, 0);
+                    }
+                }
             }
         }
         rows.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
-        Ok(rows.into_iter().map(|(_, _, id, t)| (id, t)).collect())
+        let ranked = rows.into_iter().map(|(_, _, id, t)| (id, t)).collect();
+        Ok((ranked, total))
     }
 
     /// Live memories of some scopes.
