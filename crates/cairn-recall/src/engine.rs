@@ -267,6 +267,66 @@ impl Default for RecallConfig {
     }
 }
 
+/// Where a file that new processes read instead of the database stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum FileState {
+    /// Up to date.
+    Current,
+    /// Usable: a search reads the `changes` documents changed since it was written on top.
+    Behind { changes: usize },
+    /// Out of date: searches do without it until it is rewritten (the vector snapshot by the
+    /// next search, the lexicon file by the next write or sync).
+    Stale,
+    /// Not written yet (or unreadable).
+    Missing,
+    /// An in-memory database, or no recall index yet: no file.
+    NotUsed,
+}
+
+/// The files beside a database file that new processes (hooks, `cairn recall`) map instead
+/// of reading the index from SQLite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SearchFiles {
+    /// The vector snapshot (`<database>-vectors-<model hash>`).
+    pub vectors: FileState,
+    /// The lexicon file (`<database>-lexicon`).
+    pub lexicon: FileState,
+}
+
+/// Where the search files of the recall index in `conn` stand. Reads only: the recall
+/// tables are not created when missing.
+pub fn search_files(conn: &Connection) -> Result<SearchFiles, RecallError> {
+    let has_index: bool = conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM sqlite_schema WHERE name = 'recall_meta')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_index {
+        return Ok(SearchFiles {
+            vectors: FileState::NotUsed,
+            lexicon: FileState::NotUsed,
+        });
+    }
+    let vectors = match crate::snapshot::file_state(conn)? {
+        None => FileState::NotUsed,
+        Some((_, true)) => FileState::Current,
+        Some((true, false)) => FileState::Stale,
+        Some((false, false)) => FileState::Missing,
+    };
+    let lexicon = match crate::lexicon::file_state(conn)? {
+        None => FileState::NotUsed,
+        Some(None) if crate::lexicon::file_path(conn).is_some_and(|p| p.exists()) => {
+            FileState::Stale
+        }
+        Some(None) => FileState::Missing,
+        Some(Some(0)) => FileState::Current,
+        Some(Some(n)) if n <= crate::lexicon::OVERLAY_MAX => FileState::Behind { changes: n },
+        Some(Some(_)) => FileState::Stale,
+    };
+    Ok(SearchFiles { vectors, lexicon })
+}
+
 /// One search result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {

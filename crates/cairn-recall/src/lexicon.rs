@@ -743,6 +743,25 @@ impl LexiconView {
     }
 }
 
+/// Where the lexicon file stands: `None` for an in-memory database; otherwise `None` inside
+/// when it is missing or unusable (another index's, damaged, a later generation), else the
+/// number of documents changed since it was written, up to [`OVERLAY_MAX`] + 1.
+pub(crate) fn file_state(conn: &Connection) -> Result<Option<Option<usize>>, RecallError> {
+    let Some(path) = file_path(conn) else {
+        return Ok(None);
+    };
+    let Some(file) = Lexicon::open(&path, &index_id(conn)?) else {
+        return Ok(Some(None));
+    };
+    let generation = crate::lexical::text_generation(conn)?;
+    if file.generation > generation {
+        return Ok(Some(None));
+    }
+    Ok(Some(Some(
+        changed_since(conn, file.generation, OVERLAY_MAX)?.len(),
+    )))
+}
+
 /// For the background path: rewrites the lexicon of a database file when more than
 /// [`REWRITE_AFTER`] documents changed since it was written (or when it is missing or
 /// unusable). Nothing for an in-memory database.

@@ -221,3 +221,41 @@ fn hybrid_search_from_the_file_matches_fts5_and_cjk_pairs_go_to_fts5() {
     }
     assert!(file.lexicon_view().is_some(), "the file was not read");
 }
+
+#[test]
+fn search_files_report_where_the_files_stand() {
+    use crate::{FileState, search_files};
+    let memory = Connection::open_in_memory().unwrap();
+    assert_eq!(search_files(&memory).unwrap().lexicon, FileState::NotUsed);
+    let dir = tempfile::tempdir().unwrap();
+    let conn = Connection::open(dir.path().join("recall.db")).unwrap();
+    assert_eq!(search_files(&conn).unwrap().vectors, FileState::NotUsed);
+    let mut rng = Rng(0x7e8);
+    let mut writer = Recall::open(&conn).unwrap();
+    writer
+        .upsert_many(&conn, &random_docs(&mut rng, 100, "d"))
+        .unwrap();
+    let files = search_files(&conn).unwrap();
+    assert_eq!(
+        (files.vectors, files.lexicon),
+        (FileState::Missing, FileState::Missing)
+    );
+    writer.prepare_snapshots(&conn).unwrap();
+    let files = search_files(&conn).unwrap();
+    assert_eq!(
+        (files.vectors, files.lexicon),
+        (FileState::Current, FileState::Current)
+    );
+    writer
+        .upsert_many(&conn, &random_docs(&mut rng, 5, "x"))
+        .unwrap();
+    let files = search_files(&conn).unwrap();
+    assert_eq!(files.vectors, FileState::Stale);
+    assert_eq!(files.lexicon, FileState::Behind { changes: 5 });
+    writer
+        .upsert_many(&conn, &random_docs(&mut rng, 300, "y"))
+        .unwrap();
+    assert_eq!(search_files(&conn).unwrap().lexicon, FileState::Stale);
+    std::fs::write(lexicon_path(&dir), b"damaged").unwrap();
+    assert_eq!(search_files(&conn).unwrap().lexicon, FileState::Stale);
+}

@@ -68,7 +68,10 @@ pub mod query;
 mod snapshot;
 mod vectors;
 
-pub use engine::{Document, Fusion, Hit, Mode, Recall, RecallConfig, Reembedded};
+pub use engine::{
+    Document, FileState, Fusion, Hit, Mode, Recall, RecallConfig, Reembedded, SearchFiles,
+    search_files,
+};
 pub use error::RecallError;
 pub use locomo::{LocomoMetrics, LocomoOptions, LocomoReport, eval_locomo, eval_locomo_with};
 

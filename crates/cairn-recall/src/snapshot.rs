@@ -118,6 +118,48 @@ fn pad8(n: usize) -> usize {
     n.div_ceil(8) * 8
 }
 
+/// Whether a vector snapshot file of this index at the current documents' generation lies
+/// beside the database (any model's): `None` for an in-memory database; otherwise whether
+/// such a file exists, and whether any snapshot file does.
+pub(crate) fn file_state(conn: &Connection) -> Result<Option<(bool, bool)>, RecallError> {
+    let Some(db) = conn
+        .path()
+        .filter(|p| !p.is_empty())
+        .map(std::path::PathBuf::from)
+    else {
+        return Ok(None);
+    };
+    let (Some(dir), Some(name)) = (db.parent(), db.file_name()) else {
+        return Ok(None);
+    };
+    let prefix = format!("{}-vectors-", name.to_string_lossy());
+    let id = index_id(conn)?;
+    let generation = docs_generation(conn)?;
+    let (mut any, mut current) = (false, false);
+    let dir = if dir.as_os_str().is_empty() {
+        std::path::Path::new(".")
+    } else {
+        dir
+    };
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if !entry.file_name().to_string_lossy().starts_with(&prefix) {
+            continue;
+        }
+        any = true;
+        use std::io::Read;
+        let mut head = vec![0u8; 512];
+        let n = std::fs::File::open(entry.path())
+            .and_then(|mut f| f.read(&mut head))
+            .unwrap_or(0);
+        let mut r = Reader { b: &head[..n] };
+        let ours = r.take(FILE_MAGIC.len()) == Some(FILE_MAGIC.as_slice())
+            && r.str() == Some(id.as_str())
+            && r.array::<8>().map(i64::from_le_bytes) == Some(generation);
+        current |= ours;
+    }
+    Ok(Some((any, current)))
+}
+
 /// The current `docs_generation`.
 pub(crate) fn docs_generation(conn: &Connection) -> Result<i64, RecallError> {
     Ok(conn

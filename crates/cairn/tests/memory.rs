@@ -620,3 +620,37 @@ fn eval_locomo_on_a_handmade_fixture() {
     let bad = h.cairn(&["eval", "locomo", "/nonexistent/locomo.json"]);
     assert!(!bad.status.success());
 }
+
+#[test]
+fn searches_read_files_beside_the_database_and_status_says_where_they_stand() {
+    let h = TestHome::empty();
+    let proj = project(&h, "work/shop");
+    h.json(&["remember", "Use pnpm, not npm.", "--cwd", s(&proj)]);
+    let files = |h: &TestHome| h.json(&["status"])["search_files"].clone();
+    let f = files(&h);
+    assert_eq!(f["vectors"]["state"], "current", "{f}");
+    assert_eq!(f["lexicon"]["state"], "current", "{f}");
+    let lexicon = h.data().join("cairn.db-lexicon");
+    assert!(lexicon.is_file());
+    let found = |h: &TestHome| {
+        let r = h.json(&["recall", "which package manager", "--cwd", s(&proj)]);
+        r["results"][0]["body"].as_str().unwrap_or("").to_owned()
+    };
+    assert!(found(&h).contains("pnpm"));
+
+    // A damaged word index is not read: the database answers, status says so, and the
+    // next memory write rewrites it.
+    std::fs::write(&lexicon, b"not an index").unwrap();
+    assert!(found(&h).contains("pnpm"));
+    assert_eq!(files(&h)["lexicon"]["state"], "stale");
+    let human = String::from_utf8_lossy(&h.cairn(&["status"]).stdout).into_owned();
+    assert!(human.contains("word index out of date"), "{human}");
+    h.json(&[
+        "remember",
+        "The staging cluster is called moon.",
+        "--cwd",
+        s(&proj),
+    ]);
+    assert_eq!(files(&h)["lexicon"]["state"], "current");
+    assert!(found(&h).contains("pnpm"));
+}

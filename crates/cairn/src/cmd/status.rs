@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -69,6 +69,10 @@ struct Status {
     /// The last consolidation (a failed workspace write is reported here).
     #[serde(skip_serializing_if = "Option::is_none")]
     consolidation: Option<cairn_consolidate::LastRun>,
+    /// The files hooks and `cairn recall` map instead of reading the recall index (absent
+    /// without a database).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    search_files: Option<cairn_recall::SearchFiles>,
 }
 
 #[derive(Serialize, Default)]
@@ -129,6 +133,7 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
         embeddings: crate::cmd::model::tier_report(homes),
         llm: Llm::default(),
         consolidation: None,
+        search_files: None,
     };
     {
         let c = config_for_llm(homes);
@@ -142,6 +147,10 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
     if db.is_file() {
         let store = crate::cmd::ingest::open_store(homes)?;
         fill(&store, &mut st)?;
+        st.search_files = Some(
+            cairn_recall::search_files(store.connection())
+                .context("cannot read the state of the search files")?,
+        );
     }
     // After reading the jobs: a job seen running while no worker holds the lock is really
     // abandoned (probing first could miss a worker that started and claimed in between).
@@ -284,6 +293,13 @@ fn print_human(st: &Status) {
         "embeddings:   {}",
         crate::cmd::model::describe(&st.embeddings)
     );
+    if let Some(f) = &st.search_files {
+        outln!(
+            "search files: vectors {}; word index {}",
+            describe_file(f.vectors),
+            describe_file(f.lexicon)
+        );
+    }
     outln!("log:          {}", st.log);
     let u = &st.llm.usage;
     if st.llm.provider == "none" {
@@ -318,5 +334,27 @@ fn print_human(st: &Status) {
             Some(e) => outln!("consolidate:  {} at {at}: {e}", c.status),
             None => outln!("consolidate:  {} at {at}", c.status),
         }
+    }
+}
+
+/// A search file's state, for people.
+fn describe_file(state: cairn_recall::FileState) -> String {
+    use cairn_recall::FileState;
+    match state {
+        FileState::Current => "current".into(),
+        FileState::Behind { changes } => {
+            format!(
+                "{changes} changed memor{} read on top",
+                if changes == 1 { "y" } else { "ies" }
+            )
+        }
+        FileState::Stale => {
+            "out of date (searches read the database until the next sync or memory write)".into()
+        }
+        FileState::Missing => {
+            "not written yet (searches read the database until the next sync or memory write)"
+                .into()
+        }
+        FileState::NotUsed => "none (no memories indexed yet)".into(),
     }
 }
