@@ -23,10 +23,11 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use crate::error::RecallError;
 use crate::lexical::{DEAD, LexicalIndex, Posting, best, idf, read_texts, term_score};
+use crate::snapshot::{index_id, map_file, pad8};
 
 const MAGIC: &[u8; 8] = b"CRLEXF01";
 /// Written in the machine's byte order: a file from a machine of the other order is
@@ -61,7 +62,7 @@ struct Sections {
 
 /// A mapped lexicon file, checked on open.
 pub(crate) struct Lexicon {
-    map: memmap2::Mmap,
+    map: std::sync::Arc<memmap2::Mmap>,
     generation: i64,
     /// [`checksum`] of everything after the header, from `body` on.
     checksum: u64,
@@ -98,10 +99,6 @@ fn checksum(bytes: &[u8]) -> u64 {
     h
 }
 
-fn pad8(n: usize) -> usize {
-    n.div_ceil(8) * 8
-}
-
 /// Reads the header fields in order.
 struct Header<'a> {
     b: &'a [u8],
@@ -123,12 +120,9 @@ impl Lexicon {
     /// Maps the file at `path` when it is a lexicon of index `index_id` whose sections are
     /// all consistent; `None` otherwise (missing, foreign, truncated or damaged).
     pub(crate) fn open(path: &Path, index_id: &str) -> Option<Self> {
-        let file = std::fs::File::open(path).ok()?;
-        // SAFETY: a mapped file must not change while mapped. Lexicon files are never
-        // written in place: a new one is written to a temporary file and renamed over the
-        // old one, which leaves this mapping on the old file's contents. They live in
-        // cairn's private data directory (0700), like the vector snapshots.
-        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        // Written like the vector snapshots: to a temporary file renamed into place, never
+        // in place (see `snapshot::map_file`).
+        let map = map_file(path)?;
         let mut h = Header { b: &map, at: 0 };
         if h.take(8)? != MAGIC || h.u64()? != u64::from(BYTE_ORDER) {
             return None;
@@ -299,15 +293,6 @@ impl std::fmt::Debug for LexiconView {
             .field("generation", &self.generation)
             .finish()
     }
-}
-
-/// The random id of this index (see `snapshot`).
-fn index_id(conn: &Connection) -> Result<String, RecallError> {
-    Ok(conn
-        .prepare_cached("SELECT value FROM recall_meta WHERE key = 'index_id'")?
-        .query_row([], |r| r.get::<_, String>(0))
-        .optional()?
-        .unwrap_or_default())
 }
 
 /// Rowids of the documents changed since `generation`, up to `limit + 1` of them.

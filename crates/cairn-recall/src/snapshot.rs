@@ -80,8 +80,9 @@ pub(crate) fn drop_rows_replaced_by_files(conn: &Connection) {
     }
 }
 
-/// Maps a snapshot file read-only; `None` when it is missing or cannot be mapped.
-fn map_file(path: &std::path::Path) -> Option<Arc<memmap2::Mmap>> {
+/// Maps a snapshot file (vectors or lexicon) read-only; `None` when it is missing or cannot
+/// be mapped.
+pub(crate) fn map_file(path: &std::path::Path) -> Option<Arc<memmap2::Mmap>> {
     let file = std::fs::File::open(path).ok()?;
     // SAFETY: a mapped file must not change while mapped. Snapshot files are never written
     // in place: a new snapshot is written to a temporary file and renamed over the old one,
@@ -93,7 +94,7 @@ fn map_file(path: &std::path::Path) -> Option<Arc<memmap2::Mmap>> {
 }
 
 /// The random id of this index (hex; see the module doc).
-fn index_id(conn: &Connection) -> Result<String, RecallError> {
+pub(crate) fn index_id(conn: &Connection) -> Result<String, RecallError> {
     Ok(conn
         .prepare_cached("SELECT value FROM recall_meta WHERE key = 'index_id'")?
         .query_row([], |r| r.get::<_, String>(0))
@@ -114,7 +115,8 @@ fn file_header(id: &str, model: &str, generation: i64, dims: usize) -> Vec<u8> {
     out
 }
 
-fn pad8(n: usize) -> usize {
+/// `n` rounded up to a multiple of 8 (snapshot files align their sections to 8 bytes).
+pub(crate) fn pad8(n: usize) -> usize {
     n.div_ceil(8) * 8
 }
 
