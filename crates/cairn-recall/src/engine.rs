@@ -1039,6 +1039,7 @@ impl Recall {
     /// snapshot: a busy database only loses the speed-up.
     pub fn prepare_snapshots(&mut self, conn: &Connection) -> Result<(), RecallError> {
         crate::snapshot::drop_rows_replaced_by_files(conn);
+        crate::snapshot::remove_abandoned_temp_files(conn);
         // Best effort, like every snapshot: a failure leaves FTS5 to answer.
         let _ = crate::lexicon::prepare(conn);
         self.ensure_cache(conn)?;

@@ -712,7 +712,7 @@ impl LexiconView {
             .unwrap_or(Path::new("."));
         // Private like the database (0600), whole or not at all.
         let mut tmp = tempfile::Builder::new()
-            .prefix(".lexicon-")
+            .prefix(crate::snapshot::TEMP_PREFIXES[1])
             .tempfile_in(dir)
             .map_err(io)?;
         {

@@ -80,6 +80,43 @@ pub(crate) fn drop_rows_replaced_by_files(conn: &Connection) {
     }
 }
 
+/// Prefixes of the temporary files snapshots are written to before they are renamed into
+/// place.
+pub(crate) const TEMP_PREFIXES: [&str; 2] = [".vectors-", ".lexicon-"];
+
+/// Age past which a snapshot's temporary file is a leftover of a process that died while
+/// writing it (a write takes well under a second).
+const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes the temporary snapshot files beside a database file that a process killed while
+/// writing left behind (best effort; for the background path).
+pub(crate) fn remove_abandoned_temp_files(conn: &Connection) {
+    let Some(db) = conn.path().filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let dir = match std::path::Path::new(db).parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !TEMP_PREFIXES.iter().any(|p| name.starts_with(p)) {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > ABANDONED_AFTER);
+        if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Maps a snapshot file (vectors or lexicon) read-only; `None` when it is missing or cannot
 /// be mapped.
 pub(crate) fn map_file(path: &std::path::Path) -> Option<Arc<memmap2::Mmap>> {
@@ -263,7 +300,7 @@ pub(crate) fn store(
         };
         // Private like the database (0600), whole or not at all.
         let mut tmp = tempfile::Builder::new()
-            .prefix(".vectors-")
+            .prefix(TEMP_PREFIXES[0])
             .tempfile_in(dir)
             .map_err(io)?;
         {
@@ -707,6 +744,31 @@ mod tests {
             .unwrap();
         assert_eq!(rows, 0);
         assert!(is_current(&conn, &model, g, dims).unwrap());
+    }
+
+    #[test]
+    fn temporary_files_of_killed_writers_are_removed_by_the_background_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = Connection::open(dir.path().join("recall.db")).unwrap();
+        let mut r = Recall::open(&conn).unwrap();
+        seed(&mut r, &conn);
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3_600);
+        let leftovers = [".vectors-a1b2c3", ".lexicon-d4e5f6"];
+        for name in leftovers {
+            let f = std::fs::File::create(dir.path().join(name)).unwrap();
+            f.set_modified(old).unwrap();
+        }
+        // One being written right now, and files that are not cairn's, stay.
+        std::fs::write(dir.path().join(".lexicon-fresh1"), b"x").unwrap();
+        let other = std::fs::File::create(dir.path().join(".vectorsish")).unwrap();
+        other.set_modified(old).unwrap();
+        r.prepare_snapshots(&conn).unwrap();
+        for name in leftovers {
+            assert!(!dir.path().join(name).exists(), "{name} left");
+        }
+        assert!(dir.path().join(".lexicon-fresh1").exists());
+        assert!(dir.path().join(".vectorsish").exists());
+        assert!(dir.path().join("recall.db-lexicon").exists());
     }
 
     #[test]
