@@ -947,7 +947,7 @@ fn prompt_context_picks_only_relevant_memories() {
 }
 
 #[test]
-fn a_database_from_before_the_summary_index_gains_it_and_keeps_its_version() {
+fn a_database_from_before_the_summary_indexes_gains_them_and_keeps_its_version() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cairn.db");
     let p = "/w/webshop";
@@ -955,23 +955,24 @@ fn a_database_from_before_the_summary_index_gains_it_and_keeps_its_version() {
         let mut mem = MemoryStore::open(Store::open(&path).unwrap()).unwrap();
         mem.remember(manual(MemoryType::Feedback, p, "Use pnpm, not npm."), NOW)
             .unwrap();
-        // What an earlier build left: no summary index.
+        // What an earlier build left: neither summary index.
         mem.store()
             .connection()
-            .execute_batch("DROP INDEX memories_live_rank")
+            .execute_batch("DROP INDEX memories_live_rank; DROP INDEX memories_live_recalled")
             .unwrap();
     }
     let mut mem = MemoryStore::open(Store::open(&path).unwrap()).unwrap();
-    let index: i64 = mem
+    let indexes: i64 = mem
         .store()
         .connection()
         .query_row(
-            "SELECT count(*) FROM sqlite_schema WHERE name = 'memories_live_rank'",
+            "SELECT count(*) FROM sqlite_schema
+             WHERE name IN ('memories_live_rank', 'memories_live_recalled')",
             [],
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(index, 1);
+    assert_eq!(indexes, 2);
     // Earlier builds still open it: the version is unchanged.
     let version: i64 = mem
         .store()

@@ -148,14 +148,7 @@ fn a_damaged_or_foreign_file_is_ignored_and_rewritten() {
         b[at] ^= 0x5a;
         damaged.push(b);
     }
-    for _ in 0..40 {
-        let mut b = good.clone();
-        for _ in 0..3 {
-            let at = (rng.next() % b.len() as u64) as usize;
-            b[at] = rng.next() as u8;
-        }
-        damaged.push(b);
-    }
+    damaged.extend(rng.scribbled(&good, 40));
     for (k, bytes) in damaged.iter().enumerate() {
         std::fs::write(&path, bytes).unwrap();
         let mut reader = Recall::with_config(&conn, from_file()).unwrap();

@@ -14,6 +14,20 @@ impl Rng {
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
+    /// `copies` copies of `good`, each with three bytes overwritten at random places.
+    pub(crate) fn scribbled(&mut self, good: &[u8], copies: usize) -> Vec<Vec<u8>> {
+        (0..copies)
+            .map(|_| {
+                let mut b = good.to_vec();
+                for _ in 0..3 {
+                    let at = (self.next() % b.len() as u64) as usize;
+                    b[at] = self.next() as u8;
+                }
+                b
+            })
+            .collect()
+    }
+
     fn pick<'a>(&mut self, words: &[&'a str]) -> &'a str {
         // Skewed towards the first words, so that common words match most documents.
         let a = (self.next() % words.len() as u64) as usize;

@@ -803,14 +803,7 @@ mod tests {
         let mut damaged: Vec<Vec<u8>> = (1..8)
             .map(|k| good[..good.len() * k / 8].to_vec())
             .collect();
-        for _ in 0..60 {
-            let mut b = good.clone();
-            for _ in 0..3 {
-                let at = (rng.next() % b.len() as u64) as usize;
-                b[at] = rng.next() as u8;
-            }
-            damaged.push(b);
-        }
+        damaged.extend(rng.scribbled(&good, 60));
         for (k, bytes) in damaged.iter().enumerate() {
             std::fs::write(&file, bytes).unwrap();
             let mut reader = Recall::open(&conn).unwrap();
