@@ -816,6 +816,36 @@ mod tests {
                 }
             }
         }
+        // A damaged file that is read anyway: changing the cache it gave (what a process
+        // does after its own write) must not panic either.
+        let model = Recall::open(&conn).unwrap().model().to_owned();
+        let header = file_header(
+            &index_id(&conn).unwrap(),
+            &model,
+            docs_generation(&conn).unwrap(),
+            cairn_embed::dims(),
+        );
+        let body = &good[header.len()..];
+        for bytes in rng.scribbled(body, 200) {
+            let mut c = VectorCache::new(cairn_embed::dims());
+            if decode(&bytes, None, &mut c).is_none() {
+                continue;
+            }
+            let v = vec![0.1f32; cairn_embed::dims()];
+            for rowid in 1..40 {
+                c.remove(rowid);
+                let meta = crate::vectors::Meta {
+                    id: "x".into(),
+                    updated_at: 0,
+                    recall_count: 1,
+                };
+                c.put(rowid + 1_000, "global", meta, &v);
+            }
+            let mut q = Vec::new();
+            let qs = crate::vectors::quantize(&v, &mut q);
+            let mut scratch = Vec::new();
+            c.top_n(&q, qs, &c.parts_of(&scopes), 5, false, &mut scratch);
+        }
     }
 
     #[test]

@@ -508,7 +508,11 @@ impl VectorCache {
             Some(t) => {
                 let t = t.as_slice();
                 let i = t.binary_search_by(|e| e.rowid.cmp(&rowid)).ok()?;
-                t.get(i).map(|e| Slot {
+                let e = t.get(i)?;
+                // An entry is trusted only where its partition says the same (a damaged
+                // table misleads nothing: its entries are simply not found).
+                let p = self.parts.get(e.part as usize)?;
+                (p.rowids.as_slice().get(e.index as usize) == Some(&rowid)).then_some(Slot {
                     part: e.part,
                     index: e.index,
                 })
@@ -518,19 +522,19 @@ impl VectorCache {
     }
 
     /// Moves a snapshot's rowid table into the map, before the cache changes.
+    /// (Built from the partitions themselves, which the table only indexes.)
     fn own_slots(&mut self) {
-        if let Some(t) = self.slot_table.take() {
-            self.slots = t
-                .as_slice()
-                .iter()
-                .map(|e| {
+        if self.slot_table.take().is_some() {
+            self.slots.clear();
+            for (part, p) in self.parts.iter().enumerate() {
+                for (index, &rowid) in p.rowids.as_slice().iter().enumerate() {
                     let slot = Slot {
-                        part: e.part,
-                        index: e.index,
+                        part: part as u32,
+                        index: index as u32,
                     };
-                    (e.rowid, slot)
-                })
-                .collect();
+                    self.slots.insert(rowid, slot);
+                }
+            }
         }
     }
 
@@ -686,20 +690,13 @@ impl VectorCache {
         std::borrow::Cow::Owned(signs)
     }
 
-    /// The sorted rowid table of the partitions just pushed. Returns false when it does not
-    /// cover them exactly: a count that differs, or an entry out of order or out of range
-    /// (each entry is checked against its partition's rowid).
+    /// The sorted rowid table of the partitions just pushed. Returns false when its length
+    /// is not theirs. Entries are checked when looked up (see [`VectorCache::slot`]), not
+    /// here: a new process looks up a hundred-odd of them, and reading all would cost it
+    /// more than its search.
     pub fn set_slot_table(&mut self, table: Column<SlotEntry>) -> bool {
-        let entries = table.as_slice();
         let total: usize = self.parts.iter().map(|p| p.rowids.len()).sum();
-        let sound = entries.len() == total
-            && entries.windows(2).all(|w| w[0].rowid < w[1].rowid)
-            && entries.iter().all(|e| {
-                self.parts
-                    .get(e.part as usize)
-                    .and_then(|p| p.rowids.as_slice().get(e.index as usize))
-                    == Some(&e.rowid)
-            });
+        let sound = table.len() == total;
         if sound {
             self.slots.clear();
             self.slot_table = Some(table);
@@ -715,8 +712,14 @@ impl VectorCache {
         };
         self.recall_counts.remove(&rowid);
         let (d, w) = (self.dims, sign_words(self.dims));
-        let p = &mut self.parts[slot.part as usize];
+        // (Checked, not assumed: a damaged snapshot may have put a rowid in two places.)
+        let Some(p) = self.parts.get_mut(slot.part as usize) else {
+            return false;
+        };
         let i = slot.index as usize;
+        if i >= p.rowids.len() {
+            return false;
+        }
         let last = p.rowids.len() - 1;
         p.rowids.to_mut().swap_remove(i);
         p.updated.to_mut().swap_remove(i);
@@ -728,7 +731,10 @@ impl VectorCache {
         }
         if i != last {
             let moved = p.rowids.as_slice()[i];
-            if let Some(s) = self.slots.get_mut(&moved) {
+            if let Some(s) = self.slots.get_mut(&moved)
+                && s.part == slot.part
+                && s.index as usize == last
+            {
                 s.index = slot.index;
             }
         }
