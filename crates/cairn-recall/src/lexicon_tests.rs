@@ -252,3 +252,43 @@ fn search_files_report_where_the_files_stand() {
     std::fs::write(lexicon_path(&dir), b"damaged").unwrap();
     assert_eq!(search_files(&conn).unwrap().lexicon, FileState::Stale);
 }
+
+#[test]
+fn searches_keep_answering_while_another_connection_rewrites_the_file() {
+    let (dir, conn, _, mut rng) = store(400, 0x8e8);
+    let path = dir.path().join("recall.db");
+    let queries = random_queries(&mut rng, 20);
+    let writer = std::thread::spawn(move || {
+        let conn = Connection::open(&path).unwrap();
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .unwrap();
+        let mut w = Recall::open(&conn).unwrap();
+        let mut rng = Rng(0x9e8);
+        for round in 0..8 {
+            // More than the rewrite threshold each round: every round writes a new file.
+            w.upsert_many(&conn, &random_docs(&mut rng, 40, &format!("r{round}-")))
+                .unwrap();
+            w.prepare_snapshots(&conn).unwrap();
+        }
+    });
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .unwrap();
+    let mut read_file = 0;
+    loop {
+        let done = writer.is_finished();
+        let mut reader = Recall::with_config(&conn, from_file()).unwrap();
+        for q in &queries {
+            reader.search(&conn, q, ALL, 10, 0).unwrap();
+        }
+        read_file += usize::from(reader.lexicon_view().is_some());
+        if done {
+            break;
+        }
+    }
+    writer.join().unwrap();
+    // Once the writer is done, the file and FTS5 agree again.
+    let mut reader = Recall::with_config(&conn, from_file()).unwrap();
+    assert_same(&conn, &mut reader, &queries, ALL);
+    assert!(reader.lexicon_view().is_some());
+    assert!(read_file > 0, "no search read the file");
+}
