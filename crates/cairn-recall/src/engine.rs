@@ -522,11 +522,25 @@ fn static_copy_into(
     Ok(())
 }
 
-/// Runs `f` inside a SAVEPOINT (works inside or outside a caller's transaction).
-fn in_savepoint<T>(
+/// Runs `f` as one write: inside a SAVEPOINT of the caller's transaction, or, outside any,
+/// in a transaction that takes the write lock first (`BEGIN IMMEDIATE`, which waits for it
+/// through the busy handler). A deferred one that read before writing would fail at once
+/// (`SQLITE_BUSY_SNAPSHOT`, no waiting helps) whenever another process wrote in between.
+pub(crate) fn in_savepoint<T>(
     conn: &Connection,
     f: impl FnOnce() -> Result<T, RecallError>,
 ) -> Result<T, RecallError> {
+    if conn.is_autocommit() {
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        let done = f().and_then(|v| {
+            conn.execute_batch("COMMIT")?;
+            Ok(v)
+        });
+        if done.is_err() && !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        return done;
+    }
     conn.execute_batch("SAVEPOINT cairn_recall")?;
     match f() {
         Ok(v) => {

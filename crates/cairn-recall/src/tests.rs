@@ -638,3 +638,41 @@ fn default_ranking_matches_exhaustive_ranking_in_a_large_store() {
         assert_eq!(ids(&exact), *f, "{q}");
     }
 }
+
+#[test]
+fn a_write_outside_a_transaction_takes_the_lock_before_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("recall.db");
+    let a = Connection::open(&path).unwrap();
+    a.execute_batch("PRAGMA journal_mode = WAL").unwrap();
+    let mut r = Recall::open(&a).unwrap();
+    r.upsert(&a, &doc("m1", "p", "Package manager", "use pnpm"))
+        .unwrap();
+    let b = Connection::open(&path).unwrap();
+    b.busy_timeout(std::time::Duration::ZERO).unwrap();
+    // Another process tries to write between this write's read and its write: it has to
+    // wait (here: fails at once), instead of making this one fail with a stale snapshot.
+    let out = crate::engine::in_savepoint(&a, || {
+        let n: i64 = a.query_row("SELECT count(*) FROM recall_docs", [], |r| r.get(0))?;
+        assert_eq!(n, 1);
+        let other = b.execute(
+            "UPDATE recall_meta SET value = value + 1 WHERE key = 'generation'",
+            [],
+        );
+        assert!(other.is_err(), "the other writer got in first");
+        a.execute(
+            "UPDATE recall_meta SET value = value + 1 WHERE key = 'generation'",
+            [],
+        )?;
+        Ok(())
+    });
+    assert!(out.is_ok(), "{out:?}");
+    assert!(a.is_autocommit());
+    // A failed write leaves no transaction open.
+    let failed: Result<(), crate::RecallError> = crate::engine::in_savepoint(&a, || {
+        a.execute("INSERT INTO no_such_table VALUES (1)", [])?;
+        Ok(())
+    });
+    assert!(failed.is_err());
+    assert!(a.is_autocommit());
+}
