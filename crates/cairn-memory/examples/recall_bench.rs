@@ -295,15 +295,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..RecallConfig::default()
     });
     let (_, mut lf) = measure(&mut file_lexical, false)?;
-    let mut same_file = 0usize;
-    for q in QUERIES {
-        let a = file.search(q, &scope, 5, now)?;
-        let b = hybrid.search(q, &scope, 5, now)?;
-        same_file += usize::from(
-            a.iter().map(|h| &h.memory.id).collect::<Vec<_>>()
-                == b.iter().map(|h| &h.memory.id).collect::<Vec<_>>(),
-        );
-    }
+    // Of the bench's queries, how many get the same top 5 from `a` as from FTS5 (`hybrid`).
+    let same_top5 = |a: &mut MemoryStore,
+                     hybrid: &mut MemoryStore|
+     -> Result<usize, Box<dyn std::error::Error>> {
+        let mut same = 0usize;
+        for q in QUERIES {
+            let x = a.search(q, &scope, 5, now)?;
+            let y = hybrid.search(q, &scope, 5, now)?;
+            same += usize::from(
+                x.iter().map(|h| &h.memory.id).collect::<Vec<_>>()
+                    == y.iter().map(|h| &h.memory.id).collect::<Vec<_>>(),
+            );
+        }
+        Ok(same)
+    };
+    let same_file = same_top5(&mut file, &mut hybrid)?;
     drop(file_lexical);
     // The MCP server's configuration: the lexical index resident in memory.
     let mut resident = open()?;
@@ -312,15 +319,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     resident.warm_up_recall()?;
     let built = t.elapsed();
     let (_, mut res) = measure(&mut resident, false)?;
-    let mut same = 0usize;
-    for q in QUERIES {
-        let a = resident.search(q, &scope, 5, now)?;
-        let b = hybrid.search(q, &scope, 5, now)?;
-        same += usize::from(
-            a.iter().map(|h| &h.memory.id).collect::<Vec<_>>()
-                == b.iter().map(|h| &h.memory.id).collect::<Vec<_>>(),
-        );
-    }
+    let same = same_top5(&mut resident, &mut hybrid)?;
     drop(resident);
     // How much the latency shortcuts (lexical budget, signature first pass) change the top 5:
     // the same queries ranked exhaustively.

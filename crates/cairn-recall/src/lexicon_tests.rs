@@ -5,7 +5,10 @@ use rusqlite::Connection;
 
 use crate::Recall;
 use crate::RecallConfig;
-use crate::resident_tests::{Rng, assert_same, lexical, random_docs, random_queries};
+use crate::resident_tests::{
+    Rng, assert_same, assert_same_fused, lexical, queries_with_cjk_pairs, random_docs,
+    random_queries,
+};
 
 /// Lexical ranking from the lexicon file when there is one.
 fn from_file() -> RecallConfig {
@@ -203,15 +206,8 @@ fn hybrid_search_from_the_file_matches_fts5_and_cjk_pairs_go_to_fts5() {
         },
     )
     .unwrap();
-    let mut queries = random_queries(&mut rng, 40);
-    queries.push("包管理 pnpm".into());
-    queries.push("キャッシュ deploy".into());
-    for q in &queries {
-        let a = file.search(&conn, q, &["global", "proj-a"], 5, 0).unwrap();
-        let b = fts.search(&conn, q, &["global", "proj-a"], 5, 0).unwrap();
-        let scores = |h: &[crate::Hit]| h.iter().map(|h| h.score.to_bits()).collect::<Vec<_>>();
-        assert_eq!(scores(&a), scores(&b), "{q}");
-    }
+    let queries = queries_with_cjk_pairs(&mut rng, 40);
+    assert_same_fused(&conn, &mut file, &mut fts, &queries);
     assert!(file.lexicon_view().is_some(), "the file was not read");
 }
 

@@ -340,17 +340,31 @@ fn resident_hybrid_ranking_matches_fts5_hybrid_ranking() {
         },
     )
     .unwrap();
-    // CJK pairs are phrases: those queries go to FTS5 and still agree.
-    let mut queries = random_queries(&mut rng, 60);
+    let queries = queries_with_cjk_pairs(&mut rng, 60);
+    assert_same_fused(&conn, &mut resident, &mut fts, &queries);
+}
+
+/// `n` random queries, then two with CJK pairs (FTS5 phrases: only FTS5 ranks them).
+pub(crate) fn queries_with_cjk_pairs(rng: &mut Rng, n: usize) -> Vec<String> {
+    let mut queries = random_queries(rng, n);
     queries.push("包管理 pnpm".into());
     queries.push("キャッシュ deploy".into());
-    for q in &queries {
-        let a = resident
-            .search(&conn, q, &["global", "proj-a"], 5, 0)
-            .unwrap();
-        let b = fts.search(&conn, q, &["global", "proj-a"], 5, 0).unwrap();
-        let scores = |h: &[Hit]| h.iter().map(|h| h.score.to_bits()).collect::<Vec<_>>();
-        assert_eq!(scores(&a), scores(&b), "{q}");
+    queries
+}
+
+/// Asserts that two indexes give the same fused top 5 scores, to the bit, for `queries`
+/// over the global and `proj-a` scopes.
+pub(crate) fn assert_same_fused(
+    conn: &Connection,
+    a: &mut Recall,
+    b: &mut Recall,
+    queries: &[String],
+) {
+    let scores = |h: &[Hit]| h.iter().map(|h| h.score.to_bits()).collect::<Vec<_>>();
+    for q in queries {
+        let x = a.search(conn, q, &["global", "proj-a"], 5, 0).unwrap();
+        let y = b.search(conn, q, &["global", "proj-a"], 5, 0).unwrap();
+        assert_eq!(scores(&x), scores(&y), "{q}");
     }
 }
 
