@@ -308,22 +308,8 @@ pub fn search_files(conn: &Connection) -> Result<SearchFiles, RecallError> {
             lexicon: FileState::NotUsed,
         });
     }
-    let vectors = match crate::snapshot::file_state(conn)? {
-        None => FileState::NotUsed,
-        Some((_, true)) => FileState::Current,
-        Some((true, false)) => FileState::Stale,
-        Some((false, false)) => FileState::Missing,
-    };
-    let lexicon = match crate::lexicon::file_state(conn)? {
-        None => FileState::NotUsed,
-        Some(None) if crate::lexicon::file_path(conn).is_some_and(|p| p.exists()) => {
-            FileState::Stale
-        }
-        Some(None) => FileState::Missing,
-        Some(Some(0)) => FileState::Current,
-        Some(Some(n)) if n <= crate::lexicon::OVERLAY_MAX => FileState::Behind { changes: n },
-        Some(Some(_)) => FileState::Stale,
-    };
+    let vectors = crate::snapshot::file_state(conn)?;
+    let lexicon = crate::lexicon::file_state(conn)?;
     Ok(SearchFiles { vectors, lexicon })
 }
 

@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
+use crate::engine::FileState;
 use crate::error::RecallError;
 use crate::lexical::{DEAD, LexicalIndex, Posting, best, idf, read_texts, term_score};
 use crate::snapshot::{index_id, map_file, pad8};
@@ -728,23 +729,24 @@ impl LexiconView {
     }
 }
 
-/// Where the lexicon file stands: `None` for an in-memory database; otherwise `None` inside
-/// when it is missing or unusable (another index's, damaged, a later generation), else the
-/// number of documents changed since it was written, up to [`OVERLAY_MAX`] + 1.
-pub(crate) fn file_state(conn: &Connection) -> Result<Option<Option<usize>>, RecallError> {
+/// Where the lexicon file of the index in `conn` stands (see [`crate::search_files`]).
+pub(crate) fn file_state(conn: &Connection) -> Result<FileState, RecallError> {
     let Some(path) = file_path(conn) else {
-        return Ok(None);
-    };
-    let Some(file) = Lexicon::open(&path, &index_id(conn)?) else {
-        return Ok(Some(None));
+        return Ok(FileState::NotUsed);
     };
     let generation = crate::lexical::text_generation(conn)?;
-    if file.generation > generation {
-        return Ok(Some(None));
+    match Lexicon::open(&path, &index_id(conn)?) {
+        Some(file) if file.generation <= generation => Ok(
+            match changed_since(conn, file.generation, OVERLAY_MAX)?.len() {
+                0 => FileState::Current,
+                n if n <= OVERLAY_MAX => FileState::Behind { changes: n },
+                _ => FileState::Stale,
+            },
+        ),
+        // Another index's, damaged, or of a later generation.
+        _ if path.exists() => Ok(FileState::Stale),
+        _ => Ok(FileState::Missing),
     }
-    Ok(Some(Some(
-        changed_since(conn, file.generation, OVERLAY_MAX)?.len(),
-    )))
 }
 
 /// For the background path: rewrites the lexicon of a database file when more than

@@ -29,6 +29,7 @@ use std::sync::Arc;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use crate::engine::FileState;
 use crate::error::RecallError;
 use crate::vectors::{Column, EXACT_LIMIT, Ids, Partition, SlotEntry, VectorCache, sign_words};
 
@@ -157,19 +158,19 @@ pub(crate) fn pad8(n: usize) -> usize {
     n.div_ceil(8) * 8
 }
 
-/// Whether a vector snapshot file of this index at the current documents' generation lies
-/// beside the database (any model's): `None` for an in-memory database; otherwise whether
-/// such a file exists, and whether any snapshot file does.
-pub(crate) fn file_state(conn: &Connection) -> Result<Option<(bool, bool)>, RecallError> {
+/// Where the vector snapshot files of the index in `conn` stand (see
+/// [`crate::search_files`]): current when one of them (any model's) is of this index at the
+/// documents' current generation.
+pub(crate) fn file_state(conn: &Connection) -> Result<FileState, RecallError> {
     let Some(db) = conn
         .path()
         .filter(|p| !p.is_empty())
         .map(std::path::PathBuf::from)
     else {
-        return Ok(None);
+        return Ok(FileState::NotUsed);
     };
     let (Some(dir), Some(name)) = (db.parent(), db.file_name()) else {
-        return Ok(None);
+        return Ok(FileState::NotUsed);
     };
     let prefix = format!("{}-vectors-", name.to_string_lossy());
     let id = index_id(conn)?;
@@ -196,7 +197,11 @@ pub(crate) fn file_state(conn: &Connection) -> Result<Option<(bool, bool)>, Reca
             && r.array::<8>().map(i64::from_le_bytes) == Some(generation);
         current |= ours;
     }
-    Ok(Some((any, current)))
+    Ok(match (any, current) {
+        (_, true) => FileState::Current,
+        (true, false) => FileState::Stale,
+        (false, false) => FileState::Missing,
+    })
 }
 
 /// The current `docs_generation`.
