@@ -2,22 +2,33 @@
 //!
 //! Static embeddings alone cannot tell "don't mock the database" from "don't mock the
 //! network" (cosine 0.89) while "never mock the database in integration tests" scores lower
-//! (0.79), so the decision combines three signals:
+//! (0.79), so the decision combines four signals:
 //!
 //! * **content words** (stop words dropped, light stemming, CJK bigrams): Jaccard overlap, and
 //!   the share of the smaller set found in the larger (same subject);
+//! * **identifiers**: numbers and versions ("18", "v3", "5433", "2026-11-26"), words with
+//!   digits ("svc12"), single capital letters ("service A"). Two memories whose identifiers
+//!   differ on both sides are never the same memory: "the build uses node 18" / "… node 22"
+//!   or "deploy service A with chart v2" / "service B with chart v3" are not duplicates;
 //! * **polarity**: words inside a negated span ("not X", "instead of X", "never X", "不要",
 //!   "ではなく") versus outside it. A word that is wanted in one memory and rejected in the other
-//!   ("use pnpm, not npm" / "use yarn, not pnpm") is a contradiction;
+//!   ("use pnpm, not npm" / "use yarn, not pnpm"), or another choice against the same rejected
+//!   one ("use pnpm, not npm" / "use yarn, not npm"), is a contradiction;
 //! * **cosine** of the memories' embeddings, as computed by the recall index.
 //!
-//! Decision (same scope, same type, the existing memory live):
+//! Decision (same scope; the same type, or feedback and project for a duplicate; the existing
+//! memory live):
 //! * duplicate → the existing memory is updated: Jaccard ≥ 0.75, or cosine ≥ 0.93 with
-//!   Jaccard ≥ 0.6, in both cases without a contradiction;
+//!   Jaccard ≥ 0.6, or the same subject with no word the old memory lacks; in all cases
+//!   without a contradiction and without an identifier only the new memory has (it would be
+//!   lost);
 //! * supersede → the new memory replaces the old one: the same subject (overlap ≥ 0.5,
-//!   cosine ≥ 0.75) and either a contradiction, or, for facts (project, reference, user), a
-//!   changed value ("Postgres 16" → "Postgres 17");
-//! * otherwise the new memory stands beside the old one.
+//!   cosine ≥ 0.75) and either a contradiction, or a changed value — every word that differs,
+//!   on both sides, is a number or version ("Postgres 16" → "Postgres 17") — or the new memory
+//!   says all the old one did and adds identifiers ("We use Postgres" → "We use Postgres 17");
+//! * otherwise the new memory stands beside the old one: facts that differ in words, not only
+//!   in values ("the billing service listens on 8001" / "the auth service listens on 9443",
+//!   "the staging DB is on port 5433" / "the prod DB is on port 5432") are two facts.
 
 use std::collections::HashSet;
 
@@ -85,6 +96,34 @@ fn polarity(text: &str) -> (HashSet<String>, HashSet<String>) {
     (pos, neg)
 }
 
+/// Whether a content word is a value: a number or a version ("18", "v3", "5433", "30s",
+/// "16gb").
+fn is_value(w: &str) -> bool {
+    let w = w.strip_prefix('v').unwrap_or(w);
+    let digits = w.chars().take_while(char::is_ascii_digit).count();
+    digits > 0 && w.len() - digits <= 3 && w[digits..].chars().all(|c| c.is_ascii_lowercase())
+}
+
+/// Content words plus what names one thing among others: single capital letters ("service
+/// A"), which the content words drop.
+fn identity_words(text: &str) -> HashSet<String> {
+    let mut out = content_words(text);
+    for raw in text.split(|c: char| !c.is_alphanumeric()) {
+        if raw.len() == 1 && raw.chars().all(|c| c.is_ascii_uppercase()) {
+            // Uppercase, so it never equals a content word.
+            out.insert(raw.to_string());
+        }
+    }
+    out
+}
+
+/// An identifier: a value, a word with a digit, a single capital letter.
+fn is_identifier(w: &str) -> bool {
+    is_value(w)
+        || w.chars().any(|c| c.is_ascii_digit())
+        || (w.len() == 1 && w.chars().all(|c| c.is_ascii_uppercase()))
+}
+
 /// Decides how a new memory relates to an existing one of the same scope.
 pub fn relation(
     new_type: MemoryType,
@@ -93,7 +132,14 @@ pub fn relation(
     old_text: &str,
     cosine: f32,
 ) -> Relation {
-    if new_type != old_type {
+    // "We use pnpm (not npm)" (project) says what "Use pnpm, not npm" (feedback) does.
+    let kin = new_type == old_type
+        || matches!(
+            (new_type, old_type),
+            (MemoryType::Feedback, MemoryType::Project)
+                | (MemoryType::Project, MemoryType::Feedback)
+        );
+    if !kin {
         return Relation::Distinct;
     }
     let a = content_words(new_text);
@@ -111,17 +157,38 @@ pub fn relation(
     let overlap = inter / a.len().min(b.len()) as f32;
     let (ap, an) = polarity(new_text);
     let (bp, bn) = polarity(old_text);
-    let contradiction =
-        ap.intersection(&bn).next().is_some() || an.intersection(&bp).next().is_some();
-    if !contradiction && (jaccard >= 0.75 || (cosine >= 0.93 && jaccard >= 0.6)) {
+    // Another choice against the same rejected one: "use yarn, not npm" after "use pnpm, not
+    // npm".
+    let other_choice = an.intersection(&bn).next().is_some()
+        && ap.difference(&bp).next().is_some()
+        && bp.difference(&ap).next().is_some();
+    let contradiction = other_choice
+        || ap.intersection(&bn).next().is_some()
+        || an.intersection(&bp).next().is_some();
+    let ia = identity_words(new_text);
+    let ib = identity_words(old_text);
+    let only_new: Vec<&String> = ia.difference(&ib).collect();
+    let only_old: Vec<&String> = ib.difference(&ia).collect();
+    let new_identifier = only_new.iter().any(|w| is_identifier(w));
+    let same_subject = overlap >= 0.5 && cosine >= 0.75;
+    if !contradiction
+        && !new_identifier
+        && (jaccard >= 0.75
+            || (cosine >= 0.93 && jaccard >= 0.6)
+            || (only_new.is_empty() && same_subject))
+    {
         return Relation::Duplicate;
     }
-    let same_subject = overlap >= 0.5 && cosine >= 0.75;
-    let is_fact = matches!(
-        new_type,
-        MemoryType::Project | MemoryType::Reference | MemoryType::User
-    );
-    if same_subject && (contradiction || (is_fact && jaccard < 0.75)) {
+    if new_type != old_type {
+        return Relation::Distinct;
+    }
+    // Every differing word, on both sides, is a value: the same statement with a new value.
+    let changed_value = !only_new.is_empty()
+        && !only_old.is_empty()
+        && only_new.iter().chain(&only_old).all(|w| is_value(w));
+    // The new memory says everything the old one did, and names more.
+    let refined = only_old.is_empty() && new_identifier;
+    if same_subject && (contradiction || changed_value || refined) {
         return Relation::Supersedes;
     }
     Relation::Distinct
@@ -190,5 +257,110 @@ mod tests {
             relation(Feedback, "Use pnpm.", User, "Use pnpm.", 1.0),
             Relation::Distinct
         );
+    }
+
+    /// Facts that differ in what they are about stay two facts; a new value replaces the old
+    /// one; nothing the user said last is dropped as "already remembered".
+    #[test]
+    fn values_and_subjects() {
+        let cases = [
+            (
+                Project,
+                "The build uses node 22.",
+                "The build uses node 18.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "The API timeout is 60 seconds.",
+                "The API timeout is 30 seconds.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "We use Postgres 17.",
+                "We use Postgres.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "We use Postgres.",
+                "We use Postgres 17.",
+                Relation::Duplicate,
+            ),
+            (
+                Feedback,
+                "Deploy service B with helm chart v3.",
+                "Deploy service A with helm chart v2.",
+                Relation::Distinct,
+            ),
+            (
+                Feedback,
+                "Deploy service B with helm chart v2.",
+                "Deploy service A with helm chart v2.",
+                Relation::Distinct,
+            ),
+            (
+                Project,
+                "The auth service listens on port 9443.",
+                "The billing service listens on port 8001.",
+                Relation::Distinct,
+            ),
+            (
+                Project,
+                "The prod DB is on port 5432.",
+                "The staging DB is on port 5433.",
+                Relation::Distinct,
+            ),
+            (
+                Project,
+                "Production database is db-prod.internal.",
+                "Staging database is db-staging.internal.",
+                Relation::Distinct,
+            ),
+            (
+                Project,
+                "We ship on the evening of 2026-11-26.",
+                "The audit is on Thursday 2026-11-26.",
+                Relation::Distinct,
+            ),
+            (
+                Project,
+                "2026-11-27要发版。",
+                "The contract renews Friday 2026-11-27.",
+                Relation::Distinct,
+            ),
+            (
+                Project,
+                "The service number 12 named svc12zeta is deployed with helm on port 8012.",
+                "The service number 11 named svc11zeta is deployed with helm on port 8011.",
+                Relation::Distinct,
+            ),
+            (
+                Feedback,
+                "Use yarn, not npm.",
+                "Use pnpm, not npm.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "We use pnpm (not npm).",
+                "Use pnpm, not npm.",
+                Relation::Duplicate,
+            ),
+        ];
+        for (t, new, old, want) in cases {
+            let old_type = if new.starts_with("We use pnpm") {
+                Feedback
+            } else {
+                t
+            };
+            let c = cairn_embed::cosine(&cairn_embed::embed(new), &cairn_embed::embed(old));
+            assert_eq!(
+                relation(t, new, old_type, old, c),
+                want,
+                "{new:?} against {old:?} (cosine {c})"
+            );
+        }
     }
 }

@@ -807,7 +807,9 @@ pub(crate) fn write_new_in(
     // Look for a memory on the same subject in the same scope.
     let probe = recall.search(conn, &p.rule, &[new.scope.as_str()], 8, now)?;
     let rule_vec = cairn_embed::embed(&p.rule);
-    let mut related: Option<(Relation, Memory)> = None;
+    let mut duplicate: Option<Memory> = None;
+    // Every memory the new one replaces ("use yarn, not npm" replaces each pnpm rule).
+    let mut superseded: Vec<Memory> = Vec::new();
     for h in probe {
         let Some(old) = get_memory(conn, &h.id)? else {
             continue;
@@ -818,17 +820,15 @@ pub(crate) fn write_new_in(
         let cos = cairn_embed::cosine(&rule_vec, &cairn_embed::embed(&old.rule));
         match relation(new.memory_type, &p.rule, old.memory_type, &old.rule, cos) {
             Relation::Duplicate => {
-                related = Some((Relation::Duplicate, old));
+                duplicate = Some(old);
                 break;
             }
-            Relation::Supersedes if related.is_none() => {
-                related = Some((Relation::Supersedes, old));
-            }
-            _ => {}
+            Relation::Supersedes => superseded.push(old),
+            Relation::Distinct => {}
         }
     }
 
-    if let Some((Relation::Duplicate, old)) = related {
+    if let Some(old) = duplicate {
         let merged_why = old.why.clone().or(p.why);
         let merged_how = old.how.clone().or(p.how);
         let changed = merged_why != old.why || merged_how != old.how || new.at > old.updated_at;
@@ -863,13 +863,13 @@ pub(crate) fn write_new_in(
 
     let m = insert_prepared(conn, recall, &new, p, origin)?;
     let mut replaced = None;
-    if let Some((Relation::Supersedes, old)) = related {
+    for old in superseded {
         conn.execute(
             "UPDATE memories SET superseded_by = ?2 WHERE id = ?1",
             params![old.id, m.id],
         )?;
         recall.remove(conn, &old.id)?;
-        replaced = Some(old.id);
+        replaced.get_or_insert(old.id);
     }
     Ok(WriteOutcome {
         action: if replaced.is_some() {

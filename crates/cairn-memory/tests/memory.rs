@@ -162,6 +162,64 @@ fn near_duplicates_update_and_contradictions_supersede() {
     assert_eq!(d.action, Action::Created);
 }
 
+/// What the user says last is kept: a new value replaces the old one, facts about different
+/// things stand side by side, and a new choice replaces every rule it overturns.
+#[test]
+fn new_values_replace_and_different_subjects_stay() {
+    let mut mem = store();
+    let p = "/w/webshop";
+    let mut at = NOW;
+    let mut say = |mem: &mut MemoryStore, t: MemoryType, text: &str| {
+        at += 60;
+        mem.remember(manual(t, p, text), at).unwrap()
+    };
+    let node18 = say(&mut mem, MemoryType::Project, "The build uses node 18");
+    let node22 = say(&mut mem, MemoryType::Project, "The build uses node 22");
+    assert_eq!(node22.action, Action::Superseded, "{node22:?}");
+    assert_eq!(node22.replaced.as_deref(), Some(node18.memory.id.as_str()));
+
+    for (first, second) in [
+        (
+            "The billing service listens on port 8001",
+            "The auth service listens on port 9443",
+        ),
+        (
+            "The staging DB is on port 5433",
+            "The prod DB is on port 5432",
+        ),
+        (
+            "Deploy service A with helm chart v2",
+            "Deploy service B with helm chart v3",
+        ),
+    ] {
+        let a = say(&mut mem, MemoryType::Project, first);
+        let b = say(&mut mem, MemoryType::Project, second);
+        assert_eq!(a.action, Action::Created, "{first}");
+        assert_eq!(b.action, Action::Created, "{second} after {first}: {b:?}");
+    }
+
+    let pnpm = say(&mut mem, MemoryType::Feedback, "Use pnpm, not npm.");
+    let again = say(&mut mem, MemoryType::Project, "We use pnpm (not npm).");
+    assert_eq!(again.memory.id, pnpm.memory.id, "said again: {again:?}");
+    let more = say(
+        &mut mem,
+        MemoryType::Feedback,
+        "Always use pnpm rather than npm for installing packages.",
+    );
+    let yarn = say(&mut mem, MemoryType::Feedback, "Use yarn, not npm.");
+    assert_eq!(yarn.action, Action::Superseded, "{yarn:?}");
+    for old in [&pnpm.memory.id, &more.memory.id] {
+        let m = mem.get(old).unwrap().unwrap();
+        assert!(!m.is_live(), "{} is overturned by the yarn rule", m.rule);
+    }
+    let hits = mem
+        .recall("which package manager should I use", p, 5, at)
+        .unwrap();
+    assert_eq!(hits[0].memory.id, yarn.memory.id);
+    let live: Vec<String> = all_live(&mem).into_iter().map(|m| m.rule).collect();
+    assert_eq!(live.len(), 8, "{live:#?}");
+}
+
 /// A recall index that lost documents (an older store, a crash between versions) is rebuilt
 /// from the memories on the next open, and a store in step is left alone.
 #[test]
