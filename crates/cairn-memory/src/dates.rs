@@ -224,7 +224,31 @@ static ZH_WEEK: LazyLock<Regex> = LazyLock::new(|| {
 static ZH_MONTH: LazyLock<Regex> = LazyLock::new(|| re(r"下个?月|这个月|本月|上个?月"));
 
 /// Rewrites the relative dates of `text` against the day `anchor` (see the module docs).
+/// Code (between backticks) is left as it is: `date --date='next friday'` is a command.
 pub fn absolutise(text: &str, anchor: Date) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('`') {
+        let ticks = rest[open..].chars().take_while(|&c| c == '`').count();
+        let fence = &rest[open..open + ticks];
+        let after = &rest[open + ticks..];
+        let Some(close) = after.find(fence) else {
+            break;
+        };
+        out.push_str(&absolutise_prose(&rest[..open], anchor));
+        let end = open + ticks + close + ticks;
+        out.push_str(&rest[open..end]);
+        rest = &rest[end..];
+    }
+    out.push_str(&absolutise_prose(rest, anchor));
+    out
+}
+
+/// [`absolutise`] on text without code.
+fn absolutise_prose(text: &str, anchor: Date) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
     let mut s = text.to_string();
     // English.
     s = replace(&s, &EN_WEEKDAY, |t, c, start, end| {

@@ -5,20 +5,25 @@
 //!
 //! | shape | English | Japanese | Chinese | type |
 //! |---|---|---|---|---|
-//! | explicit | "remember (that) …", "keep in mind …", "note to self: …" | 覚えて | 记住, 记得 | by content |
+//! | explicit | "remember (that) …", "keep in mind …", "note to self: …", "don't forget to …" | 覚えて | 记住, 记得, "…，记住这个" | by content |
 //! | from now on | "from now on …", "going forward …" | 今後は, これからは | 以后, 从现在开始 | feedback (a fact: by content) |
-//! | always / never | "(we) always …", "never …", "make sure you never …" | 常に, 必ず (a request, or not a problem report) | 总是, 始终 (not a problem report) | feedback ("I always …": user) |
+//! | always / never | "(we) always …", "never …", "make sure to always …" | 常に, 必ず (a request, or not a problem report) | 总是, 始终 (not a problem report) | feedback ("I always …": user) |
 //! | standing | "prefer / avoid / use … in this codebase, everywhere, by default" | | | feedback |
 //! | don't | "don't …", "avoid …", "stop …ing" | 〜しないで, 禁止 | 不要, 别 | feedback |
 //! | we use | "we use X (not Y)", "this repo uses …" | うちは〜を使っています | 我们用 | project |
+//! | use, not | "use X, not Y", "use X instead of Y", "use X for …, never Y" | | | feedback |
 //! | correction | "no, use …" | いや、〜を使って | 不对，用 … | feedback |
 //! | preference | | 〜は〜で書いてください | | feedback |
 //! | about me | "I'm a …", "I prefer …" | 私は〜です | 我是 | user |
 //!
 //! "By content" means: a URL, host:port, ticket or dashboard → `reference`; about the person →
-//! `user`; an instruction → `feedback`; anything else → `project`. A bare "don't …" is kept only
+//! `user` (unless it names the project: "I want this repo's tests to use pytest-xdist" is
+//! feedback, "my db password for this project is in 1Password" a project fact); an
+//! instruction → `feedback`; anything else → `project`. A bare "don't …" is kept only
 //! when it reads as a standing rule (a correction, a stated reason, the alternative to use
-//! instead, or a general qualifier such as "in this repo", "ever", "from my laptop"), never when it is about the task at hand ("just
+//! instead, "don't use X", or a general qualifier such as "in this repo", "ever", "from my
+//! laptop", a class of things: "in code comments", "to commit messages", "every line"), never
+//! when it is about the task at hand ("just
 //! answer, don't change anything", "don't commit yet"). Questions are never statements, and
 //! neither are reports of a problem that happen to say "always" ("I always forget …",
 //! "ビルドが常に失敗します", "总是报错").
@@ -49,7 +54,7 @@ pub struct Candidate {
     pub why: Option<String>,
     /// How to apply, when the surrounding text says.
     pub how: Option<String>,
-    /// Which shape matched (`explicit`, `from-now-on`, `always`, `dont`, `we-use`,
+    /// Which shape matched (`explicit`, `from-now-on`, `always`, `dont`, `we-use`, `use-not`,
     /// `standing`, `correction`, `preference`, `about-me`).
     pub trigger: &'static str,
 }
@@ -231,6 +236,8 @@ static EN_REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)^(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|make a note|note to self|for the record|save (?:this|that) (?:to|in) (?:your )?memory)(?:\s+(?:this|that)(?:\s+for\s+(?:later|next time|the future|future sessions))?\s*[:\-—]|\s+for\s+(?:later|next time|the future|future sessions)\s*[:,\-—]|\s+that\b|\s*[:,\-—]|\b)\s*(.+)$",
     )
 });
+static EN_DONT_FORGET: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^(?:please\s+)?(?:don't|don’t|do not|dont) forget\b"));
 static EN_REMEMBER_NOT: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^remember\s+(?:when|how|what|where|why|who|the time|me)\b"));
 static EN_FROM_NOW: LazyLock<Regex> = LazyLock::new(|| {
@@ -243,7 +250,7 @@ static EN_FROM_NOW_TAIL: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_ALWAYS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:please\s+)?(?:(?:make sure|be sure|ensure)\s+(?:that\s+)?(?:you\s+|we\s+)?|(?:we|i|you)\s+(?:should\s+|must\s+|will\s+|do\s+)?)?(?:always|never)\s+\S",
+        r"(?i)^(?:please\s+)?(?:(?:make sure|be sure|ensure|remember)\s+(?:that\s+)?(?:you\s+|we\s+)?(?:to\s+)?|(?:we|i|you)\s+(?:should\s+|must\s+|will\s+|do\s+)?)?(?:always|never)\s+\S",
     )
 });
 /// "I always forget …": a habit of the person that is a complaint, not a rule.
@@ -251,7 +258,7 @@ static EN_I_ALWAYS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^i\s+(?:\w+\s+)?(?:always|never)\s+(\w+)"));
 static EN_I_ALWAYS_NOT_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:forget|forgot|get|got|mix|mixed|struggle|wonder|lose|miss|mess|end|seem|have|had|run|ran|hit|see|saw|break|broke|wanted|thought|knew|understood|remember|make|made)$",
+        r"(?i)^(?:forget|forgot|get|got|mix|mixed|struggle|wonder|lose|miss|mess|end|seem|have|had|run|ran|hit|see|saw|break|broke|wanted|thought|knew|understood|remember|make|made|said|say|told|tell|asked|ask|meant|mean|agreed|suggested|did|claimed|wrote|expected)$",
     )
 });
 /// An imperative of preference over a standing scope: "prefer composition over inheritance
@@ -279,12 +286,19 @@ static EN_ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_GENERAL: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:ever|again|anymore|any more|in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any) tests|(?:from|on) my (?:laptop|machine|computer)|against (?:prod|production|staging)|on (?:main|master|prod|production)|in production|unless|without asking|directly)\b",
+        r"(?i)\b(?:ever|again|anymore|any more|in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any) tests|(?:from|on) my (?:laptop|machine|computer)|against (?:prod|production|staging)|on (?:main|master|prod|production)|in production|unless|without asking|directly|(?:in|to|from|into) (?:any |all |our |the )?(?:[a-z-]+\s+)?(?:comments|commit messages|messages|tests|specs|prs|pull requests|logs|docs|readmes|migrations|scripts|commits|reviews|code|changelogs|branches)|every (?:line|file|function|method|class|commit|pr|change|time)|^(?:please\s+)?(?:don't|don’t|do not|dont|never)\s+use\s+\S)\b",
     )
 });
 /// A "don't" that names what to do instead states a preference, not a step of the task.
 static EN_INSTEAD: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)[,;]\s*(?:use|prefer|go with|pick|write)\b.+\binstead\b|\brather than\b")
+});
+/// "use pnpm, not npm", "use ruff instead of flake8", "use black for formatting python,
+/// never autopep8": a choice against an alternative.
+static EN_USE_OVER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:please\s+)?(?:always\s+)?(?:use|prefer|go with|pick|choose|stick (?:with|to))\s+\S.*?(?:,\s*|\s+|\s*\(\s*)(?:not|never|instead of|rather than|over)\s+\S",
+    )
 });
 static EN_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -355,6 +369,12 @@ static JA_USER: LazyLock<Regex> = LazyLock::new(|| re(r"^私は.+(?:です|だ|�
 
 static ZH_REMEMBER: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(?:请)?(?:帮我)?(?:记住|记得|记一下)(?:一下)?[:：，,]?\s*(.+)$"));
+/// "下周三要发布，记住这个": the thing to remember, then 记住.
+static ZH_REMEMBER_TAIL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(.+?)[，,、]\s*(?:请)?(?:帮我)?(?:记住|记一下|记下来|记下)(?:这个|这一点|这件事|这条)?(?:哦|啊|吧|了)?[。！!]?$",
+    )
+});
 static ZH_FROM_NOW: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(?:以后|今后|从现在开始|从现在起|从今以后|往后|下次)[，,]?\s*(.+)$"));
 static ZH_ALWAYS: LazyLock<Regex> = LazyLock::new(|| re(r"总是|始终|一律|永远|务必|一定要"));
@@ -405,15 +425,38 @@ fn is_instruction(s: &str) -> bool {
         || s.starts_with('请')
 }
 
-/// The type of a stated fact: pointer → reference, about the person → user, an instruction →
-/// feedback, else project.
+/// Words that tie a statement to the project, not the person: "I want this repo's tests to
+/// use pytest-xdist" is about the repository.
+static ABOUT_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:this|our|the) (?:repo|repository|project|codebase|service|app|monorepo)(?:'s)?\b|\bfor this (?:repo|project|codebase)\b|このリポジトリ|このプロジェクト|这个项目|这个仓库|本项目",
+    )
+});
+/// A wish about how to work ("I want …", "I'd like …").
+static WISH: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^i (?:want|would like|'d like|prefer|need)\b"));
+
+/// The type of a statement about the person, unless it is about the project: a wish about it
+/// is feedback, anything else a project fact.
+fn user_or_project(content: &str) -> MemoryType {
+    if !ABOUT_PROJECT.is_match(content) {
+        MemoryType::User
+    } else if WISH.is_match(content.trim()) {
+        MemoryType::Feedback
+    } else {
+        MemoryType::Project
+    }
+}
+
+/// The type of a stated fact: pointer → reference, about the person → user (unless it names
+/// the project), an instruction → feedback, else project.
 pub fn classify(content: &str) -> MemoryType {
     if is_instruction(content) {
         MemoryType::Feedback
     } else if has_pointer(content) {
         MemoryType::Reference
     } else if ABOUT_USER.is_match(content.trim()) {
-        MemoryType::User
+        user_or_project(content)
     } else {
         MemoryType::Project
     }
@@ -429,6 +472,15 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         && let Some(c) = EN_REMEMBER.captures(s)
     {
         let content = c[1].trim();
+        // "don't forget the semicolon": a reminder for the task at hand, unless it gives a
+        // rule ("… to run the migrations") or a fact ("…: staging needs the VPN").
+        if EN_DONT_FORGET.is_match(s)
+            && !(content.starts_with("to ")
+                || content.starts_with("that ")
+                || s[..c.get(1).map_or(0, |m| m.start())].contains(':'))
+        {
+            return None;
+        }
         if let Some(rest) = content.strip_prefix("to ") {
             return Some((
                 Shape::Rule(rest.to_string(), MemoryType::Feedback),
@@ -447,7 +499,7 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         match EN_I_ALWAYS.captures(s) {
             Some(c) if EN_I_ALWAYS_NOT_RULE.is_match(&c[1]) => return None,
             // "I always/never …" is about the person.
-            Some(_) => return Some((Shape::Rule(s.to_string(), MemoryType::User), "always")),
+            Some(_) => return Some((Shape::Rule(s.to_string(), user_or_project(s)), "always")),
             None => return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always")),
         }
     }
@@ -464,6 +516,9 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "standing"));
     }
+    if EN_USE_OVER.is_match(s) && !EN_ONE_OFF.is_match(s) && !EN_DEICTIC.is_match(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "use-not"));
+    }
     if correction && EN_CORRECTION_VERB.is_match(s) && !EN_DEICTIC.is_match(s) {
         return Some((
             Shape::Rule(s.to_string(), MemoryType::Feedback),
@@ -471,7 +526,7 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         ));
     }
     if EN_USER.is_match(s) && !EN_ABOUT_ME.is_match(s) {
-        return Some((Shape::Rule(s.to_string(), MemoryType::User), "about-me"));
+        return Some((Shape::Rule(s.to_string(), user_or_project(s)), "about-me"));
     }
     // Japanese.
     if let Some(c) = JA_REMEMBER_HEAD
@@ -518,6 +573,9 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         && !s.starts_with("还记得")
         && let Some(c) = ZH_REMEMBER.captures(s)
     {
+        return Some((Shape::Explicit(c[1].trim().to_string()), "explicit"));
+    }
+    if let Some(c) = ZH_REMEMBER_TAIL.captures(s) {
         return Some((Shape::Explicit(c[1].trim().to_string()), "explicit"));
     }
     if let Some(c) = ZH_FROM_NOW.captures(s) {
@@ -1013,6 +1071,104 @@ mod tests {
         none("use the helper in this file");
         none("Prefer the shorter version.");
         none("don't edit this file, edit the template instead");
+        none("Don't forget the semicolon, lol");
+        none("I never said to delete the migrations! put them back");
+        none("use a map instead of a loop here");
+        none("use the staging config instead of prod for now");
+    }
+
+    /// A statement about the person that names the project is the project's.
+    #[test]
+    fn about_me_or_the_project() {
+        assert_eq!(classify("I prefer short answers"), MemoryType::User);
+        assert_eq!(
+            classify("I want this repo's tests to use pytest-xdist"),
+            MemoryType::Feedback
+        );
+        assert_eq!(
+            classify("my db password for this project is in 1password under proj-db"),
+            MemoryType::Project
+        );
+        assert_eq!(
+            one("I always review this repo's migrations by hand").memory_type,
+            MemoryType::Project
+        );
+    }
+
+    /// Phrasings a user reaching for the documented shapes writes, each one rule, whole.
+    #[test]
+    fn everyday_rules() {
+        let cases: &[(&str, &str, MemoryType)] = &[
+            (
+                "use pnpm, not npm",
+                "Use pnpm, not npm.",
+                MemoryType::Feedback,
+            ),
+            (
+                "Use pnpm, not npm.",
+                "Use pnpm, not npm.",
+                MemoryType::Feedback,
+            ),
+            (
+                "use ruff instead of flake8",
+                "Use ruff instead of flake8.",
+                MemoryType::Feedback,
+            ),
+            (
+                "use black for formatting python, never autopep8",
+                "Use black for formatting python, never autopep8.",
+                MemoryType::Feedback,
+            ),
+            (
+                "Make sure to always run the e2e suite before tagging a release.",
+                "Make sure to always run the e2e suite before tagging a release.",
+                MemoryType::Feedback,
+            ),
+            (
+                "Don't use emojis in code comments",
+                "Don't use emojis in code comments.",
+                MemoryType::Feedback,
+            ),
+            (
+                "Don't mock the database in integration tests",
+                "Don't mock the database in integration tests.",
+                MemoryType::Feedback,
+            ),
+            (
+                "please stop adding emojis to commit messages",
+                "Stop adding emojis to commit messages.",
+                MemoryType::Feedback,
+            ),
+            (
+                "stop adding comments to every line",
+                "Stop adding comments to every line.",
+                MemoryType::Feedback,
+            ),
+            (
+                "never use println! for logging, use tracing",
+                "Never use println! for logging, use tracing.",
+                MemoryType::Feedback,
+            ),
+            (
+                "don't forget to run the migrations before deploying",
+                "Run the migrations before deploying.",
+                MemoryType::Feedback,
+            ),
+            (
+                "下周三要发布，记住这个",
+                "下周三要发布。",
+                MemoryType::Project,
+            ),
+        ];
+        for (prompt, rule, t) in cases {
+            let c = one(prompt);
+            assert_eq!(
+                (c.rule.as_str(), c.memory_type),
+                (*rule, *t),
+                "{prompt}: {c:?}"
+            );
+            assert_eq!(c.why, None, "{prompt}: {c:?}");
+        }
     }
 
     #[test]

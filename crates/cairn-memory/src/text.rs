@@ -44,6 +44,16 @@ pub fn sentences(text: &str) -> Vec<&str> {
         let end_here = match c {
             '\n' => true,
             '。' | '！' | '？' => true,
+            // "println! for logging": a `!` after a word, with the sentence going on in
+            // lower case, ends no sentence.
+            '!' if i > 0
+                && chars[i - 1].1.is_alphanumeric()
+                && text[pos + 1..]
+                    .trim_start_matches([' ', '\t'])
+                    .starts_with(|ch: char| ch.is_ascii_lowercase()) =>
+            {
+                false
+            }
             '.' | '!' | '?' => {
                 next.is_none_or(char::is_whitespace) && {
                     if c == '.' {
