@@ -96,6 +96,10 @@ fn yaml_parse(v: &str) -> String {
     }
 }
 
+/// What an edit whose frontmatter lost its closing line is told.
+const UNCLOSED: &str =
+    "its frontmatter opens with --- but no --- line closes it (add the closing --- line)";
+
 /// A memory's view file.
 pub fn render_view(m: &Memory) -> String {
     format!(
@@ -118,6 +122,9 @@ pub struct ViewFile {
     pub fields: HashMap<String, String>,
     /// Everything after the frontmatter.
     pub body: String,
+    /// The file opens a frontmatter (`---`) that no `---` line closes: its fields cannot be
+    /// told from its body, so it is not read back.
+    pub unclosed: bool,
 }
 
 /// Parses a view file (frontmatter optional).
@@ -147,13 +154,19 @@ pub fn parse_view(text: &str) -> ViewFile {
             return ViewFile {
                 fields,
                 body: body.trim().to_string(),
+                unclosed: false,
             };
         }
-        fields.clear();
+        return ViewFile {
+            fields: HashMap::new(),
+            body: text.trim().to_string(),
+            unclosed: true,
+        };
     }
     ViewFile {
         fields,
         body: text.trim().to_string(),
+        unclosed: false,
     }
 }
 
@@ -407,11 +420,15 @@ impl MemoryStore {
             if content_hash(&bytes) == t.hash {
                 continue;
             }
-            edits.push((
-                rel.clone(),
-                id.clone(),
-                String::from_utf8_lossy(&bytes).into_owned(),
-            ));
+            match String::from_utf8(bytes) {
+                Ok(text) => edits.push((rel.clone(), id.clone(), text)),
+                Err(_) => {
+                    report.problems.push(format!(
+                        "{rel}: not UTF-8 text; file left as it is (save it as UTF-8)"
+                    ));
+                    keep.insert(rel.clone());
+                }
+            }
         }
         // 2. New files written by hand.
         let mut new_files: Vec<(String, String, String)> = Vec::new();
@@ -441,8 +458,14 @@ impl MemoryStore {
                     if tracked.contains_key(&rel) {
                         continue;
                     }
-                    if let Ok(text) = std::fs::read_to_string(f.path()) {
-                        new_files.push((rel, slug.clone(), text));
+                    match std::fs::read(f.path()).map(String::from_utf8) {
+                        Ok(Ok(text)) => new_files.push((rel, slug.clone(), text)),
+                        Ok(Err(_)) => report.problems.push(format!(
+                            "{rel}: not UTF-8 text; file left as it is (save it as UTF-8)"
+                        )),
+                        Err(e) => report
+                            .problems
+                            .push(format!("{rel}: cannot be read ({e}); file left as it is")),
                     }
                 }
             }
@@ -470,6 +493,12 @@ impl MemoryStore {
             }
             for (rel, slug, text) in new_files {
                 let view = parse_view(&text);
+                if view.unclosed {
+                    report
+                        .problems
+                        .push(format!("{rel}: {UNCLOSED}; file left as it is"));
+                    continue;
+                }
                 // A copy of a known memory (e.g. a renamed file) is an edit of it.
                 if let Some(id) = view.fields.get("id")
                     && get_memory(&tx, id)?.is_some_and(|m| m.is_live())
@@ -656,6 +685,9 @@ fn apply_edit(
         return Err(format!("memory {id} was forgotten or replaced"));
     }
     let view = parse_view(text);
+    if view.unclosed {
+        return Err(UNCLOSED.into());
+    }
     let (rule, why, how) = parse_body(&view.body);
     if rule.is_empty() {
         return Err("the body is empty (use `cairn forget` to drop a memory)".into());

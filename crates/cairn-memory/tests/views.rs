@@ -168,6 +168,59 @@ fn a_hand_edit_is_read_back_not_overwritten() {
         MemoryType::Feedback
     );
 
+    // An edit that loses the frontmatter's closing line, or is no longer UTF-8, is reported
+    // and left alone; the memory keeps what it said.
+    for (what, bytes) in [
+        (
+            "closing ---",
+            now_on_disk.replacen("\n---\n", "\n", 1).into_bytes(),
+        ),
+        ("UTF-8", {
+            let mut b = now_on_disk.clone().into_bytes();
+            b.extend_from_slice(b"\xff\xfe broken\n");
+            b
+        }),
+    ] {
+        std::fs::write(&file, &bytes).unwrap();
+        let r = mem.refresh_views(NOW + 250).unwrap();
+        assert_eq!(r.edits, 0, "{what}: {r:?}");
+        assert!(r.problems.iter().any(|p| p.contains(what)), "{what}: {r:?}");
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            bytes,
+            "{what}: file left as it is"
+        );
+        let kept = mem.get(&m.id).unwrap().unwrap();
+        assert_eq!(kept.rule, "Use pnpm 9, never npm or npx.", "{what}");
+        assert_eq!(kept.name, m.name, "{what}");
+        let index = std::fs::read_to_string(dir.join("MEMORY.md")).unwrap();
+        assert!(!index.contains("[---"), "{what}: {index}");
+    }
+    // Dropped in by hand the same way: reported, not imported.
+    std::fs::write(
+        dir.join("half.md"),
+        "---\nname: Half\ntype: project\n\nNo end.\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("latin1.md"), b"Caf\xe9 opens at 9.\n").unwrap();
+    let r = mem.refresh_views(NOW + 260).unwrap();
+    assert_eq!(r.imported, 0, "{r:?}");
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| p.contains("half.md") && p.contains("closing ---")),
+        "{r:?}"
+    );
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| p.contains("latin1.md") && p.contains("UTF-8")),
+        "{r:?}"
+    );
+    std::fs::remove_file(dir.join("half.md")).unwrap();
+    std::fs::remove_file(dir.join("latin1.md")).unwrap();
+    std::fs::write(&file, &now_on_disk).unwrap();
+
     // A new file written by hand becomes a memory of that scope.
     std::fs::write(
         dir.join("my-note.md"),
