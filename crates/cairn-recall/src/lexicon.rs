@@ -16,7 +16,8 @@
 //! the resident index's; statistics (row count, total length, document frequencies) are
 //! corrected accordingly. More changes than that, a file of another index, or no file:
 //! FTS5 answers, as before. The background path (`Recall::prepare_snapshots`) rewrites the
-//! file once more than [`REWRITE_AFTER`] documents changed: from the file and the changes
+//! file once more than [`REWRITE_AFTER`] documents changed, or one was removed (a forgotten
+//! memory's words do not stay in it): from the file and the changes
 //! when it can, from `recall_fts` otherwise; written to a temporary file and renamed into
 //! place, and kept only if no document changed meanwhile. Every write is best effort: a
 //! missing or stale file only loses the speed-up.
@@ -749,9 +750,19 @@ pub(crate) fn file_state(conn: &Connection) -> Result<FileState, RecallError> {
     }
 }
 
+/// Whether a document was removed since `generation` (a memory forgotten or replaced).
+fn removed_since(conn: &Connection, generation: i64) -> Result<bool, RecallError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT EXISTS(SELECT 1 FROM recall_text_revs WHERE rev > ?1 AND live = 0)",
+        )?
+        .query_row([generation], |r| r.get(0))?)
+}
+
 /// For the background path: rewrites the lexicon of a database file when more than
-/// [`REWRITE_AFTER`] documents changed since it was written (or when it is missing or
-/// unusable). Nothing for an in-memory database.
+/// [`REWRITE_AFTER`] documents changed since it was written, or when one was removed (a
+/// forgotten memory's words leave the file at the next write, not 32 changes later), or when
+/// it is missing or unusable. Nothing for an in-memory database.
 pub(crate) fn prepare(conn: &Connection) -> Result<(), RecallError> {
     let Some(path) = file_path(conn) else {
         return Ok(());
@@ -768,6 +779,7 @@ pub(crate) fn prepare(conn: &Connection) -> Result<(), RecallError> {
     if let Some(file) = &file
         && (file.generation == generation
             || (file.generation < generation
+                && !removed_since(conn, file.generation)?
                 && changed_since(conn, file.generation, REWRITE_AFTER)?.len() <= REWRITE_AFTER))
     {
         return Ok(());

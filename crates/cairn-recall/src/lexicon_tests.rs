@@ -124,6 +124,36 @@ fn a_few_changes_leave_the_file_as_it_is() {
     assert_eq!(reader.lexicon_view().map(|v| v.shape().1), Some(5));
 }
 
+/// A removed document (a forgotten memory) leaves the file at the next background write,
+/// not 32 changes later: its words are not kept on disk.
+#[test]
+fn a_removed_document_leaves_the_file_at_the_next_write() {
+    let (dir, conn, mut writer, mut rng) = store(50, 0x5ec);
+    let mut secret = random_docs(&mut rng, 1, "s").remove(0);
+    secret.body = "the vault unseal phrase is zorblaxquintessence".into();
+    // With more changes than the file takes on top: it is rewritten with them.
+    let mut docs = random_docs(&mut rng, 40, "m");
+    docs.push(secret);
+    writer.upsert_many(&conn, &docs).unwrap();
+    writer.prepare_snapshots(&conn).unwrap();
+    let file = || std::fs::read(lexicon_path(&dir)).unwrap();
+    let has = |bytes: &[u8]| bytes.windows(8).any(|w| w == b"zorblaxq");
+    // One new document: below the rewrite threshold, read on top of the file.
+    let before = file();
+    assert!(has(&before), "the file holds the document's words");
+    writer
+        .upsert_many(&conn, &random_docs(&mut rng, 1, "n"))
+        .unwrap();
+    writer.prepare_snapshots(&conn).unwrap();
+    assert_eq!(file(), before, "an addition alone leaves the file as it is");
+    assert!(writer.remove(&conn, "s0").unwrap());
+    writer.prepare_snapshots(&conn).unwrap();
+    assert!(!has(&file()), "the removed document's words left the file");
+    let queries = random_queries(&mut rng, 20);
+    let mut reader = Recall::with_config(&conn, from_file()).unwrap();
+    assert_same(&conn, &mut reader, &queries, ALL);
+}
+
 #[test]
 fn a_damaged_or_foreign_file_is_ignored_and_rewritten() {
     let (dir, conn, mut writer, mut rng) = store(300, 0x5e8);
