@@ -13,21 +13,34 @@
 //! # Cost
 //!
 //! Every detector has trigger literals, one of which occurs in every match
-//! (`sk-`, `AKIA`, `://`, `token`/`Token`/`TOKEN`, ...). All of them form one
-//! literal set, compiled once per process ([`LazyLock`]) and searched with
-//! SIMD: text without a trigger costs a single scan and comes back as
-//! [`Cow::Borrowed`] without allocating. Otherwise the triggers found select
-//! the few detectors that can match, and only those run; a detector's own
-//! regex is compiled the first time it is selected (compiling all of them
-//! up front cost every redacting process about 5 ms).
+//! (`sk-`, `AKIA`, `://`, `key`/`Key`/`KEY`, `oken`/`OKEN` for `token`, ...).
+//! All of them form one literal set, compiled once per process
+//! ([`LazyLock`]) and searched with SIMD: text without a trigger costs a
+//! single scan and comes back as [`Cow::Borrowed`] without allocating.
+//! Otherwise the triggers found select the few detectors that can match, and
+//! only those run; a detector's own regex is compiled the first time it is
+//! selected (compiling all of them up front cost every redacting process
+//! about 5 ms).
+//!
+//! The SIMD search has a budget: the regex crate cuts a large literal set to
+//! 5-byte prefixes and leaves SIMD for a several times slower automaton when
+//! more than 64 distinct ones remain. A new trigger must therefore share a
+//! prefix with an existing one, reuse one (OpenRouter's `sk-or-v1-` is found
+//! through `sk-`), or buy its slot by merging others (`oken` stands for
+//! `token` and `Token`); a test counts the prefixes.
 //!
 //! # Detected kinds
 //!
 //! See [`Kind`] for the full list. Provider tokens are recognised by their
-//! fixed prefixes (`sk-ant-`, `sk-proj-`, `AKIA`, `ghp_`, `glpat-`, `xoxb-`,
-//! `AIza`, `sk_live_`, ...); private key blocks by their PEM armour (also when
-//! the `END` line is missing); URL credentials by `scheme://user:pass@host`
-//! (only the password is replaced); `Authorization: Bearer|Basic` headers.
+//! fixed prefixes (`sk-ant-`, `sk-proj-`, `sk-or-v1-`, `AKIA`, `ghp_`,
+//! `glpat-`, `xoxb-`, `AIza`, `sk_live_`, `dop_v1_`, `hvs.`, `gsk_`, `xai-`,
+//! ...); private key blocks by their PEM armour (also when the `END` line is
+//! missing); URL credentials by `scheme://user:pass@host` (only the password
+//! is replaced); `Authorization: Bearer|Basic` headers; passwords given to
+//! command-line tools (`mysql -u root -pS3cret`, `sshpass -p`, `docker login
+//! -p`, a `.netrc` entry, `aws configure set aws_secret_access_key …`: only
+//! values with two character classes, so `-p 8080:80` stays); passwords,
+//! tokens and keys stated in prose (below).
 //!
 //! # Assignment rule
 //!
@@ -54,6 +67,47 @@
 //!    `access_token`, `String`, `get_token()`, `Option<String>`);
 //! 4. the value is at least 8 characters long, or 4 for password keys
 //!    (unquoted password values shorter than 8 must contain a non-letter).
+//!
+//! An unquoted value stops at `&` (a URL query's next parameter) unless the
+//! whole word also passes the prose rule below (`PASSWORD=Tr0ub4dor&3horse`).
+//!
+//! # Prose rule
+//!
+//! Agents and users also state secrets in sentences. At the same sensitive
+//! words (also `API key`, `access key` written apart; `login`, `creds` for
+//! the pair rule):
+//!
+//! 1. *word, copula, value*: the sensitive word, an optional qualifier
+//!    starting with a preposition (`password for this project`), then `is`,
+//!    `was`, `are`, `is set to`, `should be`, `changed to`, `to`, `→`, `->`
+//!    (or `:` / `=` when the assignment rule did not already judge the key),
+//!    then one value: `the staging db password is Tr0ub4dor&3horse` →
+//!    `the staging db password is [REDACTED:password]`. Quoted values
+//!    (`"..."`, `'...'`, backticks, JSON-escaped `\"...\"`) are taken
+//!    whole; a `"` or backtick counts as opening only when an even number of
+//!    them precede the sentence on its line (`"password is " + pw` is code).
+//! 2. *word, quoted string* for passwords: `use password "correct horse"`.
+//! 3. *login pair*: `login`/`credentials` + copula + `user / pass`,
+//!    `user/pass` or `user:pass`; only the password goes, and it must hold a
+//!    non-letter or mixed case (`login is admin / admin` stays).
+//! 4. *32 hex digits* (Twilio auth tokens, generic API keys) within the same
+//!    clause (8 words, up to `,` `;` `.` or a line break) after the word:
+//!    `twilio auth token 4f9c...`. A bare `key` counts only after a
+//!    determiner (`the key`) or at a line start, not in `cache key`. Git
+//!    SHAs (40) and SHA-256 digests (64) never match, nor does hex with no
+//!    sensitive word before it.
+//!
+//! The value must look like a secret, not prose: not a stop word (`in`,
+//! `stored`, `rotated`, `the`, `not`, `1password`, `bcrypt`, ...), not a
+//! word with an English ending (`expired`, `available`, `currently`) unless
+//! it is a password of 8+ letters without one (`swordfish`), not a
+//! hyphenated phrase (`read-only`, `2048-bit`, `JWT-based`), a number with a
+//! unit or a version (`3600s`, `v1.2.3`), an email, a path or URL, a
+//! placeholder (`$TOKEN`, `<your-token>`), or code (`self.token`,
+//! `access_token`, `getToken2`, `Vec<u8>`); and it must contain a digit, a
+//! symbol or inner upper case (4+ characters for passwords, 8+ otherwise).
+//! `pass` alone (`the test pass is 100%`) and plural nouns never start it.
+//! Passwords get [`Kind::Password`], everything else [`Kind::Secret`].
 //!
 //! Overlapping findings are merged and the most specific kind names the
 //! marker (`OPENAI_API_KEY=sk-proj-...` → `OPENAI_API_KEY=[REDACTED:openai-key]`).
@@ -111,6 +165,16 @@ pub enum Kind {
     PypiToken,
     /// SendGrid API key (`SG.xxx.yyy`).
     SendgridKey,
+    /// DigitalOcean token (`dop_v1_`, `doo_v1_`, `dor_v1_` + 64 hex).
+    DigitaloceanToken,
+    /// HashiCorp Vault service or batch token (`hvs.`, `hvb.` + 24+).
+    VaultToken,
+    /// OpenRouter API key (`sk-or-v1-` + 64 hex).
+    OpenrouterKey,
+    /// Groq API key (`gsk_` + 52).
+    GroqKey,
+    /// xAI API key (`xai-` + 80).
+    XaiKey,
     /// JSON Web Token (`eyJ...eyJ...sig`).
     Jwt,
     /// `Authorization: Basic <base64>` credentials.
@@ -121,15 +185,17 @@ pub enum Kind {
     UrlPassword,
     /// Value of an `aws_secret_access_key` / `SecretAccessKey` assignment.
     AwsSecretKey,
-    /// Value of a password assignment, or the password in `curl -u user:PASS`.
+    /// Value of a password assignment, the password in `curl -u user:PASS`,
+    /// or a password stated in prose (`my sudo password is ...`).
     Password,
-    /// Value of another sensitive assignment (`token`, `secret`, `api_key`, `auth`, ...).
+    /// Value of another sensitive assignment (`token`, `secret`, `api_key`,
+    /// `auth`, ...) or such a value stated in prose (`the API key is ...`).
     Secret,
 }
 
 impl Kind {
     /// Every kind, in priority order.
-    pub const ALL: [Kind; 24] = [
+    pub const ALL: [Kind; 29] = [
         Kind::PrivateKey,
         Kind::AnthropicKey,
         Kind::OpenAiKey,
@@ -147,6 +213,11 @@ impl Kind {
         Kind::HuggingfaceToken,
         Kind::PypiToken,
         Kind::SendgridKey,
+        Kind::DigitaloceanToken,
+        Kind::VaultToken,
+        Kind::OpenrouterKey,
+        Kind::GroqKey,
+        Kind::XaiKey,
         Kind::Jwt,
         Kind::BasicAuth,
         Kind::BearerToken,
@@ -176,6 +247,11 @@ impl Kind {
             Kind::HuggingfaceToken => "huggingface-token",
             Kind::PypiToken => "pypi-token",
             Kind::SendgridKey => "sendgrid-key",
+            Kind::DigitaloceanToken => "digitalocean-token",
+            Kind::VaultToken => "vault-token",
+            Kind::OpenrouterKey => "openrouter-key",
+            Kind::GroqKey => "groq-key",
+            Kind::XaiKey => "xai-key",
             Kind::Jwt => "jwt",
             Kind::BasicAuth => "basic-auth",
             Kind::BearerToken => "bearer-token",
@@ -352,9 +428,9 @@ struct Engine {
     /// rest of the text is searched with this smaller, rarer set.
     rare: Regex,
     /// Bit of the assignment detector.
-    assignment_bit: u32,
+    assignment_bit: u64,
     /// Prefilter literal → bit set of the detectors it can start.
-    literal_detectors: Vec<(String, u32)>,
+    literal_detectors: Vec<(String, u64)>,
     detectors: Vec<Detector>,
 }
 
@@ -373,6 +449,14 @@ enum Source {
     PrivateKey,
     Assignment,
 }
+
+/// Most prefilter literals the regex crate still searches with SIMD
+/// (Teddy): it cuts a large literal set to 5-byte prefixes and falls back
+/// to a several times slower automaton when more than 64 distinct ones
+/// remain. Every redacted text pays for that, so new triggers must share
+/// prefixes with existing ones or replace them (`prefilter_fits_the_simd_budget`).
+#[cfg(test)]
+const PREFILTER_BUDGET: usize = 64;
 
 const PRIVATE_KEY_BEGIN: &str = r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----";
 const PRIVATE_KEY_END: &str = r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----";
@@ -418,7 +502,7 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         kind: Kind::GitlabToken,
-        triggers: &["glpat-", "gldt-", "glrt-", "glptt-", "glsoat-"],
+        triggers: &["glp", "gldt-", "glrt-", "glsoat-"],
         case_insensitive: false,
         source: Source::Pattern(
             r"(?-u:\b)gl(?:pat|dt|rt|ptt|soat)-[A-Za-z0-9_\-]{20,}",
@@ -507,6 +591,38 @@ const SPECS: &[Spec] = &[
         ),
     },
     Spec {
+        kind: Kind::DigitaloceanToken,
+        triggers: &["_v1_"],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)do[opr]_v1_[a-f0-9]{64}(?-u:\b)", Check::None),
+    },
+    Spec {
+        kind: Kind::VaultToken,
+        // Not `hvr.` (short-lived recovery-mode tokens): its literal would
+        // cost a prefilter slot (see `PREFILTER_BUDGET`).
+        triggers: &["hvs.", "hvb."],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)hv[sb]\.[A-Za-z0-9_\-]{24,}", Check::Random(4)),
+    },
+    Spec {
+        kind: Kind::OpenrouterKey,
+        triggers: &["sk-"],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)sk-or-v1-[a-f0-9]{64}(?-u:\b)", Check::None),
+    },
+    Spec {
+        kind: Kind::GroqKey,
+        triggers: &["gsk_"],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)gsk_[A-Za-z0-9]{52}(?-u:\b)", Check::Random(4)),
+    },
+    Spec {
+        kind: Kind::XaiKey,
+        triggers: &["xai-"],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)xai-[A-Za-z0-9]{80}(?-u:\b)", Check::Random(4)),
+    },
+    Spec {
         kind: Kind::Jwt,
         triggers: &["eyJ"],
         case_insensitive: false,
@@ -526,8 +642,8 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         kind: Kind::BearerToken,
-        triggers: &["bearer"],
-        case_insensitive: true,
+        triggers: &["earer", "EARER"],
+        case_insensitive: false,
         source: Source::Pattern(
             r"(?i)(?-u:\b)bearer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)",
             Check::Random(0),
@@ -564,17 +680,63 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         kind: Kind::Secret,
+        // Case forms spelled out: `oken`/`OKEN` cover `token` and `Token`
+        // in one literal (see `PREFILTER_BUDGET`).
         triggers: &[
-            "pass",
-            "pwd",
-            "secret",
-            "token",
-            "key",
-            "auth",
-            "credential",
+            "pass", "Pass", "PASS", "pwd", "Pwd", "PWD", "ecret", "ECRET", "oken", "OKEN", "key",
+            "Key", "KEY", "auth", "Auth", "AUTH", "cred", "Cred", "CRED", "ogin",
         ],
-        case_insensitive: true,
+        case_insensitive: false,
         source: Source::Assignment,
+    },
+    // Passwords given to command-line tools, each riding on a trigger of another detector (no new prefix):
+    // `mysql -u root -pS3cret`, `sshpass -p S3cret ssh …`, `docker login -u bob -p S3cret`,
+    // a `.netrc` entry, `aws configure set aws_secret_access_key …`. The values must look
+    // random (two character classes), so `-p 8080:80` or `-p 22` stay.
+    Spec {
+        kind: Kind::Password,
+        triggers: &[" -u", "\t-u"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r#"[ \t]-u[ \t]*[^\s'"-]\S*[ \t]+-p([^\s'"-][^\s'"]*)"#,
+            Check::Random(0),
+        ),
+    },
+    Spec {
+        kind: Kind::Password,
+        triggers: &["pass"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r#"\bsshpass[ \t]+-p[ \t]*['"]?([^\s'"]+)"#,
+            Check::Random(0),
+        ),
+    },
+    Spec {
+        kind: Kind::Password,
+        triggers: &["ogin"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r#"\blogin\b[^\n;&|]*?[ \t](?:-p|--password)(?:[ \t]+|=)['"]?([^\s'"]+)"#,
+            Check::Random(0),
+        ),
+    },
+    Spec {
+        kind: Kind::Password,
+        triggers: &["ogin"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(\S+)",
+            Check::NotPlaceholder,
+        ),
+    },
+    Spec {
+        kind: Kind::Secret,
+        triggers: &["ecret"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r#"\baws_secret_access_key[ \t]+['"]?([A-Za-z0-9/+=]{30,})"#,
+            Check::Random(0),
+        ),
     },
 ];
 
@@ -588,7 +750,7 @@ impl Engine {
         // A literal starts every detector that has a trigger inside it
         // (`Authorization` starts both the Basic-auth and the assignment
         // detector, whose trigger is `Auth`).
-        let literal_detectors: Vec<(String, u32)> = literals
+        let literal_detectors: Vec<(String, u64)> = literals
             .iter()
             .map(|lit| {
                 let bits = SPECS
@@ -599,7 +761,7 @@ impl Engine {
                             .iter()
                             .any(|t| lit.contains(t.as_str()))
                     })
-                    .fold(0u32, |bits, (i, _)| bits | 1 << i);
+                    .fold(0u64, |bits, (i, _)| bits | 1 << i);
                 (lit.clone(), bits)
             })
             .collect();
@@ -645,7 +807,7 @@ impl Engine {
     /// search when nothing matches; otherwise one search per trigger
     /// occurrence, restarting one byte after each so overlapping triggers
     /// are all seen.
-    fn candidates(&self, text: &str) -> u32 {
+    fn candidates(&self, text: &str) -> u64 {
         let mut bits = 0;
         let mut search = &self.prefilter;
         let mut hit = search.find(text);
@@ -1092,35 +1254,50 @@ fn find_assignments(text: &str, word_re: &Regex, out: &mut Vec<Span>) {
             continue;
         }
         let key = &text[start..end];
-        let Some(family) = sensitive_key(key) else {
-            continue;
-        };
-        // `--password value` only when the dash starts a shell word.
-        let is_flag = key.starts_with('-')
-            && before
-                .bytes()
-                .next_back()
-                .is_none_or(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\''));
-        let Some(value) = parse_value(text, end, is_flag) else {
-            continue;
-        };
-        let next = text.as_bytes().get(value.end).copied();
-        if !accept_value(&text[value.start..value.end], next, family, value.quote) {
-            continue;
+        let family = sensitive_key(key);
+        let assigned = family.and_then(|f| assignment_value(text, start, end, f));
+        if let Some(span) = assigned {
+            out.push(span);
+            // `PASSWORD=Tr0ub4dor&3horse`: `&` ends a URL query value, but a
+            // password may hold it; the prose reading takes the whole word.
+            if b.get(span.end) != Some(&b'&') {
+                continue;
+            }
         }
-        let kind = if is_aws_secret_key_name(key) {
-            Kind::AwsSecretKey
-        } else if family == Family::Password {
-            Kind::Password
-        } else {
-            Kind::Secret
-        };
-        out.push(Span {
-            start: value.start,
-            end: value.end,
-            kind,
-        });
+        if let Some(span) = prose_value(text, start, end, family, assigned.is_some()) {
+            scanned = scanned.max(span.end);
+            out.push(span);
+        }
     }
+}
+
+/// The value of `key = value` (and the other assignment shapes) after the
+/// sensitive key name `text[start..end]`, when it passes [`accept_value`].
+fn assignment_value(text: &str, start: usize, end: usize, family: Family) -> Option<Span> {
+    let key = &text[start..end];
+    // `--password value` only when the dash starts a shell word.
+    let is_flag = key.starts_with('-')
+        && text[..start]
+            .bytes()
+            .next_back()
+            .is_none_or(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\''));
+    let value = parse_value(text, end, is_flag)?;
+    let next = text.as_bytes().get(value.end).copied();
+    if !accept_value(&text[value.start..value.end], next, family, value.quote) {
+        return None;
+    }
+    let kind = if is_aws_secret_key_name(key) {
+        Kind::AwsSecretKey
+    } else if family == Family::Password {
+        Kind::Password
+    } else {
+        Kind::Secret
+    };
+    Some(Span {
+        start: value.start,
+        end: value.end,
+        kind,
+    })
 }
 
 /// Splits a key name into words on non-alphanumerics, camelCase and
@@ -1720,6 +1897,682 @@ fn accept_value(v: &str, next: Option<u8>, family: Family, quote: Quote) -> bool
     } else {
         8
     }
+}
+
+// ---------------------------------------------------------------------------
+// Prose
+// ---------------------------------------------------------------------------
+
+/// Names of a login: a `user / pass` pair may follow.
+const PAIR_WORDS: &[&str] = &["login", "logins", "credential", "credentials", "creds"];
+
+/// Words before a bare `key` that make it the subject of its clause (`the
+/// key`, `my key`), unlike a compound noun (`cache key`, `sort key`).
+const DETERMINERS: &[&str] = &[
+    "the", "my", "your", "our", "this", "that", "its", "their", "his", "her", "a", "an", "new",
+    "same",
+];
+
+/// Words that may start the qualifier between a sensitive word and its
+/// copula: `password for this project is`, `token in CI was`.
+const PREPOSITIONS: &[&str] = &["for", "of", "on", "at", "in", "to", "from", "with"];
+
+/// Copulas and separators between a sensitive phrase and its value, longest
+/// first. Separators need no blank before them; words do.
+const COPULAS: &[&str] = &[
+    "has been changed to",
+    "has been set to",
+    "was changed to",
+    "is changed to",
+    "was set to",
+    "is set to",
+    "changed to",
+    "should be",
+    "would be",
+    "will be",
+    "must be",
+    "set to",
+    "equals",
+    "is now",
+    "were",
+    "was",
+    "are",
+    "is",
+    "to",
+];
+const PROSE_SEPARATORS: &[&str] = &[":=", "=>", "->", "→", "=", ":", "：", "＝"];
+
+/// Words that follow `password is` in ordinary prose (`the password is
+/// stored in 1password`), and technical names that are not secrets.
+const PROSE_STOP_WORDS: &[&str] = &[
+    "the",
+    "a",
+    "an",
+    "in",
+    "not",
+    "now",
+    "also",
+    "still",
+    "just",
+    "only",
+    "set",
+    "same",
+    "kept",
+    "stored",
+    "managed",
+    "rotated",
+    "required",
+    "empty",
+    "correct",
+    "wrong",
+    "expired",
+    "there",
+    "here",
+    "what",
+    "where",
+    "which",
+    "because",
+    "usually",
+    "always",
+    "never",
+    "somewhere",
+    "elsewhere",
+    "anywhere",
+    "everywhere",
+    "nowhere",
+    "whatever",
+    "together",
+    "therefore",
+    "however",
+    "obsolete",
+    "complete",
+    "separate",
+    "insecure",
+    "unique",
+    "plaintext",
+    "cleartext",
+    "lowercase",
+    "uppercase",
+    "username",
+    "keychain",
+    "keyvault",
+    "lastpass",
+    "keepass",
+    "bitwarden",
+    "1password",
+    "onepassword",
+    "hashicorp",
+    "base64",
+    "base64url",
+    "hex",
+    "utf8",
+    "utf-8",
+    "ascii",
+    "sha1",
+    "sha256",
+    "sha512",
+    "md5",
+    "bcrypt",
+    "scrypt",
+    "argon2",
+    "argon2id",
+    "pbkdf2",
+    "hmac",
+    "aes256",
+    "oauth",
+    "oauth2",
+    "ed25519",
+    "x509",
+];
+
+/// Endings of English words (`encrypted`, `available`, `currently`): a plain
+/// lowercase word after `password is` is far more often one of these than a
+/// password.
+const ENGLISH_SUFFIXES: &[&str] = &[
+    "ed", "ing", "ly", "able", "ible", "tion", "sion", "ment", "ness", "ity", "ive", "ous", "al",
+    "ent", "ant", "ance", "ence", "ary", "ory", "ful", "less", "ic", "ate", "ize", "ise", "er",
+    "en", "ere", "ure", "ship", "ward", "wise", "ist", "ism",
+];
+
+/// Unit suffixes of a number (`3600s`, `32bytes`, `90days`).
+const UNITS: &[&str] = &[
+    "s", "ms", "us", "ns", "m", "min", "mins", "h", "hr", "hrs", "d", "day", "days", "w", "wk",
+    "y", "yr", "yrs", "k", "kb", "mb", "gb", "tb", "b", "bit", "bits", "byte", "bytes", "char",
+    "chars", "x", "px", "st", "nd", "rd", "th", "%",
+];
+
+/// What the sensitive word of a prose sentence allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Subject {
+    /// `password`, `token`, `API key`: a copula and a value, or a 32-hex string.
+    Sensitive(Family),
+    /// `the key`: only a 32-hex string in the same clause.
+    BareKey,
+}
+
+/// Secrets stated in prose after the sensitive word `text[start..end]` (see
+/// the crate docs): `the staging db password is Tr0ub4dor&3horse`,
+/// `use password "correct horse"`, `the admin login is admin / P@ss1`,
+/// `twilio auth token 4f9c...` (32 hex). `family` is the key name's own
+/// ([`sensitive_key`]); `assigned` is set when the assignment rule already
+/// masked a value here, and only a longer unquoted reading of it matters.
+fn prose_value(
+    text: &str,
+    start: usize,
+    end: usize,
+    family: Option<Family>,
+    assigned: bool,
+) -> Option<Span> {
+    let b = text.as_bytes();
+    let key = &text[start..end];
+    if key.ends_with(['.', '-']) {
+        return None; // `... the token.`: the clause ended
+    }
+    let pair = eq_any_ci(key, PAIR_WORDS);
+    let subject = match family {
+        // `pass` alone is too common a word (`the test pass is 100%`).
+        Some(_) if key.eq_ignore_ascii_case("pass") => None,
+        Some(f) => Some(Subject::Sensitive(f)),
+        None if key.eq_ignore_ascii_case("key") => match prev_word(text, start) {
+            Some(p) if eq_any_ci(p, KEY_QUALIFIERS) => Some(Subject::Sensitive(Family::Other)),
+            Some(p) if eq_any_ci(p, DETERMINERS) => Some(Subject::BareKey),
+            Some(_) => None,
+            // `Key: ...` opening a line; `(key, ...)` is code.
+            None => line_start_before(b, start).then_some(Subject::BareKey),
+        },
+        None => None,
+    };
+    if subject.is_none() && !pair {
+        return None;
+    }
+    let after_key = end + b[end..].iter().take_while(|&&c| c == b'*').count();
+    if let Some((v, separator)) = prose_copula(text, after_key) {
+        let v0 = v;
+        let v = skip_blanks_and_emphasis(b, v);
+        if pair && let Some(span) = pair_password(text, v) {
+            return Some(span);
+        }
+        // `key: value` with a sensitive key name is the assignment rule's
+        // to judge (mostly code: `pub Token: HANDLE`); prose only extends a
+        // value it cut at `&`, or reads past markdown (`**Password:** x`).
+        let judged = separator && family.is_some() && !b[v0..v].contains(&b'*');
+        if let Some(Subject::Sensitive(f)) = subject
+            && (!judged || assigned)
+            && let Some((vs, ve, quoted)) = prose_value_at(text, start, v, !separator)
+            && !(quoted && assigned)
+            && prose_value_ok(&text[vs..ve], f, quoted)
+        {
+            return Some(Span {
+                start: vs,
+                end: ve,
+                kind: kind_of(f),
+            });
+        }
+    }
+    if assigned {
+        return None;
+    }
+    let subject = subject?;
+    // `use password "correct horse battery staple"`: a string right after
+    // the word. Only for passwords: `the token "<eos>"`, `a private key
+    // "prefix||key"` name things.
+    let v = skip_blanks(b, end);
+    if let Subject::Sensitive(f @ Family::Password) = subject
+        && v > end
+        && let Some((vs, ve, true)) = prose_value_at(text, start, v, true)
+        && prose_value_ok(&text[vs..ve], f, true)
+    {
+        return Some(Span {
+            start: vs,
+            end: ve,
+            kind: kind_of(f),
+        });
+    }
+    let f = match subject {
+        Subject::Sensitive(f) => f,
+        Subject::BareKey => Family::Other,
+    };
+    clause_hex(text, end).map(|(s, e)| Span {
+        start: s,
+        end: e,
+        kind: kind_of(f),
+    })
+}
+
+fn kind_of(family: Family) -> Kind {
+    match family {
+        Family::Password => Kind::Password,
+        Family::Other => Kind::Secret,
+    }
+}
+
+/// The blank-separated word right before `start` on the same line.
+fn prev_word(text: &str, start: usize) -> Option<&str> {
+    let b = text.as_bytes();
+    let end = start
+        - b[..start]
+            .iter()
+            .rev()
+            .take_while(|c| matches!(c, b' ' | b'\t'))
+            .count();
+    if end == start {
+        return None;
+    }
+    let begin = end
+        - b[..end]
+            .iter()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+            .count();
+    (begin < end).then(|| &text[begin..end])
+}
+
+/// Only blanks and list bullets (`-`, `*`, `>`) between the line start and `i`.
+fn line_start_before(b: &[u8], i: usize) -> bool {
+    b[..i]
+        .iter()
+        .rev()
+        .take_while(|c| !matches!(c, b'\n' | b'\r'))
+        .all(|c| matches!(c, b' ' | b'\t' | b'-' | b'*' | b'>'))
+}
+
+/// Skips blanks and markdown emphasis (`**API key**: ...`, `Password:** x`).
+fn skip_blanks_and_emphasis(b: &[u8], mut i: usize) -> usize {
+    loop {
+        let j = skip_blanks(b, i);
+        let j = j + b[j..].iter().take_while(|&&c| c == b'*').count();
+        if j == i {
+            return i;
+        }
+        i = j;
+    }
+}
+
+/// After a sensitive phrase ending at `i`: an optional qualifier
+/// (`for this project`), then a copula or separator. Returns the position
+/// right after it and whether it was an assignment separator (`:`, `=`),
+/// which the assignment rule also reads.
+fn prose_copula(text: &str, i: usize) -> Option<(usize, bool)> {
+    let b = text.as_bytes();
+    let j = skip_blanks(b, i);
+    if let Some(sep) = PROSE_SEPARATORS.iter().find(|s| text[j..].starts_with(**s)) {
+        // `::` is a path, `==` a comparison.
+        let after = &text[j + sep.len()..];
+        let assigns = SEPARATORS.contains(sep);
+        return (!after.starts_with([':', '=', '>'])).then_some((j + sep.len(), assigns));
+    }
+    if j == i {
+        return None;
+    }
+    let mut j = j;
+    let mut words = 0;
+    loop {
+        let copula = COPULAS
+            .iter()
+            .find(|c| (words == 0 || **c != "to") && starts_with_word_ci(&text[j..], c));
+        if let Some(c) = copula {
+            let k = j + c.len();
+            // `the password to the server is x`: `to` starts a qualifier.
+            if *c == "to"
+                && let Some(later) = prose_copula_after_qualifier(text, k)
+            {
+                return Some((later, false));
+            }
+            let k = if b.get(k) == Some(&b':') { k + 1 } else { k };
+            return Some((k, false));
+        }
+        // Qualifier: a preposition, then up to four plain words.
+        let w = word_at(b, j);
+        if w == 0 || words >= 5 || (words == 0 && !eq_any_ci(&text[j..j + w], PREPOSITIONS)) {
+            return None;
+        }
+        words += 1;
+        let next = skip_blanks(b, j + w);
+        if next == j + w {
+            return None;
+        }
+        j = next;
+    }
+}
+
+/// `the password to the server is x`: the copula after a `to` qualifier.
+fn prose_copula_after_qualifier(text: &str, i: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut j = skip_blanks(b, i);
+    for _ in 0..4 {
+        let w = word_at(b, j);
+        if w == 0 {
+            return None;
+        }
+        let k = skip_blanks(b, j + w);
+        if k == j + w {
+            return None;
+        }
+        if let Some(c) = COPULAS
+            .iter()
+            .find(|c| **c != "to" && starts_with_word_ci(&text[k..], c))
+        {
+            return Some(k + c.len());
+        }
+        j = k;
+    }
+    None
+}
+
+/// Length of the plain word (`[A-Za-z0-9_.-]`) at `i`.
+fn word_at(b: &[u8], i: usize) -> usize {
+    b.get(i..).map_or(0, |r| {
+        r.iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+            .count()
+    })
+}
+
+fn starts_with_word_ci(s: &str, word: &str) -> bool {
+    s.len() >= word.len()
+        && s.as_bytes()[..word.len()].eq_ignore_ascii_case(word.as_bytes())
+        && s.as_bytes()
+            .get(word.len())
+            .is_none_or(|c| !is_word_byte(*c))
+}
+
+/// The value at `v`: a quoted string (when `quotes`) or a bare word. Returns
+/// its range and whether it was quoted. `key_start` is where the sentence's
+/// sensitive word starts: a `"` or backtick right after a word copula closes
+/// a string when an odd number of them precede that word on its line
+/// (`"password is " + pw`).
+fn prose_value_at(
+    text: &str,
+    key_start: usize,
+    v: usize,
+    quotes: bool,
+) -> Option<(usize, usize, bool)> {
+    let b = text.as_bytes();
+    let c = *b.get(v)?;
+    if c == b'\\' && matches!(b.get(v + 1), Some(b'"' | b'\'')) {
+        // JSON-escaped: `\"value\"`.
+        let q = b[v + 1];
+        let s = v + 2;
+        let e = find_escaped_close(b, s, q);
+        return (quotes && e < b.len() && b[e] == b'\\').then_some((s, e, true));
+    }
+    if matches!(c, b'"' | b'\'' | b'`') {
+        if !quotes {
+            // After `:` / `=` a string is the assignment rule's business.
+            let s = v + 1;
+            let e = s + b[s..].iter().take_while(|&&x| x != c && x != b'\n').count();
+            return (b.get(e) == Some(&c)).then_some((s, e, true));
+        }
+        if c != b'\'' {
+            let line = text[..key_start].rfind('\n').map_or(0, |n| n + 1);
+            let from = line.max(key_start.saturating_sub(1000));
+            let before = b[from..key_start].iter().filter(|&&x| x == c).count();
+            if before % 2 == 1 {
+                return None;
+            }
+        }
+        let s = v + 1;
+        let e = s + b[s..].iter().take_while(|&&x| x != c && x != b'\n').count();
+        if b.get(e) != Some(&c) || b.get(e + 1).is_some_and(|x| is_word_byte(*x)) {
+            return None;
+        }
+        return Some((s, e, true));
+    }
+    let len = b[v..]
+        .iter()
+        .take_while(|&&x| x.is_ascii_graphic() && !matches!(x, b'"' | b'\'' | b'`' | b'\\' | b'<'))
+        .count();
+    let word = text[v..v + len].trim_end_matches(['.', ',', ';', ':', ')', ']', '}']);
+    (!word.is_empty()).then_some((v, v + word.len(), false))
+}
+
+/// `admin / P@ssw0rd-2026!`, `admin/P@ss1`, `admin:P@ss1` at `v`: the password's span.
+fn pair_password(text: &str, v: usize) -> Option<Span> {
+    let b = text.as_bytes();
+    let user = b[v..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b'@' | b'+'))
+        .count();
+    if user == 0 || user > 64 {
+        return None;
+    }
+    let mut i = v + user;
+    let spaced = skip_blanks(b, i);
+    if b.get(spaced) == Some(&b'/') {
+        i = skip_blanks(b, spaced + 1);
+    } else if b.get(i) == Some(&b':') && b.get(i + 1).is_some_and(|c| !c.is_ascii_whitespace()) {
+        i += 1;
+    } else {
+        return None;
+    }
+    let (s, e, _) = prose_value_at(text, 0, i, false)?;
+    let pass = &text[s..e];
+    let strong = pass.bytes().any(|c| !c.is_ascii_alphabetic()) || char_classes(pass) >= 2;
+    (strong && prose_value_ok(pass, Family::Password, false)).then_some(Span {
+        start: s,
+        end: e,
+        kind: Kind::Password,
+    })
+}
+
+fn english_looking(word: &str) -> bool {
+    eq_any_ci(word, PROSE_STOP_WORDS) || ENGLISH_SUFFIXES.iter().any(|s| ends_with_ci(word, s))
+}
+
+/// Whether a value stated in prose looks like a secret rather than a word,
+/// a number with a unit, a version, a name or code.
+fn prose_value_ok(v: &str, family: Family, quoted: bool) -> bool {
+    if v.is_empty()
+        || v.trim() != v
+        || v.contains(MARKER_PREFIX)
+        || is_placeholder(v)
+        || is_path_or_url(v)
+        || eq_any_ci(v, PROSE_STOP_WORDS)
+    {
+        return false;
+    }
+    let n = v.chars().count();
+    if v.contains(char::is_whitespace) {
+        // A quoted passphrase: `"correct horse battery staple"`.
+        return quoted
+            && family == Family::Password
+            && n >= 12
+            && v.split_whitespace().count() >= 3;
+    }
+    if is_email(v) || number_like(v) || prose_code_like(v) || phrase_like(v) {
+        return false;
+    }
+    // A word and punctuation: `expired!`, `incorrect.&quot;`, `stored,`.
+    let head_len = v.find(['.', ',', ';', '!', '?', '&']).unwrap_or(v.len());
+    let (head, tail) = v.split_at(head_len);
+    if !head.is_empty() && !tail.is_empty() && head.chars().all(char::is_alphabetic) {
+        let one_case = head
+            .get(1..)
+            .is_some_and(|r| r.chars().all(char::is_lowercase))
+            || head.chars().all(char::is_uppercase);
+        if is_placeholder(head)
+            || english_looking(head)
+            || (one_case && !tail.bytes().any(|c| c.is_ascii_alphanumeric()))
+        {
+            return false;
+        }
+    }
+    if v.bytes()
+        .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'_'))
+    {
+        return n >= 16 || (family == Family::Password && n >= 6);
+    }
+    if v.chars().all(char::is_alphabetic) {
+        let rest = v.get(1..).unwrap_or("");
+        let one_case = v.chars().all(char::is_lowercase)
+            || v.chars().all(char::is_uppercase)
+            || rest.chars().all(char::is_lowercase);
+        if !one_case {
+            // Random mixed-case letters; `OpenRouter`, `GitHub` are names.
+            return n >= 8 && !looks_like_code(v, None);
+        }
+        return family == Family::Password && n >= 8 && !english_looking(v);
+    }
+    n >= if family == Family::Password { 4 } else { 8 }
+}
+
+fn is_email(v: &str) -> bool {
+    v.split_once('@').is_some_and(|(user, host)| {
+        !user.is_empty()
+            && host.contains('.')
+            && !host.ends_with('.')
+            && v.bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_' | b'+' | b'@'))
+    })
+}
+
+/// `1.2.3`, `v2`, `2024-01-01`, `3600s`, `32bytes`, `100%`, `2nd`.
+fn number_like(v: &str) -> bool {
+    let b = v.as_bytes();
+    let body = match b.first() {
+        Some(b'v' | b'V') => &v[1..],
+        _ => v,
+    };
+    if !body.is_empty()
+        && body.bytes().all(|c| c.is_ascii_digit() || c == b'.')
+        && body.as_bytes()[0].is_ascii_digit()
+        && (body.len() < v.len() || body.contains('.'))
+    {
+        return true;
+    }
+    if b.len() >= 10
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && b[5..7].iter().all(u8::is_ascii_digit)
+        && b[7] == b'-'
+    {
+        return true;
+    }
+    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    digits > 0 && digits < b.len() && eq_any_ci(&v[digits..], UNITS)
+}
+
+/// Code rather than a stated value: `self.token`, `get_token()`,
+/// `getToken2`, `access_token`, `*ptr`, `expr=1`, `Vec<u8>`.
+fn prose_code_like(v: &str) -> bool {
+    let b = v.as_bytes();
+    if v.contains("::") || v.contains(['(', '[', '{', '<', '>']) {
+        return true;
+    }
+    if matches!(b[0], b'*' | b'&' | b'_' | b'.' | b'-' | b'@' | b'#' | b'/') {
+        return true;
+    }
+    if v.trim_end_matches('=').contains('=') {
+        return true;
+    }
+    let ident = b
+        .iter()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'));
+    if !ident || !b[0].is_ascii_alphabetic() {
+        return false;
+    }
+    if v.contains('.') {
+        // `config.api_key`, `secrets.env`.
+        return v.split('.').all(|seg| {
+            seg.as_bytes()
+                .first()
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        });
+    }
+    // snake_case words (`access_token`), not `my_p4ss_word`.
+    if v.contains('_') {
+        return v.split('_').all(|w| {
+            w.bytes().all(|c| c.is_ascii_alphabetic()) || w.bytes().all(|c| c.is_ascii_digit())
+        });
+    }
+    // camelCase (`getToken2`); `hunter2hunter2` and `Tr0ub4dor` split only at digits.
+    let camel = b
+        .windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    camel && looks_like_code(v, None)
+}
+
+/// Hyphenated words and numbers (`read-only`, `per-user`, `2048-bit`,
+/// `AES-256`), or a compound ending in an English word (`JWT-based`,
+/// `base64-encoded`).
+fn phrase_like(v: &str) -> bool {
+    if !v.contains('-') || !v.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-') {
+        return false;
+    }
+    let plain = v.split('-').all(|p| {
+        p.bytes().all(|c| c.is_ascii_digit())
+            || p.bytes().all(|c| c.is_ascii_lowercase())
+            || (p.len() <= 5 && p.bytes().all(|c| c.is_ascii_uppercase()))
+    });
+    let last = v.rsplit('-').next().unwrap_or("");
+    plain
+        || (last.len() >= 3
+            && last.bytes().all(|c| c.is_ascii_alphabetic())
+            && english_looking(last))
+}
+
+/// A 32-hex-digit string (a Twilio auth token, a generic API key) in the
+/// clause that starts at `from`: up to 8 words, ended by a line break or
+/// sentence punctuation. Git SHAs (40) and SHA-256 digests (64) are longer.
+fn clause_hex(text: &str, from: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut i = from;
+    let mut words = 0;
+    while i < b.len() && i - from < 120 {
+        let c = b[i];
+        // Ends of a clause, or code.
+        if matches!(
+            c,
+            b'\n'
+                | b'\r'
+                | b';'
+                | b'!'
+                | b'?'
+                | b','
+                | b'\\'
+                | b'('
+                | b')'
+                | b'{'
+                | b'}'
+                | b'<'
+                | b'>'
+                | b'|'
+                | b'['
+        ) || (c == b'.' && b.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()))
+        {
+            return None;
+        }
+        if !c.is_ascii_alphanumeric() {
+            i += 1;
+            continue;
+        }
+        let run = b[i..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .count();
+        let (s, e) = (i, i + run);
+        i = e;
+        words += 1;
+        if words > 8 {
+            return None;
+        }
+        if run != 32 {
+            continue;
+        }
+        let w = &b[s..e];
+        let hex = w.iter().all(u8::is_ascii_hexdigit);
+        let lower = w.iter().all(|c| !c.is_ascii_uppercase());
+        let upper = w.iter().all(|c| !c.is_ascii_lowercase());
+        let digit = w.iter().any(u8::is_ascii_digit);
+        let letter = w.iter().any(u8::is_ascii_alphabetic);
+        let glued_before = s > 0 && matches!(b[s - 1], b'_' | b'-' | b'/' | b'.' | b'+');
+        let glued_after = matches!(b.get(e), Some(b'_' | b'-' | b'/' | b'+'))
+            || (b.get(e) == Some(&b'.') && b.get(e + 1).is_some_and(u8::is_ascii_alphanumeric));
+        if hex && (lower || upper) && digit && letter && !glued_before && !glued_after {
+            return Some((s, e));
+        }
+    }
+    None
 }
 
 #[cfg(test)]

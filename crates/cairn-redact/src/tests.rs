@@ -162,6 +162,27 @@ fn raw_tokens(rng: &mut Rng) -> Vec<(Kind, String)> {
             format!("SG.{}.{}", mixed(rng, B64URL, 22), mixed(rng, B64URL, 43)),
         ),
         (
+            Kind::DigitaloceanToken,
+            format!("dop_v1_{}", rng.string(HEX, 64)),
+        ),
+        (
+            Kind::DigitaloceanToken,
+            format!("doo_v1_{}", rng.string(HEX, 64)),
+        ),
+        (
+            Kind::DigitaloceanToken,
+            format!("dor_v1_{}", rng.string(HEX, 64)),
+        ),
+        (Kind::VaultToken, format!("hvs.{}", mixed(rng, B64URL, 91))),
+        (Kind::VaultToken, format!("hvs.{}", mixed(rng, ALNUM, 24))),
+        (Kind::VaultToken, format!("hvb.{}", mixed(rng, B64URL, 138))),
+        (
+            Kind::OpenrouterKey,
+            format!("sk-or-v1-{}", rng.string(HEX, 64)),
+        ),
+        (Kind::GroqKey, format!("gsk_{}", mixed(rng, ALNUM, 52))),
+        (Kind::XaiKey, format!("xai-{}", mixed(rng, ALNUM, 80))),
+        (
             Kind::Jwt,
             format!(
                 "eyJ{}.eyJ{}.{}",
@@ -466,6 +487,74 @@ fn all_cases() -> Vec<Case> {
     ] {
         cases.push(Case::new(Kind::Password, &pw, t));
     }
+    cases.extend(prose_cases(&mut rng));
+    cases
+}
+
+/// Secrets stated in prose rather than assigned.
+fn prose_cases(rng: &mut Rng) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for (pw, t) in [
+        ("Tr0ub4dor&3horse", "remember the staging db password is {}"),
+        ("hunter2hunter2", "my sudo password is {}"),
+        ("S3cr3t!x", "my db password for this project is {}"),
+        ("correct horse battery staple", "use password \"{}\""),
+        (
+            "correct horse battery staple",
+            "use password '{}' to unlock",
+        ),
+        ("P@ssw0rd-2026!", "the admin login is admin / {}"),
+        ("P@ssw0rd-2026!", "Login: deploy/{}"),
+        ("Xk9#mQ2vLp", "credentials are ci-bot:{} for now"),
+        ("Tr0ub4dor&3horse", "passphrase: {}"),
+        ("Tr0ub4dor&3horse", "DB_PASSWORD={}"),
+        ("Zq7!rT2p", "The password was set to {} yesterday."),
+        ("Hunter22!", "I changed the root password to {} just now"),
+        ("P4ssw0rd99", "the wifi password → {}"),
+        ("P4ssw0rd99", "the wifi password -> {}"),
+        ("abc123!x", "my pwd is {}."),
+        ("Tr0ub4dor&3", "**Password:** {}"),
+        ("Tr0ub4dor&3", "the password to the server is {}"),
+        (
+            "hunter2hunter2",
+            r#"{"text":"my sudo password is {}\nthanks"}"#,
+        ),
+        (
+            "correct horse battery staple",
+            r#"{"text":"use password \"{}\" for the vault"}"#,
+        ),
+        ("hunter2hunter2", "the password is `{}`"),
+        ("swordfish", "the password is \"{}\""),
+        ("Swordfish", "the password is {}"),
+        ("123456789", "the PIN password is {}"),
+    ] {
+        cases.push(Case::new(Kind::Password, pw, t));
+    }
+    let hex = rng.string(HEX, 32);
+    let mixed_value = mixed(rng, ALNUM, 16);
+    let symbol_value = format!("{}#{}", mixed(rng, ALNUM, 6), mixed(rng, ALNUM, 6));
+    for (v, t) in [
+        (hex.as_str(), "the API key is {}"),
+        (hex.as_str(), "twilio auth token {}"),
+        (
+            hex.as_str(),
+            "Twilio auth token for the ops account {} (rotated)",
+        ),
+        (hex.as_str(), "the key is {}"),
+        (hex.as_str(), "Key: {}"),
+        (hex.as_str(), "**API key**: {}"),
+        (hex.as_str(), "apikey is {}"),
+        (hex.as_str(), "the API key is a 32-char hex: {}"),
+        (mixed_value.as_str(), "token is {}"),
+        (mixed_value.as_str(), "the access key is {}"),
+        (mixed_value.as_str(), "the API key should be {}"),
+        (symbol_value.as_str(), "secret is {}"),
+        (symbol_value.as_str(), "the client secret is now {}"),
+    ] {
+        cases.push(Case::new(Kind::Secret, v, t));
+    }
+    let upper = hex.to_uppercase();
+    cases.push(Case::new(Kind::Secret, &upper, "auth token {}"));
     cases
 }
 
@@ -572,9 +661,9 @@ fn prefilter_triggers_cover_every_match() {
 
 #[test]
 fn candidates_name_the_right_detectors() {
-    let bit = |kind: Kind| 1u32 << SPECS.iter().position(|s| s.kind == kind).unwrap();
+    let bit = |kind: Kind| 1u64 << SPECS.iter().position(|s| s.kind == kind).unwrap();
     let e = &*ENGINE;
-    assert!(SPECS.len() <= 32, "candidate bit set is a u32");
+    assert!(SPECS.len() <= 64, "candidate bit set is a u64");
     assert_eq!(e.candidates("plain words only"), 0);
     // `sk-ant-` also starts the `sk-` detector; overlapping triggers
     // (`Authorization` holds `auth`) are all seen.
@@ -759,6 +848,116 @@ pub struct Config { pub api_key: Option<String>, pub token: String, pub max_toke
     "WARN span::credential: `postgres` and auth: `benchmark_tls`",
 ];
 
+/// Prose around sensitive words that states no secret.
+const PROSE_CLEAN: &[&str] = &[
+    "the password is stored in 1password under proj-db",
+    "the password is rotated monthly",
+    "the token is expired",
+    "the token is expired!",
+    "the secret is in vault",
+    "password is required",
+    "the API key is read from the environment",
+    "the password is incorrect.&quot;);",
+    "the password is 12 characters long",
+    "the token is valid for 3600s",
+    "the API key is a 32-char hex string",
+    "the password is hashed with bcrypt",
+    "the secret is base64-encoded",
+    "the token is JWT-based",
+    "the password is case-sensitive",
+    "the key is 2048-bit",
+    "the token is OpenRouter's",
+    "the token is GitHub-specific and short-lived",
+    "the password is whatever you set",
+    "the password is somewhere in slack",
+    "the password is generated on first run",
+    "the password is available in the team vault",
+    "the password is different on staging",
+    "the password is the same as before",
+    "the password for the database is in the vault",
+    "the password manager is 1Password",
+    "the token count is 123456",
+    "the token to use is the one from step 2",
+    "the session token is v2",
+    "the API key is OpenAI's default",
+    "the secret is that nobody reads the docs",
+    "the token is 42 chars",
+    "the password is v1.2.3",
+    "the token was created on 2024-01-01",
+    "the login is handled by the auth middleware",
+    "the login is alice@example.com",
+    "login is admin / admin",
+    "login is foo/bar",
+    "the credentials are in ~/.aws/credentials",
+    "the token is `GITHUB_TOKEN`",
+    "the token is $GITHUB_TOKEN",
+    "the secret is `secrets.env`",
+    "the secret is config.api_key",
+    "the token is access_token",
+    "the key is stored at ~/.ssh/id_ed25519",
+    "the token is <your-token>",
+    "the token \"<eos>\" ends a sequence",
+    "/// Formats a private key \"prefix||private_key||middle||public_key\" where",
+    "the test pass is 100%",
+    "if token is None:\n    return",
+    "assert token is valid_token",
+    "while password is not None and key is Key.ENTER:",
+    "print(\"password is \" + pw + \" ok\")",
+    "log(\"token is %s\", tok)",
+    "msg = `token is ${token}`",
+    "commit 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b fixed it",
+    "checksum sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "the token refresh landed in commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+    "fix(auth): refresh token\n\nsha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "cache key 5d41402abc4b2a76b9719d911017c592",
+    "let key = \"5d41402abc4b2a76b9719d911017c592\";",
+    "the request id is 5d41402abc4b2a76b9719d911017c592",
+    "the token expired. Request 5d41402abc4b2a76b9719d911017c592 failed",
+    "auth failed for blob/5d41402abc4b2a76b9719d911017c592.json",
+    "hvs is the prefix of Vault service tokens; dop_v1_ is DigitalOcean's",
+];
+
+#[test]
+fn prose_without_a_secret_is_clean() {
+    let failures: Vec<String> = PROSE_CLEAN
+        .iter()
+        .filter(|t| contains_secret(t) || matches!(redact(t), Cow::Owned(_)))
+        .map(|t| format!("{t:?}\n   -> {:?}", redact(t)))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "false positives:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn prose_keeps_the_words_and_replaces_the_value() {
+    for (text, want) in [
+        (
+            "remember the staging db password is Tr0ub4dor&3horse",
+            "remember the staging db password is [REDACTED:password]",
+        ),
+        (
+            "the admin login is admin / P@ssw0rd-2026!",
+            "the admin login is admin / [REDACTED:password]",
+        ),
+        (
+            "use password \"correct horse battery staple\"",
+            "use password \"[REDACTED:password]\"",
+        ),
+        (
+            "the API key is 4f9c2a1b8e7d6c5b4a39281706f5e4d3, the password is Zx9!pq77.",
+            "the API key is [REDACTED:secret], the password is [REDACTED:password].",
+        ),
+    ] {
+        assert_eq!(redact(text), want);
+    }
+    let r = redact_detailed("my sudo password is hunter2hunter2 and token is ghx8Hq2LmPz9Kw3R");
+    assert_eq!(r.count, 2);
+    assert_eq!(r.kinds, vec![Kind::Password, Kind::Secret]);
+}
+
 #[test]
 fn clean_text_is_borrowed() {
     let mut failures = Vec::new();
@@ -878,6 +1077,21 @@ fn fragments(rng: &mut Rng) -> Vec<String> {
             "hunter2",
             "changeme",
             "${X}",
+            " is ",
+            "the API key is ",
+            "my password for prod is ",
+            "login is admin / ",
+            "auth token ",
+            " to ",
+            "**",
+            "/",
+            "Tr0ub4dor&3horse",
+            "5d41402abc4b2a76b9719d911017c592",
+            "dop_v1_",
+            "hvs.",
+            "sk-or-v1-",
+            "gsk_",
+            "xai-",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -977,4 +1191,70 @@ fn headless_key_blocks_and_word_shaped_random_tokens() {
         redact("token: getUserAccessToken"),
         "token: getUserAccessToken"
     );
+}
+
+/// See [`PREFILTER_BUDGET`]: the literal set, cut to 5-byte prefixes the way
+/// the regex crate does before choosing its SIMD searcher, must stay small.
+#[test]
+fn prefilter_fits_the_simd_budget() {
+    let mut prefixes: Vec<&[u8]> = ENGINE
+        .literal_detectors
+        .iter()
+        .map(|(lit, _)| &lit.as_bytes()[..lit.len().min(5)])
+        .collect();
+    prefixes.sort_unstable();
+    prefixes.dedup();
+    let minimal = prefixes
+        .iter()
+        .filter(|p| !prefixes.iter().any(|q| q != *p && p.starts_with(q)))
+        .count();
+    assert!(
+        minimal <= PREFILTER_BUDGET,
+        "{minimal} distinct trigger prefixes; the prefilter would leave SIMD"
+    );
+}
+
+/// Passwords handed to command-line tools are masked; flags that only look alike stay.
+#[test]
+fn command_line_passwords() {
+    let cases = [
+        (
+            "never run mysql -u root -pZr8Qw3Mx7Tn2Kp5L on prod",
+            // The value is glued to its flag: the marker takes the flag's letter with it.
+            "never run mysql -u root -[REDACTED:password] on prod",
+        ),
+        (
+            "deploy with sshpass -p 'Pq7Wm2Xr9Tn4Kz6L' ssh deploy@host",
+            "deploy with sshpass -p '[REDACTED:password]' ssh deploy@host",
+        ),
+        (
+            "docker login -u bob -p Hm4Qz8Wx2Rt6Kp9L registry.example.com",
+            "docker login -u bob -p [REDACTED:password] registry.example.com",
+        ),
+        (
+            "machine api.example.com login bob password Yt6Rq1Wm8Xz3Kn5P",
+            "machine api.example.com login bob password [REDACTED:password]",
+        ),
+        (
+            "machine api.example.com\n  login bob\n  password Yt6Rq1Wm8Xz3Kn5P\n",
+            "machine api.example.com\n  login bob\n  password [REDACTED:password]\n",
+        ),
+        (
+            "aws configure set aws_secret_access_key Rk8vLm2Qw9Xz4Tn7Pb3Hs6Jd1Fc5Gy0Ae8Uq2Wo",
+            "aws configure set aws_secret_access_key [REDACTED:secret]",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(redact(text), want, "{text}");
+        assert_eq!(redact(want), want, "idempotent: {want}");
+    }
+    for clean in [
+        "docker login registry.example.com && docker run -p 8080:80 app",
+        "ssh -u deploy -p 22 host",
+        "mysql -u root -p shop < dump.sql",
+        "run the login flow with -p 3000 so the dev server port matches",
+        "aws configure set aws_secret_access_key (ask the admin for it)",
+    ] {
+        assert_eq!(redact(clean), clean);
+    }
 }
