@@ -2,21 +2,27 @@
 //!
 //! This crate owns the loop that keeps cairn's database in step with the agents' files: find
 //! every transcript (via `cairn-transcript`'s layout), compare each with its stored cursor
-//! (device/inode, size, mtime, a hash of its first bytes), read only the appended complete
-//! lines, resume the parser where it stopped, redact every kept text with `cairn-redact`, and
-//! upsert sessions and turns by their stable keys, so a re-run never duplicates anything. A
-//! truncated or replaced file is read again from the start; a last line still being written is
-//! left for the next run. Bad input is counted and reported, never fatal. It must not decide
-//! where files live (callers pass the roots), print anything, or extract memories.
+//! (device/inode, size, mtime, a hash of its first bytes and of the bytes just before the
+//! cursor), read only the appended complete lines, resume the parser where it stopped, redact
+//! every kept text with `cairn-redact`, and upsert sessions and turns by their stable keys, so a
+//! re-run never duplicates anything. A truncated or replaced file (also one rewritten in place
+//! to a greater size) is read again from the start; a last line still being written is left for
+//! the next run. A compressed rollout (`.jsonl.zst`) is read whole, and only when its compressed
+//! bytes changed; a damaged one keeps the lines that decode before the damage. One full pass
+//! runs at a time (`ingest.lock` in the data dir; a second one waits). Bad input is counted and
+//! reported, never fatal. It must not decide where files live (callers pass the roots), print
+//! anything, or extract memories.
 
 use std::fs;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use cairn_store::{FileCursor, Store, StoreError};
-use cairn_transcript::reader::{LineItem, read_lines_sized};
+use cairn_transcript::reader::{LineItem, StopAtError, read_lines_sized};
+use cairn_transcript::zst::Damaged;
 use cairn_transcript::{
     Agent, ClaudeRoot, CodexHome, FileKind, Parser, ParserState, Problem, Session, TranscriptFile,
     Turn,
@@ -24,6 +30,17 @@ use cairn_transcript::{
 
 /// How many bytes of a file's head identify it.
 const HEAD_BYTES: u64 = 4096;
+/// How many bytes just before the cursor identify what was read (a Codex `session_meta` line
+/// alone is often longer than the head, so two versions of a session share their head).
+const TAIL_BYTES: u64 = 4096;
+/// Stored in front of the parser state: `{"ingest_tail":[<len>,<hash>],…` (the parser and the
+/// hook ignore the field).
+const TAIL_PREFIX: &str = "{\"ingest_tail\":[";
+/// The lock file, in the database's directory, that one full pass holds.
+pub const LOCK_FILE: &str = "ingest.lock";
+/// A pass waits this long for another to finish, then runs anyway (nothing is lost when two
+/// run at once; they only read the same bytes twice).
+const LOCK_WAIT: Duration = Duration::from_secs(600);
 /// Per file, at most this many problems are listed (all are counted).
 const MAX_PROBLEMS_PER_FILE: usize = 20;
 /// A write transaction covers parsed files until they add up to this many bytes read...
@@ -65,6 +82,8 @@ impl Sources {
 
 /// Told about progress in bytes (a terminal bar, or nothing).
 pub trait Progress {
+    /// Another ingest holds the data dir's lock; this one waits for it (called once).
+    fn waiting(&self) {}
     fn start(&self, _total_bytes: u64) {}
     fn advance(&self, _bytes: u64) {}
     fn finish(&self) {}
@@ -81,9 +100,11 @@ pub struct IngestReport {
     pub bytes: u64,
     pub turns: u64,
     pub new_turns: u64,
+    /// Stored turns whose content changed (a turn read again unchanged is not counted).
     pub updated_turns: u64,
     pub skipped_lines: u64,
-    /// Files read again from the start because they were truncated or replaced.
+    /// Files read again from the start because they were truncated or replaced (or, for a
+    /// compressed rollout, because its bytes changed).
     pub restarted_files: u64,
     pub errors: Vec<Problem>,
 }
@@ -94,6 +115,7 @@ pub fn ingest(
     sources: &Sources,
     progress: &dyn Progress,
 ) -> Result<IngestReport, IngestError> {
+    let _lock = lock(store, progress);
     let mut report = IngestReport::default();
     let files = sources.discover(&mut report.errors);
     let cursors = store.cursors()?;
@@ -122,7 +144,10 @@ pub fn ingest(
         {
             continue; // unchanged since the last run: not even opened
         }
-        total += id.size.saturating_sub(cursor.map_or(0, |c| c.offset));
+        total += match cursor {
+            Some(c) if !f.compressed => id.size.saturating_sub(c.offset),
+            _ => id.size,
+        };
         plan.push((f, cursor.cloned(), id));
     }
     progress.start(total);
@@ -175,6 +200,27 @@ pub fn ingest_file(store: &mut Store, file: &TranscriptFile) -> Result<IngestRep
     Ok(report)
 }
 
+/// Waits for the data dir's ingest lock (an in-memory store has none). `None` when there is
+/// no lock to hold: no data dir, the lock file cannot be made, or the wait ran out.
+fn lock(store: &Store, progress: &dyn Progress) -> Option<fs::File> {
+    let path = store.path()?.parent()?.join(LOCK_FILE);
+    let deadline = Instant::now() + LOCK_WAIT;
+    let mut told = false;
+    loop {
+        match cairn_store::lockfile::try_lock_file(&path) {
+            Ok(Some(f)) => return Some(f),
+            Ok(None) if Instant::now() < deadline => {
+                if !told {
+                    progress.waiting();
+                    told = true;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Ok(None) | Err(_) => return None,
+        }
+    }
+}
+
 fn path_key(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
@@ -221,11 +267,70 @@ impl Identity {
     }
 }
 
-fn head_hash(path: &Path, len: u64) -> io::Result<u64> {
+/// The hash of a file's first `head_len` bytes, and the `tail_len` bytes that end at `offset`.
+fn head_and_tail(
+    path: &Path,
+    head_len: u64,
+    offset: u64,
+    tail_len: u64,
+) -> io::Result<(u64, Vec<u8>)> {
     let mut f = fs::File::open(path)?;
-    let mut buf = vec![0u8; len as usize];
+    let mut buf = vec![0u8; head_len.min(HEAD_BYTES) as usize];
     f.read_exact(&mut buf)?;
-    Ok(xxhash_rust::xxh3::xxh3_64(&buf))
+    let head = xxhash_rust::xxh3::xxh3_64(&buf);
+    let tail_len = tail_len.min(offset).min(TAIL_BYTES);
+    buf.resize(tail_len as usize, 0);
+    f.seek(SeekFrom::Start(offset - tail_len))?;
+    f.read_exact(&mut buf)?;
+    Ok((head, buf))
+}
+
+/// A compressed file's length and the hash of all its bytes (cheap next to decompressing it).
+fn whole_hash(path: &Path) -> io::Result<(u64, u64)> {
+    let mut f = fs::File::open(path)?;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut len = 0u64;
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => return Ok((len, h.digest())),
+            Ok(n) => {
+                h.update(&buf[..n]);
+                len += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The (length, hash) of the bytes before the cursor, kept in front of its parser state.
+fn stored_tail(state: Option<&str>) -> Option<(u64, u64)> {
+    let rest = state?.strip_prefix(TAIL_PREFIX)?;
+    let (nums, _) = rest.split_once(']')?;
+    let (len, hash) = nums.split_once(',')?;
+    Some((len.parse().ok()?, hash.parse().ok()?))
+}
+
+/// Whether reading can go on from cursor `c`: the same file (device, inode, the head it had),
+/// no shorter than what was read, and still holding, just before the cursor, the bytes read
+/// there (a line end; for cursors that stored it, the hash of the window before it). A file
+/// rewritten in place to a greater size fails this and is read again from the start.
+fn can_resume(path: &Path, c: &FileCursor, id: Identity) -> bool {
+    if c.dev != id.dev || c.ino != id.ino || id.size < c.offset {
+        return false;
+    }
+    let tail = stored_tail(c.state.as_deref());
+    let tail_len = tail.map_or(1, |(len, _)| len);
+    if tail_len > TAIL_BYTES || tail_len > c.offset || (c.offset > 0 && tail_len == 0) {
+        return false; // not a window this crate wrote
+    }
+    let Ok((head, window)) = head_and_tail(path, c.head_len, c.offset, tail_len) else {
+        return false;
+    };
+    head == c.head_hash
+        && (c.offset == 0 || window.last() == Some(&b'\n'))
+        && tail.is_none_or(|(_, hash)| xxhash_rust::xxh3::xxh3_64(&window) == hash)
 }
 
 /// One file read and parsed, waiting to be written.
@@ -252,16 +357,47 @@ fn read_one(
     progress: &dyn Progress,
 ) -> Option<ParsedFile> {
     let key = path_key(&file.path);
-    let had_cursor = cursor.is_some();
-    // Decide where to start: continue from the cursor when the file is the same file, grown.
-    let resume = cursor.filter(|c| {
-        if file.compressed {
-            return false; // compressed rollouts are rewritten whole; re-read (upserts dedupe)
+    // A compressed rollout is written whole: it is read whole, and only when its bytes changed.
+    let mut compressed_identity = None;
+    if file.compressed {
+        let (len, hash) = match whole_hash(&file.path) {
+            Ok(h) => h,
+            Err(e) => {
+                report.errors.push(Problem::new(
+                    &file.path,
+                    None,
+                    format!("cannot read file: {e}"),
+                ));
+                return None;
+            }
+        };
+        if let Some(c) = cursor.as_ref().filter(|c| c.head_len > 0) {
+            if c.head_len == len && c.head_hash == hash {
+                // The same bytes (copied, touched, restored): remember its new identity only.
+                return Some(ParsedFile {
+                    agent: file.agent,
+                    project_key: file.project_key.clone(),
+                    closed: Vec::new(),
+                    current: None,
+                    session: Session::default(),
+                    cursor: FileCursor {
+                        dev: id.dev,
+                        ino: id.ino,
+                        size: if len == id.size { id.size } else { 0 },
+                        mtime_ns: id.mtime_ns,
+                        ..c.clone()
+                    },
+                    consumed: 0,
+                });
+            }
+            report.restarted_files += 1;
         }
-        let same_file = c.dev == id.dev && c.ino == id.ino && id.size >= c.offset;
-        same_file && head_hash(&file.path, c.head_len).is_ok_and(|h| h == c.head_hash)
-    });
-    if resume.is_none() && had_cursor {
+        compressed_identity = Some((len, hash));
+    }
+    // Decide where to start: continue from the cursor when the file is the same file, grown.
+    let had_cursor = cursor.is_some();
+    let resume = cursor.filter(|c| !file.compressed && can_resume(&file.path, c, id));
+    if resume.is_none() && had_cursor && !file.compressed {
         report.restarted_files += 1;
     }
     let (offset, first_line, state, prior_skipped) = match &resume {
@@ -318,7 +454,10 @@ fn read_one(
     let mut closed = Vec::new();
     let mut problems = Vec::new();
     let expected = (!file.compressed).then(|| id.size.saturating_sub(offset));
-    let read = read_lines_sized(reader, first_line, expected, |item| match item {
+    // A damaged compressed file ends the reading where the damage starts; the lines before it
+    // are kept.
+    let mut reader = StopAtError::new(reader);
+    let read = read_lines_sized(&mut reader, first_line, expected, |item| match item {
         LineItem::Line { bytes, number } => {
             let (res, lossy) = parser.feed_bytes(bytes, number);
             if let Err(e) = res {
@@ -353,11 +492,24 @@ fn read_one(
             }
         }
     });
-    let read = match read {
-        Ok(r) => r,
-        Err(e) => {
-            // Keep what was read before the error? We cannot know the consumed offset
-            // precisely, so store nothing from this pass; the next run retries.
+    let read = match (read.as_ref(), reader.error()) {
+        (Ok(r), None) => *r,
+        (Ok(r), Some(e)) if Damaged::of(e).is_some() => {
+            let damage = Damaged::of(e).map(ToString::to_string).unwrap_or_default();
+            problems.push(Problem::new(
+                &file.path,
+                None,
+                format!(
+                    "compressed file is truncated or damaged after {} line(s) ({damage}); \
+                     the lines before were kept",
+                    r.lines
+                ),
+            ));
+            *r
+        }
+        (Err(e), _) | (Ok(_), Some(e)) => {
+            // An I/O error: store nothing from this pass; the next run retries.
+            let e = e.to_string();
             report
                 .errors
                 .push(Problem::new(&file.path, None, format!("read failed: {e}")));
@@ -377,13 +529,21 @@ fn read_one(
     progress.advance(read.consumed);
 
     let new_offset = offset + read.consumed;
-    let (head_len, head) = if file.compressed {
-        (0, 0)
-    } else {
-        let len = new_offset.min(HEAD_BYTES);
-        match head_hash(&file.path, len) {
-            Ok(h) => (len, h),
-            Err(_) => (0, 0),
+    // What identifies the content read: for a compressed file its bytes; for a plain one its
+    // head and the window before the new cursor.
+    let (head_len, head, tail) = match compressed_identity {
+        Some((len, hash)) => (len, hash, None),
+        None => {
+            let len = new_offset.min(HEAD_BYTES);
+            let tail_len = new_offset.min(TAIL_BYTES);
+            match head_and_tail(&file.path, len, new_offset, tail_len) {
+                Ok((h, window)) => (
+                    len,
+                    h,
+                    Some((tail_len, xxhash_rust::xxh3::xxh3_64(&window))),
+                ),
+                Err(_) => (0, 0, None),
+            }
         }
     };
     let session = parser.session().clone();
@@ -411,6 +571,12 @@ fn read_one(
         }
         None => serde_json::to_string(&state).ok(),
     };
+    let state = match (state, tail) {
+        (Some(s), Some((len, hash))) if s.len() > 2 => {
+            Some(format!("{TAIL_PREFIX}{len},{hash}],{}", &s[1..]))
+        }
+        (s, _) => s,
+    };
     Some(ParsedFile {
         agent: file.agent,
         project_key: file.project_key.clone(),
@@ -423,12 +589,13 @@ fn read_one(
             session_key: Some(session.key()),
             dev: id.dev,
             ino: id.ino,
-            // When the file grew while we read it, remember a size that forces a look next
+            // When the file changed while we read it, remember a size that forces a look next
             // time.
-            size: if new_offset + read.pending > id.size {
-                0
-            } else {
-                id.size
+            size: match compressed_identity {
+                Some((len, _)) if len == id.size => id.size,
+                Some(_) => 0,
+                None if new_offset + read.pending > id.size => 0,
+                None => id.size,
             },
             mtime_ns: id.mtime_ns,
             head_len,
@@ -456,23 +623,27 @@ fn write_batch(
     for p in batch {
         let session_key = p.cursor.session_key.as_deref().unwrap_or_default();
         let path = p.cursor.path.as_str();
-        for t in &p.closed {
-            if w.upsert_turn(p.agent, session_key, t, path)? {
+        // A stored turn read again counts as updated only when its row changed (the store
+        // leaves a row whose body and source are the same untouched).
+        let mut count = |new: bool, before: u64, w: &cairn_store::Write<'_>| {
+            if new {
                 report.new_turns += 1;
-            } else {
+            } else if w.transaction().total_changes() != before {
                 report.updated_turns += 1;
             }
+        };
+        for t in &p.closed {
+            let before = w.transaction().total_changes();
+            let new = w.upsert_turn(p.agent, session_key, t, path)?;
+            count(new, before, &w);
         }
         if let Some((t, body)) = &p.current {
+            let before = w.transaction().total_changes();
             let new = match body {
                 Some(body) => w.upsert_turn_body(p.agent, session_key, t, body, path)?,
                 None => w.upsert_turn(p.agent, session_key, t, path)?,
             };
-            if new {
-                report.new_turns += 1;
-            } else {
-                report.updated_turns += 1;
-            }
+            count(new, before, &w);
         }
         if !p.session.id.is_empty() {
             w.upsert_session(p.agent, &p.session, p.project_key.as_deref(), path)?;

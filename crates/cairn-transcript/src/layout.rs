@@ -71,12 +71,13 @@ pub struct TranscriptFile {
     pub project_key: Option<String>,
 }
 
-/// Opens a transcript for reading, decompressing `.zst` rollouts on the fly.
+/// Opens a transcript for reading, decompressing `.zst` rollouts on the fly. A damaged
+/// compressed file gives every byte that decodes, then an error carrying a
+/// [`crate::zst::Damaged`].
 pub fn open_transcript(path: &Path, compressed: bool) -> io::Result<Box<dyn Read>> {
     let f = fs::File::open(path)?;
     if compressed {
-        let dec = ruzstd::decoding::StreamingDecoder::new(f)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+        let dec = crate::zst::ZstdReader::new(BufReader::with_capacity(256 * 1024, f))?;
         Ok(Box::new(dec))
     } else {
         Ok(Box::new(f))
@@ -430,7 +431,7 @@ fn summarize_session(path: &Path) -> io::Result<SessionSummary> {
             continue;
         }
         let text = String::from_utf8_lossy(&line);
-        let text = text.trim();
+        let text = crate::strip_bom(text.trim()).trim();
         if text.is_empty() {
             continue;
         }
@@ -632,7 +633,7 @@ pub fn rollout_cwd(file: &TranscriptFile) -> io::Result<Option<String>> {
             break;
         }
         let text = String::from_utf8_lossy(&buf);
-        let Ok(l) = serde_json::from_str::<Line>(text.trim()) else {
+        let Ok(l) = serde_json::from_str::<Line>(crate::strip_bom(text.trim()).trim()) else {
             continue;
         };
         if l.kind.get() == Some("session_meta") {

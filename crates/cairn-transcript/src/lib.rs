@@ -28,6 +28,7 @@ pub mod patch;
 pub mod reader;
 pub mod scan;
 pub mod text;
+pub mod zst;
 
 pub use layout::{
     ClaudeProject, ClaudeRoot, CodexHome, FileKind, Problem, ProjectCwd, TranscriptFile,
@@ -38,3 +39,8 @@ pub use parse::{LineError, Parser, ParserState};
 
 /// A turn keeps at most this many events; the rest are counted in `Turn::dropped_events`.
 pub const MAX_EVENTS_PER_TURN: usize = 4000;
+
+/// `s` without a leading UTF-8 byte order mark.
+pub(crate) fn strip_bom(s: &str) -> &str {
+    s.strip_prefix('\u{feff}').unwrap_or(s)
+}

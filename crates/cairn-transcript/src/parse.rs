@@ -150,6 +150,11 @@ impl Parser {
 
     fn feed_utf8_checked(&mut self, line: &[u8], line_no: u64) -> Result<(), LineError> {
         let trimmed = line.trim_ascii();
+        // A byte order mark (an editor's, before the first record) is never part of JSON.
+        let trimmed = match trimmed.strip_prefix(b"\xEF\xBB\xBF") {
+            Some(rest) => rest.trim_ascii(),
+            None => trimmed,
+        };
         if trimmed.is_empty() {
             return Ok(());
         }

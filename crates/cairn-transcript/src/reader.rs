@@ -61,6 +61,43 @@ pub fn read_lines_sized<R: Read>(
     summary
 }
 
+/// A reader that ends at its source's first error (other than an interruption) and keeps it,
+/// so that the complete lines before a damaged part of a file are still read.
+#[derive(Debug)]
+pub struct StopAtError<R> {
+    inner: R,
+    error: Option<io::Error>,
+}
+
+impl<R: Read> StopAtError<R> {
+    pub fn new(inner: R) -> StopAtError<R> {
+        StopAtError { inner, error: None }
+    }
+
+    /// The error that ended the reading, if one did.
+    pub fn error(&self) -> Option<&io::Error> {
+        self.error.as_ref()
+    }
+}
+
+impl<R: Read> Read for StopAtError<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.error.is_some() {
+            return Ok(0);
+        }
+        loop {
+            match self.inner.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.error = Some(e);
+                    return Ok(0);
+                }
+                ok => return ok,
+            }
+        }
+    }
+}
+
 thread_local! {
     static SPARE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }

@@ -1,0 +1,405 @@
+//! Ingest against real files in temporary homes laid out like the agents' own: compressed
+//! rollouts, files rewritten in place, a byte order mark, two passes at once.
+
+use std::cell::Cell;
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use cairn_ingest::{IngestReport, Progress, Quiet, Sources, ingest};
+use cairn_store::Store;
+
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Home {
+        Home {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+    fn codex(&self) -> PathBuf {
+        self.root().join(".codex")
+    }
+    fn claude(&self) -> PathBuf {
+        self.root().join(".claude")
+    }
+    fn data(&self) -> PathBuf {
+        self.root().join(".cairn")
+    }
+    fn store(&self) -> Store {
+        fs::create_dir_all(self.data()).unwrap();
+        Store::open(&self.data().join("cairn.db")).unwrap()
+    }
+    fn sources(&self) -> Sources {
+        Sources {
+            claude_root: Some(self.claude()),
+            codex_home: Some(self.codex()),
+        }
+    }
+    fn ingest(&self) -> IngestReport {
+        ingest(&mut self.store(), &self.sources(), &Quiet).unwrap()
+    }
+    fn prompts(&self) -> Vec<String> {
+        let mut p: Vec<String> = self
+            .store()
+            .all_turns()
+            .unwrap()
+            .into_iter()
+            .map(|t| t.turn.prompt)
+            .collect();
+        p.sort();
+        p
+    }
+    fn rollout(&self, id: &str) -> PathBuf {
+        let dir = self.codex().join("sessions/2026/11/23");
+        fs::create_dir_all(&dir).unwrap();
+        dir.join(format!("rollout-2026-11-23T12-47-10-{id}.jsonl"))
+    }
+    fn archived(&self, id: &str) -> PathBuf {
+        let dir = self.codex().join("archived_sessions");
+        fs::create_dir_all(&dir).unwrap();
+        dir.join(format!("rollout-2026-11-23T12-47-10-{id}.jsonl.zst"))
+    }
+}
+
+const ID: &str = "01a20872-2d99-772e-8ca9-396e307a2f75";
+
+/// A Codex `session_meta` line; `instructions` bytes of base instructions make it long.
+fn meta(cwd: &str, instructions: usize) -> String {
+    format!(
+        r#"{{"timestamp":"2026-11-23T12:47:10.517Z","type":"session_meta","payload":{{"id":"{ID}","timestamp":"2026-11-23T12:47:10.233Z","cwd":"{cwd}","originator":"codex_cli_rs","cli_version":"0.165.0","source":"cli","model_provider":"openai","base_instructions":{{"text":"{}"}}}}}}"#,
+        "You are Codex. ".repeat(instructions / 15 + 1)
+    ) + "\n"
+}
+
+/// One complete Codex turn (task_started … task_complete).
+fn turn(id: &str, prompt: &str, answer: &str) -> String {
+    [
+        format!(
+            r#"{{"timestamp":"2026-11-23T12:47:16.692Z","type":"event_msg","payload":{{"type":"task_started","turn_id":"{id}"}}}}"#
+        ),
+        format!(
+            r#"{{"timestamp":"2026-11-23T12:47:16.703Z","type":"turn_context","payload":{{"turn_id":"{id}","cwd":"/work/p","model":"gpt-5"}}}}"#
+        ),
+        format!(
+            r#"{{"timestamp":"2026-11-23T12:47:16.704Z","type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"{prompt}"}}]}}}}"#
+        ),
+        format!(
+            r#"{{"timestamp":"2026-11-23T12:47:16.705Z","type":"event_msg","payload":{{"type":"user_message","message":"{prompt}","kind":"plain"}}}}"#
+        ),
+        format!(
+            r#"{{"timestamp":"2026-11-23T12:47:19.000Z","type":"event_msg","payload":{{"type":"agent_message","message":"{answer}"}}}}"#
+        ),
+        format!(
+            r#"{{"timestamp":"2026-11-23T12:47:19.200Z","type":"event_msg","payload":{{"type":"task_complete","turn_id":"{id}","last_agent_message":"{answer}"}}}}"#
+        ),
+    ]
+    .join("\n")
+        + "\n"
+}
+
+fn turns(range: std::ops::Range<usize>) -> String {
+    range
+        .map(|i| {
+            // Text that compresses unevenly, like real output.
+            let noise: String = (0..40)
+                .map(|k| format!("{:x}", (i * 2_654_435_761 + k * 40_503) % 65_521))
+                .collect();
+            turn(
+                &format!("turn-{i:04}"),
+                &format!("prompt {i:04}"),
+                &format!("answer {i} {noise}"),
+            )
+        })
+        .collect()
+}
+
+fn zstd(text: &str) -> Vec<u8> {
+    ruzstd::encoding::compress_to_vec(text.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest)
+}
+
+fn messages(r: &IngestReport) -> Vec<String> {
+    r.errors.iter().map(|p| p.message.clone()).collect()
+}
+
+#[test]
+fn an_unchanged_compressed_rollout_is_not_read_again() {
+    let h = Home::new();
+    let path = h.archived(ID);
+    let text = meta("/work/p", 200) + &turns(0..3);
+    fs::write(&path, zstd(&text)).unwrap();
+
+    let r = h.ingest();
+    assert_eq!((r.new_turns, r.updated_turns, r.restarted_files), (3, 0, 0));
+    assert_eq!(r.bytes, text.len() as u64);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+
+    // Unchanged: not even opened.
+    let r = h.ingest();
+    assert_eq!(
+        (r.bytes, r.new_turns, r.updated_turns, r.restarted_files),
+        (0, 0, 0, 0)
+    );
+
+    // Touched (a copy, a restored backup): the same bytes are not decompressed again.
+    let f = fs::File::options().write(true).open(&path).unwrap();
+    f.set_modified(SystemTime::now() + Duration::from_secs(60))
+        .unwrap();
+    drop(f);
+    let r = h.ingest();
+    assert_eq!(
+        (r.bytes, r.new_turns, r.updated_turns, r.restarted_files),
+        (0, 0, 0, 0)
+    );
+    let r = h.ingest();
+    assert_eq!((r.bytes, r.restarted_files), (0, 0));
+
+    // Rewritten with one more turn: read again; the turns already stored are not "updated".
+    let text = meta("/work/p", 200) + &turns(0..4);
+    fs::write(&path, zstd(&text)).unwrap();
+    let r = h.ingest();
+    assert_eq!((r.new_turns, r.updated_turns, r.restarted_files), (1, 0, 1));
+    assert_eq!(r.bytes, text.len() as u64);
+    assert_eq!(r.turns, 4);
+    assert_eq!(h.ingest().bytes, 0);
+}
+
+#[test]
+fn a_truncated_compressed_rollout_keeps_the_lines_before_the_damage() {
+    let h = Home::new();
+    let path = h.archived(ID);
+    let text = meta("/work/p", 200) + &turns(0..300);
+    let z = zstd(&text);
+    fs::write(&path, &z[..z.len() * 9 / 10]).unwrap();
+
+    let r = h.ingest();
+    assert!(
+        r.new_turns >= 200 && r.new_turns < 300,
+        "kept {} of 300 turns",
+        r.new_turns
+    );
+    let msgs = messages(&r);
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(
+        msgs[0].starts_with("compressed file is truncated or damaged after ")
+            && msgs[0].contains("(the zstd data ends early)")
+            && msgs[0].ends_with("the lines before were kept"),
+        "{}",
+        msgs[0]
+    );
+    assert!(!msgs[0].contains("Error {"), "no debug dump: {}", msgs[0]);
+    // The turns kept are the first ones, in order.
+    let prompts = h.prompts();
+    assert_eq!(prompts[0], "prompt 0000");
+    assert_eq!(
+        prompts.last().unwrap(),
+        &format!("prompt {:04}", r.new_turns - 1)
+    );
+
+    // Nothing new: not read again, not reported again.
+    let r = h.ingest();
+    assert_eq!((r.bytes, r.new_turns, r.restarted_files), (0, 0, 0));
+    assert!(r.errors.is_empty());
+
+    // The whole file arrives later: the rest is read.
+    fs::write(&path, &z).unwrap();
+    let r = h.ingest();
+    assert_eq!(r.turns, 300);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+}
+
+#[test]
+fn a_compressed_file_that_is_not_zstd_is_reported_plainly() {
+    let h = Home::new();
+    fs::write(h.archived(ID), meta("/work/p", 10) + &turns(0..1)).unwrap();
+    let r = h.ingest();
+    assert_eq!(r.turns, 0);
+    assert_eq!(
+        messages(&r),
+        vec![
+            "compressed file is truncated or damaged after 0 line(s) (the file is not zstd \
+             data); the lines before were kept"
+                .to_owned()
+        ]
+    );
+}
+
+#[test]
+fn a_file_rewritten_in_place_to_a_greater_size_is_read_again_from_the_start() {
+    let h = Home::new();
+    let path = h.rollout(ID);
+    // The session_meta line alone is longer than the 4 KiB head, as Codex's often is.
+    let head = meta("/work/p", 9000);
+    assert!(head.len() > 4096);
+    fs::write(&path, head.clone() + &turns(0..2)).unwrap();
+    assert_eq!(h.ingest().new_turns, 2);
+
+    // The same session written again, in place (same inode), with other turns and more bytes.
+    let new = head
+        + &turn("alpha", "rewritten turn alpha", "a")
+        + &turn("beta", "rewritten turn beta", "b")
+        + &turn("gamma", "rewritten turn gamma", "c");
+    let mut f = fs::File::options()
+        .write(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(new.as_bytes()).unwrap();
+    drop(f);
+    let r = h.ingest();
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(r.skipped_lines, 0);
+    assert_eq!(r.restarted_files, 1);
+    assert_eq!(r.new_turns, 3);
+    assert!(h.prompts().contains(&"rewritten turn alpha".to_owned()));
+}
+
+#[test]
+fn a_rewrite_with_a_line_end_at_the_old_cursor_is_still_noticed() {
+    let h = Home::new();
+    let path = h.rollout(ID);
+    let head = meta("/work/p", 9000);
+    fs::write(&path, head.clone() + &turn("t1", "first prompt 1", "x")).unwrap();
+    assert_eq!(h.ingest().new_turns, 1);
+
+    // Same line lengths, other bytes: the old cursor still falls just after a `\n`.
+    let new = head + &turn("t2", "other prompt 2", "y") + &turn("t3", "third prompt", "z");
+    let mut f = fs::File::options().write(true).open(&path).unwrap();
+    f.write_all(new.as_bytes()).unwrap();
+    drop(f);
+    let r = h.ingest();
+    assert_eq!(r.restarted_files, 1);
+    assert_eq!(r.new_turns, 2);
+    assert_eq!(
+        h.prompts(),
+        vec!["first prompt 1", "other prompt 2", "third prompt"]
+    );
+}
+
+#[test]
+fn appended_lines_and_a_completed_last_line_are_read_from_the_cursor() {
+    let h = Home::new();
+    let path = h.rollout(ID);
+    let head = meta("/work/p", 9000);
+    fs::write(&path, head.clone() + &turns(0..1)).unwrap();
+    assert_eq!(h.ingest().new_turns, 1);
+
+    // The agent appends a turn whose last line is still being written.
+    let more = turns(1..2);
+    let (now, later) = more.split_at(more.len() - 30);
+    fs::File::options()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(now.as_bytes())
+        .unwrap();
+    let r = h.ingest();
+    assert_eq!(r.restarted_files, 0);
+    let before_last = now.rfind('\n').unwrap() + 1;
+    assert_eq!(
+        r.bytes, before_last as u64,
+        "only the appended complete lines"
+    );
+
+    fs::File::options()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(later.as_bytes())
+        .unwrap();
+    let r = h.ingest();
+    assert_eq!(r.restarted_files, 0);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(r.bytes, (more.len() - before_last) as u64);
+    assert_eq!(r.turns, 2);
+    assert_eq!(h.prompts(), vec!["prompt 0000", "prompt 0001"]);
+    assert_eq!(h.ingest().bytes, 0);
+}
+
+#[test]
+fn a_byte_order_mark_does_not_cost_the_first_record() {
+    let h = Home::new();
+    let proj = h.claude().join("projects/-work-p");
+    fs::create_dir_all(&proj).unwrap();
+    let sid = "5f3c9a2e-8b1d-4e7a-9c64-2d0b7f18e3a1";
+    let user = format!(
+        r#"{{"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/work/p","sessionId":"{sid}","version":"2.1.251","type":"user","message":{{"role":"user","content":"the prompt after a BOM"}},"uuid":"u1","timestamp":"2026-11-25T14:02:17.310Z"}}"#
+    );
+    let asst = format!(
+        r#"{{"parentUuid":"u1","isSidechain":false,"userType":"external","cwd":"/work/p","sessionId":"{sid}","version":"2.1.251","type":"assistant","message":{{"model":"claude-sonnet-4-6","id":"msg_1","type":"message","role":"assistant","content":[{{"type":"text","text":"done"}}],"stop_reason":"end_turn"}},"uuid":"a1","timestamp":"2026-11-25T14:02:20.310Z"}}"#
+    );
+    fs::write(
+        proj.join(format!("{sid}.jsonl")),
+        format!("\u{feff}{user}\n{asst}\n"),
+    )
+    .unwrap();
+    // And a rollout whose session_meta comes after a BOM.
+    fs::write(
+        h.rollout(ID),
+        format!("\u{feff}{}{}", meta("/work/p", 10), turns(0..1)),
+    )
+    .unwrap();
+    let r = h.ingest();
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(r.skipped_lines, 0);
+    assert_eq!(h.prompts(), vec!["prompt 0000", "the prompt after a BOM"]);
+}
+
+#[derive(Default)]
+struct Waits(Cell<u32>);
+impl Progress for Waits {
+    fn waiting(&self) {
+        self.0.set(self.0.get() + 1);
+    }
+}
+
+#[test]
+fn a_second_pass_waits_for_the_first() {
+    let h = Home::new();
+    fs::write(h.rollout(ID), meta("/work/p", 10) + &turns(0..2)).unwrap();
+    let mut store = h.store();
+    let lock = h.data().join(cairn_ingest::LOCK_FILE);
+    let held = cairn_store::lockfile::try_lock_file(&lock)
+        .unwrap()
+        .expect("free");
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(400));
+        drop(held);
+    });
+    let waits = Waits::default();
+    let t = Instant::now();
+    let r = ingest(&mut store, &h.sources(), &waits).unwrap();
+    release.join().unwrap();
+    assert!(t.elapsed() >= Duration::from_millis(350), "waited");
+    assert_eq!(waits.0.get(), 1, "told once");
+    assert_eq!(r.new_turns, 2);
+    // The lock is released with the pass.
+    assert!(
+        cairn_store::lockfile::try_lock_file(&lock)
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[test]
+fn reading_a_file_again_does_not_count_unchanged_turns_as_updated() {
+    let h = Home::new();
+    let path = h.rollout(ID);
+    fs::write(&path, meta("/work/p", 10) + &turns(0..3)).unwrap();
+    assert_eq!(h.ingest().new_turns, 3);
+    // Replaced by a shorter copy (a new inode): read again from the start.
+    let tmp = path.with_extension("tmp");
+    fs::write(&tmp, meta("/work/p", 10) + &turns(0..2)).unwrap();
+    fs::rename(&tmp, &path).unwrap();
+    let r = h.ingest();
+    assert_eq!(
+        (r.restarted_files, r.new_turns, r.updated_turns, r.turns),
+        (1, 0, 0, 3)
+    );
+}
