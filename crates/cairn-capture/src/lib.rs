@@ -4,8 +4,10 @@
 //! ended from the transcript's tail or the stored cursor without reading the whole file
 //! ([`tail`]), deciding whether a turn changed anything and whether the user asked for or
 //! against a record with `#memo`/`#nomemo` ([`classify`], over the small shell reader in
-//! [`shell`]), enqueuing one job per turn ([`stop`]), the background worker that turns jobs into
-//! digests ([`worker`], [`digest`]), the memo journal and its validator ([`memo`]), the context
+//! [`shell`]), enqueuing one job per turn ([`stop`]: a turn that changed something, a read-only
+//! turn whose prompt states a memory, or a turn too large for the hook to look at), the
+//! background worker that marks the Stop-reported turn ended and turns jobs into digests
+//! ([`worker`], [`digest`]), the memo journal and its validator ([`memo`]), the context
 //! hooks hand back to the agent ([`context`]), cairn's log ([`log`]), and starting the worker
 //! detached ([`detach`]). It must not decide where files live (callers pass the data dir, the
 //! transcript comes from the hook), print to stdout (the binary owns the hook's output), or call

@@ -1,5 +1,12 @@
 //! The Stop hook's work: find the turn that just ended, decide whether to record it, and
 //! enqueue one job for it (keyed by agent, session and turn, so a second Stop adds nothing).
+//!
+//! Three kinds of job come out of it: a turn that changed something (or has `#memo`) gets a
+//! digest (and a memo block); a turn that did not, but whose prompt states a memory ("from now
+//! on …", "remember that …", as the caller's test says), is queued for extraction only
+//! (`memory_only`); and a turn the hook could not look at within [`Limits::HOOK`] (a huge line,
+//! a very long turn) is queued unresolved (`end`): the worker finds it in the file, unhurried,
+//! and decides. Whatever the kind, the worker treats the turn as ended: the Stop said so.
 
 use std::path::Path;
 
@@ -10,7 +17,7 @@ use cairn_transcript::{Agent, ParserState};
 
 use crate::classify::{Decision, decide};
 use crate::payload::HookPayload;
-use crate::tail::{FoundTurn, ResumePoint, find_turn};
+use crate::tail::{FoundTurn, Limits, Lookup, ResumePoint, find_turn};
 use crate::{CaptureError, JOB_KIND, project_root};
 
 /// What a job carries from the hook to the worker (stored redacted).
@@ -27,25 +34,51 @@ pub struct JobPayload {
     /// Recorded because of `#memo` although read-only.
     #[serde(default)]
     pub forced: bool,
+    /// Queued only so that the memory its prompt states is extracted now: no digest, no memo.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub memory_only: bool,
+    /// The hook did not find the turn (it was too large to look at on the agent's clock): the
+    /// turn is the one that ended within the file's first `end` bytes, and the worker decides
+    /// whether to record it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<u64>,
 }
+
+/// The turn key of a job the hook queued without finding its turn (Claude Code's turn keys
+/// are record uuids, known only once the turn's first line is found).
+pub fn unresolved_turn_key(end: u64) -> String {
+    format!("{UNRESOLVED_PREFIX}{end}")
+}
+
+/// Prefix of [`unresolved_turn_key`].
+pub const UNRESOLVED_PREFIX: &str = "@end:";
 
 /// What the Stop hook did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StopOutcome {
+    /// The rule's decision (`SkipReadOnly` when `deferred`: the hook did not look).
     pub decision: Decision,
     pub session_key: String,
     pub turn_key: String,
     /// A new job was queued (false when skipped or already queued).
     pub enqueued: bool,
+    /// A job for this turn exists (new or queued before): the worker has work.
+    pub queued: bool,
+    /// Queued for its memory statement only (read-only or `#nomemo`).
+    pub memory_only: bool,
+    /// Queued without being looked at (why): the worker finds and decides it.
+    pub deferred: Option<String>,
     pub bytes_read: u64,
 }
 
-/// Handles a Stop payload against the store.
+/// Handles a Stop payload against the store. `states_memory` tells whether a prompt states a
+/// memory (the extractor's rules); it is asked only about turns that would not be recorded.
 pub fn on_stop(
     store: &Store,
     agent: Agent,
     payload: &HookPayload,
     now: i64,
+    states_memory: &dyn Fn(&str) -> bool,
 ) -> Result<StopOutcome, CaptureError> {
     let path = payload
         .transcript_path
@@ -57,15 +90,55 @@ pub fn on_stop(
         Agent::Codex => payload.turn_id.as_deref(),
         Agent::Claude => None,
     };
-    let FoundTurn {
-        turn,
-        session_key,
-        bytes_read,
-        ..
-    } = find_turn(&file, turn_id, resume)?.ok_or_else(|| CaptureError::TurnNotFound {
+    let cwd = payload.cwd.clone();
+    let not_found = || CaptureError::TurnNotFound {
         turn: turn_id.unwrap_or("(last)").to_owned(),
         path: path.to_owned(),
-    })?;
+    };
+    let (turn, session_key, bytes_read) = match find_turn(&file, turn_id, resume, Limits::HOOK)? {
+        Lookup::Found(FoundTurn {
+            turn,
+            session_key,
+            bytes_read,
+            ..
+        }) => (turn, session_key, bytes_read),
+        Lookup::NotFound => return Err(not_found()),
+        Lookup::TooLarge {
+            len,
+            bytes_read,
+            why,
+            ..
+        } => {
+            // Left to the worker, keyed by what the hook knows of the turn.
+            let session_key = if payload.session_id.is_empty() {
+                file.session_hint.clone()
+            } else {
+                payload.session_id.clone()
+            };
+            let turn_key = turn_id.map_or_else(|| unresolved_turn_key(len), str::to_owned);
+            let project = cwd
+                .as_deref()
+                .map(|c| project_root(Path::new(c)).to_string_lossy().into_owned());
+            let job = JobPayload {
+                transcript_path: path.to_owned(),
+                cwd,
+                project,
+                end: Some(len),
+                ..JobPayload::default()
+            };
+            let enqueued = enqueue(store, agent, &session_key, &turn_key, &job, now)?;
+            return Ok(StopOutcome {
+                decision: Decision::SkipReadOnly,
+                session_key,
+                turn_key,
+                enqueued,
+                queued: true,
+                memory_only: false,
+                deferred: Some(why),
+                bytes_read,
+            });
+        }
+    };
     let session_key = if payload.session_id.is_empty() {
         session_key
     } else {
@@ -77,12 +150,24 @@ pub fn on_stop(
         session_key,
         turn_key: turn.key.clone(),
         enqueued: false,
+        queued: false,
+        memory_only: false,
+        deferred: None,
         bytes_read,
     };
-    let Decision::Record { forced, .. } = decision else {
-        return Ok(outcome);
+    let forced = match decision {
+        Decision::Record { forced, .. } => forced,
+        // Not recorded, but what the user said there is to be remembered: the next session
+        // must know it, so it is extracted now rather than at the next `cairn sync`.
+        Decision::SkipReadOnly | Decision::SkipNoMemo
+            if !turn.sidechain && states_memory(&turn.prompt) =>
+        {
+            outcome.memory_only = true;
+            false
+        }
+        Decision::SkipReadOnly | Decision::SkipNoMemo => return Ok(outcome),
     };
-    let cwd = payload.cwd.clone().or(turn.cwd.clone());
+    let cwd = cwd.or(turn.cwd.clone());
     let project = cwd
         .as_deref()
         .map(|c| project_root(Path::new(c)).to_string_lossy().into_owned());
@@ -92,28 +177,50 @@ pub fn on_stop(
     let lagging = payload
         .last_assistant_message
         .as_deref()
+        .filter(|_| !outcome.memory_only)
         .filter(|m| !m.trim().is_empty())
         .filter(|m| turn.last_assistant_text().map(str::trim) != Some(m.trim()));
     let job = JobPayload {
         transcript_path: path.to_owned(),
-        cwd: cwd.clone(),
-        project: project.clone(),
+        cwd,
+        project,
         last_assistant_message: lagging.map(crate::kept_assistant_text),
         forced,
+        memory_only: outcome.memory_only,
+        end: None,
     };
-    let body = serde_json::to_string(&job).map_err(|e| CaptureError::Payload(e.to_string()))?;
-    outcome.enqueued = store.enqueue(
+    outcome.enqueued = enqueue(
+        store,
+        agent,
+        &outcome.session_key,
+        &outcome.turn_key,
+        &job,
+        now,
+    )?;
+    outcome.queued = true;
+    Ok(outcome)
+}
+
+fn enqueue(
+    store: &Store,
+    agent: Agent,
+    session_key: &str,
+    turn_key: &str,
+    job: &JobPayload,
+    now: i64,
+) -> Result<bool, CaptureError> {
+    let body = serde_json::to_string(job).map_err(|e| CaptureError::Payload(e.to_string()))?;
+    Ok(store.enqueue(
         &NewJob {
             kind: JOB_KIND,
             agent: agent.as_str(),
-            session_key: &outcome.session_key,
-            turn_key: &outcome.turn_key,
+            session_key,
+            turn_key,
             payload: Some(&body),
             project: job.project.as_deref(),
         },
         now,
-    )?;
-    Ok(outcome)
+    )?)
 }
 
 /// The store's cursor for a file, when it still describes the same file.

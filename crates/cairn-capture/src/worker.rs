@@ -6,18 +6,27 @@
 //! stored (redacted) turn, storing it, and appending the memo block when the journal is on. A
 //! failing job is retried with a doubling delay and marked failed, with its error, after
 //! `[worker] max_attempts`.
+//!
+//! The Stop hook reported the job's turn as ended, so the stored turn is marked complete (the
+//! file shows a Claude Code turn's end only when the next prompt or the end-of-turn record
+//! comes): memory extraction, which leaves open turns for later while the agent may still be
+//! writing them, takes it in this run. A job the hook queued for its memory statement only gets
+//! no digest; a job the hook could not resolve (`end`) has its turn found here, without the
+//! hook's limits, and recorded when the rule says so.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use cairn_config::Config;
-use cairn_store::{Job, Store};
-use cairn_transcript::{Agent, Event, Turn};
+use cairn_store::{Job, Store, StoredTurn};
+use cairn_transcript::{Agent, Event, Turn, TurnStatus};
 
+use crate::classify::{Decision, decide};
 use crate::digest::TurnDigest;
 use crate::log::CaptureLog;
 use crate::memo::{self, Appended, MemoKey};
-use crate::stop::JobPayload;
+use crate::stop::{JobPayload, UNRESOLVED_PREFIX};
+use crate::tail::{Limits, find_turn_before};
 use crate::{CaptureError, JOB_KIND, project_root};
 
 /// The single-worker lock file's name in the data dir.
@@ -112,13 +121,13 @@ impl Worker<'_> {
                 }
             };
             match self.process(&job) {
-                Ok(wrote_memo) => {
+                Ok((wrote_memo, turn_key)) => {
                     self.store.complete_job(job.id, now())?;
                     report.done += 1;
                     report.memo_blocks += u64::from(wrote_memo);
                     self.log.info(&format!(
                         "job {} done: {} turn {} of session {}",
-                        job.id, job.agent, job.turn_key, job.session_key
+                        job.id, job.agent, turn_key, job.session_key
                     ));
                 }
                 Err(e) => {
@@ -149,8 +158,8 @@ impl Worker<'_> {
         Ok(report)
     }
 
-    /// Processes one job; returns whether a memo block was written.
-    fn process(&mut self, job: &Job) -> Result<bool, CaptureError> {
+    /// Processes one job; returns whether a memo block was written, and the turn's key.
+    fn process(&mut self, job: &Job) -> Result<(bool, String), CaptureError> {
         if job.kind != JOB_KIND {
             return Err(CaptureError::Job(format!(
                 "unknown job kind `{}` (queued by a newer cairn?)",
@@ -179,6 +188,21 @@ impl Worker<'_> {
         }
         self.store.set_meta("last_ingest", &now().to_string())?;
 
+        // The hook could not look at the turn: find it in the file as it was at the Stop.
+        let turn_key = match payload.end {
+            Some(end) => {
+                let id = (agent == Agent::Codex && !job.turn_key.starts_with(UNRESOLVED_PREFIX))
+                    .then_some(job.turn_key.as_str());
+                find_turn_before(&file, id, None, Limits::NONE, Some(end))?
+                    .found()
+                    .map(|f| f.turn.key)
+                    .ok_or_else(|| CaptureError::TurnNotFound {
+                        turn: id.unwrap_or("(last)").to_owned(),
+                        path: payload.transcript_path.clone(),
+                    })?
+            }
+            None => job.turn_key.clone(),
+        };
         let cursor_session = self
             .store
             .cursor(&path.to_string_lossy())?
@@ -188,15 +212,25 @@ impl Worker<'_> {
             .iter()
             .chain(std::iter::once(&job.session_key))
         {
-            stored = self.store.turn(agent, key, &job.turn_key)?;
+            stored = self.store.turn(agent, key, &turn_key)?;
             if stored.is_some() {
                 break;
             }
         }
         let stored = stored.ok_or_else(|| CaptureError::TurnNotFound {
-            turn: job.turn_key.clone(),
+            turn: turn_key.clone(),
             path: payload.transcript_path.clone(),
         })?;
+        close_turn(self.store, agent, &stored)?;
+        let record = if payload.end.is_some() {
+            matches!(decide(&stored.turn), Decision::Record { .. })
+        } else {
+            !payload.memory_only
+        };
+        if !record {
+            // Kept for its memory statements (extracted after the drain), nothing to digest.
+            return Ok((false, turn_key));
+        }
         let mut turn = stored.turn;
         apply_last_message(&mut turn, payload.last_assistant_message.as_deref());
         let digest = TurnDigest::build(&turn);
@@ -211,14 +245,14 @@ impl Worker<'_> {
         self.store.upsert_digest(
             agent.as_str(),
             &stored.session_key,
-            &job.turn_key,
+            &turn_key,
             project.as_deref(),
             &body,
             now(),
         )?;
 
         if !self.config.memo.enabled {
-            return Ok(false);
+            return Ok((false, turn_key));
         }
         let Some(root) = project.as_deref() else {
             return Err(CaptureError::Memo(
@@ -235,7 +269,7 @@ impl Worker<'_> {
         let key = MemoKey {
             agent: agent.as_str().to_owned(),
             session: stored.session_key.clone(),
-            turn: job.turn_key.clone(),
+            turn: turn_key.clone(),
         };
         let when = memo_time(turn.ended_at.as_deref().or(turn.started_at.as_deref()));
         let block = memo::render_block(&key, &when, &digest);
@@ -243,8 +277,24 @@ impl Worker<'_> {
         if std::env::var_os(FAULT_ENV).is_some_and(|v| v == "abort-after-memo") {
             std::process::abort();
         }
-        Ok(outcome == Appended::Written)
+        Ok((outcome == Appended::Written, turn_key))
     }
+}
+
+/// Marks a turn the Stop hook reported as ended complete in the store (the file may not show
+/// its end yet). A turn that goes on after all (another Stop hook kept the agent working) is
+/// stored open again by the next ingest; extraction then reads it again only if what decides
+/// its memories (its prompt, whether the agent wrote memory itself) changed.
+fn close_turn(store: &mut Store, agent: Agent, stored: &StoredTurn) -> Result<(), CaptureError> {
+    if stored.turn.status != TurnStatus::Open {
+        return Ok(());
+    }
+    let mut turn = stored.turn.clone();
+    turn.status = TurnStatus::Complete;
+    let w = store.write()?;
+    w.upsert_turn(agent, &stored.session_key, &turn, &stored.source_path)?;
+    w.commit()?;
+    Ok(())
 }
 
 /// When the file lags behind the hook, the hook's `last_assistant_message` is the real end of

@@ -788,3 +788,176 @@ fn install_and_uninstall_round_trip_byte_identical() {
         assert_eq!(un["changed"], false);
     }
 }
+
+/// The live memories' bodies (`cairn list --json`).
+fn memory_bodies(h: &TestHome) -> Vec<String> {
+    let list = h.json(&["list"]);
+    let mems = list["memories"]
+        .as_array()
+        .or_else(|| list.as_array())
+        .cloned()
+        .unwrap_or_default();
+    mems.iter()
+        .filter_map(|m| m["body"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// A Claude Code Stop for the transcript `t`.
+fn claude_stop(h: &TestHome, t: &Path, cwd: &str, last: &str) {
+    let input = payload(
+        "claude-stop.json",
+        &[
+            ("SESSION", SID),
+            ("TRANSCRIPT", t.to_str().unwrap()),
+            ("CWD", cwd),
+            ("LAST", last),
+        ],
+    );
+    assert_eq!(hook(h, "claude", &input, &[("CAIRN_DEBUG", "1")]), "");
+}
+
+/// A turn that edits a file, whose prompt was sent at `ts`.
+fn claude_edit_turn(cwd: &str, uuid: &str, prompt: &str, ts: &str) -> String {
+    let file = format!("{cwd}/src/shipping.ts");
+    claude_prompt(uuid, cwd, prompt, ts)
+        + &claude_tool_use(
+            &format!("{uuid}-a"),
+            cwd,
+            &format!("{uuid}-t"),
+            "Edit",
+            json!({"file_path": file, "old_string": "a / b", "new_string": "b ? a / b : 0"}),
+        )
+        + &claude_tool_result(&format!("{uuid}-r"), cwd, &format!("{uuid}-t"), "ok", false)
+        + &claude_reply(&format!("{uuid}-z"), cwd, "Done.", ts)
+}
+
+#[test]
+fn a_memory_said_in_any_turn_reaches_the_next_session_through_the_hooks_alone() {
+    let h = TestHome::empty();
+    let proj = project(&h, "shop");
+    let cwd = cwd_str(&proj);
+    let t = claude_transcript(&h, &proj);
+    // Seconds ago: the turns are young enough for extraction's grace period for open turns.
+    let now = jiff::Timestamp::now().to_string();
+
+    // A read-only question: skipped as before (no job, no worker).
+    append(
+        &t,
+        claude_read_only_turn(cwd, "u-q", "where is shipping computed?").as_bytes(),
+    );
+    claude_stop(&h, &t, cwd, "Shipping is computed in src/shipping.ts.");
+    let st = h.wait_for_worker();
+    assert_eq!(jobs_total(&st), 0, "{st}");
+
+    // A read-only turn that states a memory: queued for extraction, no digest.
+    append(
+        &t,
+        (claude_prompt(
+            "u-r",
+            cwd,
+            "from now on, always answer me in British English",
+            &now,
+        ) + &claude_reply("u-r-z", cwd, "Noted.", &now))
+            .as_bytes(),
+    );
+    claude_stop(&h, &t, cwd, "Noted.");
+    let st = h.wait_for_worker();
+    assert_eq!(st["jobs"]["done"], 1, "{st}");
+    assert_eq!(st["digests"], 0, "{st}");
+    let bodies = memory_bodies(&h);
+    assert!(
+        bodies.iter().any(|b| b.contains("British English")),
+        "{bodies:?}"
+    );
+
+    // The session's last turn changes a file and states a rule: the worker the Stop started
+    // extracts it although the file does not show the turn's end yet.
+    append(
+        &t,
+        claude_edit_turn(
+            cwd,
+            "u-e",
+            "guard the division. Remember that we always deploy through the blue-green pipeline, never directly.",
+            &now,
+        )
+        .as_bytes(),
+    );
+    claude_stop(&h, &t, cwd, "Done.");
+    let st = h.wait_for_worker();
+    assert_eq!(st["jobs"]["done"], 2, "{st}");
+    assert_eq!(st["digests"], 1, "{st}");
+    let bodies = memory_bodies(&h);
+    assert!(
+        bodies.iter().any(|b| b.contains("blue-green")),
+        "{bodies:?}"
+    );
+
+    // The next session is told both.
+    let start = payload(
+        "claude-session-start.json",
+        &[
+            ("SESSION", "22222222-2222-4333-8444-555555555555"),
+            ("TRANSCRIPT", t.to_str().unwrap()),
+            ("CWD", cwd),
+        ],
+    );
+    let out = hook(&h, "claude", &start, &[]);
+    assert!(out.contains("British English"), "{out}");
+    assert!(out.contains("blue-green"), "{out}");
+    let log = std::fs::read_to_string(h.data().join("cairn.log")).unwrap_or_default();
+    assert!(log.contains("recorded (memory statement)"), "{log}");
+}
+
+#[test]
+fn a_turn_with_a_huge_line_is_left_to_the_worker_which_records_it() {
+    let h = TestHome::empty();
+    let proj = project(&h, "shop");
+    let cwd = cwd_str(&proj);
+    let t = claude_transcript(&h, &proj);
+    let now = jiff::Timestamp::now().to_string();
+    append(
+        &t,
+        claude_read_only_turn(cwd, "u-a", "where is shipping computed?").as_bytes(),
+    );
+    // The turn that just ended: a 12 MiB tool output on one line (over the hook's 8 MiB), an
+    // edit, and a rule.
+    let turn = claude_prompt(
+        "u-big",
+        cwd,
+        "dump the log and fix the parser. Remember that the release branch is always cut from main.",
+        &now,
+    ) + &claude_tool_use(
+        "u-big-a",
+        cwd,
+        "u-big-t",
+        "Bash",
+        json!({"command": "cat big.log"}),
+    ) + &claude_tool_result("u-big-r", cwd, "u-big-t", &"x".repeat(12 << 20), false)
+        + &claude_edit_turn(cwd, "u-big-e", "", &now)
+            .lines()
+            .skip(1)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>();
+    append(&t, turn.as_bytes());
+    claude_stop(&h, &t, cwd, "Done.");
+    let log = std::fs::read_to_string(h.data().join("cairn.log")).unwrap_or_default();
+    assert!(
+        log.contains("left to the worker (a line of the turn is longer than 8 MiB)"),
+        "{log}"
+    );
+    let st = h.wait_for_worker();
+    assert_eq!(st["jobs"]["done"], 1, "{st}");
+    assert_eq!(st["jobs"]["failed"], 0, "{st}");
+    // The worker found the turn itself: its digest is under the turn's real key.
+    assert_eq!(st["digests"], 1, "{st}");
+    let db = rusqlite::Connection::open(h.data().join("cairn.db")).unwrap();
+    let key: String = db
+        .query_row("SELECT turn_key FROM digests", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(key, "u-big");
+    let bodies = memory_bodies(&h);
+    assert!(
+        bodies.iter().any(|b| b.contains("release branch")),
+        "{bodies:?}"
+    );
+}

@@ -88,29 +88,31 @@ fn handle(homes: &Homes, agent: Agent, log: &CaptureLog) -> Result<Option<String
         }
         HookEvent::Stop => {
             let store = open_store(homes)?;
-            let out = cairn_capture::on_stop(&store, agent, &payload, now())?;
+            let out = cairn_capture::on_stop(&store, agent, &payload, now(), &states_memory)?;
             // Decisions are logged only on request: the log redacts, and building the
             // redaction engine would cost the waiting agent milliseconds on every turn.
             let verbose = std::env::var_os("CAIRN_DEBUG").is_some();
-            let what = match &out.decision {
-                Decision::Record { forced: true, .. } => "recorded (#memo)",
-                Decision::Record { .. } => "recorded (changed)",
-                Decision::SkipNoMemo => "skipped (#nomemo)",
-                Decision::SkipReadOnly => "skipped (read-only)",
+            let what = match (&out.deferred, &out.decision) {
+                (Some(why), _) => format!("left to the worker ({why})"),
+                (None, _) if out.memory_only => "recorded (memory statement)".to_owned(),
+                (None, Decision::Record { forced: true, .. }) => "recorded (#memo)".to_owned(),
+                (None, Decision::Record { .. }) => "recorded (changed)".to_owned(),
+                (None, Decision::SkipNoMemo) => "skipped (#nomemo)".to_owned(),
+                (None, Decision::SkipReadOnly) => "skipped (read-only)".to_owned(),
             };
             if verbose {
                 log.info(&format!(
                     "{agent} turn {} of session {}: {what}{}",
                     out.turn_key,
                     out.session_key,
-                    if matches!(out.decision, Decision::Record { .. }) && !out.enqueued {
+                    if out.queued && !out.enqueued {
                         ", already queued"
                     } else {
                         ""
                     }
                 ));
             }
-            if matches!(out.decision, Decision::Record { .. }) {
+            if out.queued {
                 drop(store);
                 ensure_worker(homes, log)?;
             }
@@ -158,6 +160,12 @@ fn handle(homes: &Homes, agent: Agent, log: &CaptureLog) -> Result<Option<String
         }
         HookEvent::Other(_) => Ok(None),
     }
+}
+
+/// Whether a prompt states a memory by the extractor's rules (a read-only turn that does is
+/// queued so that the next session knows it).
+fn states_memory(prompt: &str) -> bool {
+    !prompt.trim().is_empty() && !cairn_memory::extract::candidates(prompt).is_empty()
 }
 
 fn open_store(homes: &Homes) -> Result<Store> {
