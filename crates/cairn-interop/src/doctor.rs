@@ -399,7 +399,70 @@ fn codex_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
     }
 }
 
+/// Why a directory could not be read, in words ("permission denied").
+pub fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => e.to_string(),
+    }
+}
+
+/// The Claude Code directories that exist but cannot be listed: `<root>/projects`, a project
+/// key directory, a project's `memory/` (symlinks are not followed). What is in them is
+/// invisible to cairn and to Codex's importer, which would otherwise read as "no transcripts".
+pub fn unreadable_claude_dirs(claude_root: &Path) -> Vec<(PathBuf, String)> {
+    let projects = claude_root.join("projects");
+    let mut out = Vec::new();
+    let is_dir = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+    if !is_dir(&projects) {
+        return out;
+    }
+    let entries = match fs::read_dir(&projects) {
+        Ok(rd) => rd,
+        Err(e) => {
+            out.push((projects, io_reason(&e)));
+            return out;
+        }
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        if let Err(e) = fs::read_dir(&dir) {
+            out.push((dir, io_reason(&e)));
+            continue;
+        }
+        let mem = dir.join("memory");
+        if is_dir(&mem)
+            && let Err(e) = fs::read_dir(&mem)
+        {
+            out.push((mem, io_reason(&e)));
+        }
+    }
+    out
+}
+
 fn claude_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
+    for (dir, why) in unreadable_claude_dirs(&req.claude_root) {
+        checks.push(
+            Check::new(
+                "claude.unreadable",
+                CheckStatus::Error,
+                format!(
+                    "cannot read {}: {why}; its sessions and memory are invisible to cairn and to Codex's importer (this is not transcript cleanup)",
+                    dir.display()
+                ),
+            )
+            .fix(format!(
+                "give your user read access (`chmod u+rx {}`), or run cairn as the user who owns it",
+                dir.display()
+            ))
+            .path(&dir),
+        );
+    }
     let mem = claude_source::discover(&req.claude_root, req.home.as_deref());
     let mut no_cwd = 0;
     for p in &mem.projects {

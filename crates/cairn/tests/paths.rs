@@ -588,3 +588,152 @@ fn walk_all(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// The effective user id (`id -u`).
+fn euid() -> Option<u32> {
+    let out = std::process::Command::new("id").arg("-u").output().ok()?;
+    String::from_utf8(out.stdout).ok()?.trim().parse().ok()
+}
+
+#[test]
+fn an_unreadable_project_dir_is_named_by_scan_doctor_and_sync_once() {
+    const NOBODY: u32 = 65534;
+    let h = TestHome::empty();
+    for name in ["infra", "shop"] {
+        let proj = h.project(name);
+        let dir = h.claude_project(&proj);
+        fs::create_dir_all(&dir).unwrap();
+        let cwd = proj.to_str().unwrap();
+        fs::write(
+            dir.join(format!("{SID}.jsonl")),
+            claude_prompt(
+                "u-1",
+                cwd,
+                "where is the config?",
+                "2026-11-25T14:00:00.000Z",
+            ) + &claude_reply("u-2", cwd, "In config.toml.", "2026-11-25T14:00:05.000Z"),
+        )
+        .unwrap();
+    }
+    let locked = h.claude_project(&h.project("infra"));
+    // Root reads through chmod 000: run cairn as nobody (through setpriv) then, or skip.
+    let as_root = euid() == Some(0);
+    let bin = env!("CARGO_BIN_EXE_cairn");
+    let run = |args: &[&str]| -> std::process::Output {
+        let mut cmd = if as_root {
+            let mut c = std::process::Command::new("setpriv");
+            c.args([
+                format!("--reuid={NOBODY}"),
+                format!("--regid={NOBODY}"),
+                "--clear-groups".to_owned(),
+            ])
+            .arg(bin);
+            c
+        } else {
+            std::process::Command::new(bin)
+        };
+        cmd.args(["--claude-dir", h.claude().to_str().unwrap()])
+            .args(["--codex-home", h.codex().to_str().unwrap()])
+            .args(["--data-dir", h.data().to_str().unwrap()])
+            .args(args)
+            .env("HOME", h.root())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .env_remove("CAIRN_HOME")
+            .output()
+            .expect("run cairn")
+    };
+    if as_root {
+        // The home must be readable by nobody (the temp dir is 0700), the data dir writable.
+        let mut dirs = vec![h.root()];
+        dirs.extend(walk_all(&h.root()).into_iter().filter(|p| p.is_dir()));
+        for d in &dirs {
+            fs::set_permissions(d, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        fs::create_dir_all(h.data()).unwrap();
+        std::os::unix::fs::chown(h.data(), Some(NOBODY), Some(NOBODY)).unwrap();
+        if !run(&["scan", "--json"]).status.success() {
+            eprintln!("skipped: cannot run cairn as nobody through setpriv");
+            return;
+        }
+    }
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+    let locked_s = locked.display().to_string();
+    let parse = |out: &std::process::Output| -> Value {
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "bad JSON ({e}): {} {}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+    };
+
+    // scan: an error with the reason, and the project is not blamed on cleanupPeriodDays.
+    let scan = parse(&run(&["scan", "--json"]));
+    let errors = scan["errors"].as_array().unwrap();
+    let mine: Vec<&Value> = errors.iter().filter(|e| e["path"] == locked_s).collect();
+    assert_eq!(mine.len(), 1, "{scan}");
+    assert_eq!(
+        mine[0]["message"],
+        format!("cannot read {locked_s}: permission denied"),
+        "{scan}"
+    );
+    let p = scan["claude"]["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| locked_s.ends_with(p["key"].as_str().unwrap()))
+        .unwrap_or_else(|| panic!("{scan}"))
+        .clone();
+    let reason = p["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("permission denied"), "{p}");
+    assert!(!reason.contains("cleanupPeriodDays"), "{p}");
+    let human = String::from_utf8(run(&["scan"]).stdout).unwrap();
+    assert!(
+        human.contains("1 problem(s):")
+            && human.contains(&format!("cannot read {locked_s}: permission denied")),
+        "{human}"
+    );
+
+    // doctor: an error that names the directory and the fix.
+    let out = run(&["doctor", "--json"]);
+    assert!(!out.status.success());
+    let doc = parse(&out);
+    let check = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "claude.unreadable")
+        .unwrap_or_else(|| panic!("{doc}"))
+        .clone();
+    assert_eq!(check["status"], "error", "{check}");
+    assert!(
+        check["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("cannot read {locked_s}: permission denied")),
+        "{check}"
+    );
+    assert!(doc["errors"].as_u64().unwrap() >= 1, "{doc}");
+
+    // sync: reported once (scan and ingest meet the same directory), the other project kept.
+    let out = run(&["sync", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sync = parse(&out);
+    let count = |v: &Value| {
+        v.as_array()
+            .map_or(0, |a| a.iter().filter(|e| e["path"] == locked_s).count())
+    };
+    assert_eq!(
+        count(&sync["scan"]["errors"]) + count(&sync["ingest"]["errors"]),
+        1,
+        "{sync}"
+    );
+    assert_eq!(sync["ingest"]["turns"], 1, "{sync}");
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+}

@@ -28,12 +28,27 @@ pub fn ingest(homes: &Homes, json: bool) -> Result<IngestReport> {
         codex_home: Some(homes.codex_home.clone()),
     };
     let bar = Bar::bytes(json, "ingest");
-    let report = cairn_ingest::ingest(&mut store, &sources, &bar).context("ingest failed")?;
+    let mut report = cairn_ingest::ingest(&mut store, &sources, &bar).context("ingest failed")?;
+    dedup_problems(&mut report.errors, &[]);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     store.set_meta("last_ingest", &now.to_string())?;
     Ok(report)
+}
+
+/// Drops repeated problems (a directory that cannot be listed is met once per kind of file
+/// looked for in it) and file-level problems already reported in `known` (by `cairn scan`).
+pub fn dedup_problems(
+    errors: &mut Vec<cairn_transcript::Problem>,
+    known: &[cairn_transcript::Problem],
+) {
+    let mut seen = std::collections::HashSet::new();
+    errors.retain(|e| {
+        let dup_of_known =
+            e.line.is_none() && known.iter().any(|k| k.line.is_none() && k.path == e.path);
+        !dup_of_known && seen.insert((e.path.clone(), e.line, e.message.clone()))
+    });
 }
 
 pub fn print_human(r: &IngestReport) {

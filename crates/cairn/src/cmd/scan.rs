@@ -20,7 +20,24 @@ pub struct ScanReport {
 
 pub fn scan(homes: &Homes) -> ScanReport {
     let mut errors = Vec::new();
-    let claude = scan_claude(&homes.claude_root, homes.home.as_deref(), &mut errors);
+    let mut claude = scan_claude(&homes.claude_root, homes.home.as_deref(), &mut errors);
+    // A directory that cannot be listed looks empty: say so, rather than let it read as
+    // transcripts deleted by `cleanupPeriodDays`. (The projects dir itself is reported above.)
+    let projects = homes.claude_root.join("projects");
+    for (dir, why) in cairn_interop::doctor::unreadable_claude_dirs(&homes.claude_root) {
+        if dir == projects {
+            continue;
+        }
+        let what = format!("cannot read {}: {why}", dir.display());
+        if let Some(p) = claude
+            .projects
+            .iter_mut()
+            .find(|p| p.cwd.is_none() && dir.starts_with(projects.join(&p.key)))
+        {
+            p.reason = Some(what.clone());
+        }
+        errors.push(Problem::new(&dir, None, what));
+    }
     let codex = scan_codex(&homes.codex_home, &mut errors);
     ScanReport {
         claude,
@@ -66,7 +83,11 @@ pub fn print_human(r: &ScanReport) {
     if !r.errors.is_empty() {
         outln!("{} problem(s):", r.errors.len());
         for e in r.errors.iter().take(20) {
-            outln!("  {}: {}", e.path, e.message);
+            if e.message.contains(&e.path) {
+                outln!("  {}", e.message);
+            } else {
+                outln!("  {}: {}", e.path, e.message);
+            }
         }
     }
 }

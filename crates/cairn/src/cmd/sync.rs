@@ -23,7 +23,9 @@ pub struct SyncReport {
 
 pub fn sync(homes: &Homes, json: bool) -> Result<SyncReport> {
     let s = scan::scan(homes);
-    let i = ingest::ingest(homes, json)?;
+    let mut i = ingest::ingest(homes, json)?;
+    // A directory the scan could not read is the same problem when ingest meets it: once.
+    ingest::dedup_problems(&mut i.errors, &s.errors);
     let m = memories::extract(homes, memories::Follow::Consolidation)?;
     let config = extract::load_config(homes)?;
     // A model that cannot work (bad [llm] settings, a missing key) must not stop the main
