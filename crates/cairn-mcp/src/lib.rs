@@ -182,7 +182,12 @@ impl MemoryServer {
 
     fn project(&self, cwd: Option<&str>) -> Result<String, String> {
         match cwd.map(str::trim).filter(|c| !c.is_empty()) {
-            Some(c) if Path::new(c).is_absolute() => Ok(project_scope(Path::new(c))),
+            Some(c) if Path::new(c).is_absolute() && Path::new(c).is_dir() => {
+                Ok(project_scope(Path::new(c)))
+            }
+            Some(c) if Path::new(c).is_absolute() => Err(format!(
+                "cwd {c:?} is not a directory: pass the project's working directory"
+            )),
             Some(c) => Err(format!("cwd must be an absolute path, got {c:?}")),
             None => match &self.config.default_cwd {
                 Some(d) => Ok(project_scope(d)),

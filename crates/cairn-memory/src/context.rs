@@ -44,9 +44,57 @@ static IGNORE_MEMORY: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Whether the prompt asks to leave memory out ("ignore memory", 记忆忽略, メモリを無視).
+/// "git will ignore memory dumps" does not: in English the phrase must end there (or go on
+/// with "for …", "this time", "and …"), not name a kind of memory.
 pub fn ignores_memory(prompt: &str) -> bool {
-    may_match(prompt, &["memor"]) && IGNORE_MEMORY.is_match(prompt)
+    may_match(prompt, &["memor"])
+        && IGNORE_MEMORY.find_iter(prompt).any(|m| {
+            let latin = m.as_str().is_ascii();
+            let next = prompt[m.end()..]
+                .trim_start_matches([' ', '\t'])
+                .split(|c: char| !c.is_alphanumeric() && c != '\'')
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            let goes_on = prompt[m.end()..].starts_with(|c: char| c == ' ' || c == '\t');
+            !latin || !goes_on || next.is_empty() || GOES_ON.contains(&next.as_str())
+        })
 }
+
+/// Words that may follow "ignore memory" in a request to leave it out.
+const GOES_ON: &[&str] = &[
+    "for",
+    "this",
+    "that",
+    "and",
+    "please",
+    "here",
+    "now",
+    "when",
+    "while",
+    "just",
+    "entirely",
+    "completely",
+    "today",
+    "on",
+    "in",
+    "but",
+    "then",
+    "so",
+    "i",
+    "we",
+    "you",
+    "altogether",
+    "totally",
+    "again",
+    "until",
+    "during",
+    "from",
+    "to",
+    "since",
+    "as",
+    "because",
+];
 
 /// Whether `text` can match a pattern whose every ASCII match contains one of `words`
 /// (lowercase): false only for ASCII text without any of them. Compiling those patterns
@@ -618,6 +666,13 @@ mod tests {
         assert!(ignores_memory("记忆忽略，直接回答"));
         assert!(ignores_memory("メモリを無視して答えて"));
         assert!(!ignores_memory("what does the memory allocator do"));
+        assert!(ignores_memory("Ignore memory. What is 2+2?"));
+        assert!(ignores_memory(
+            "ignore your memories and answer from scratch"
+        ));
+        assert!(!ignores_memory(
+            "add *.hprof to .gitignore so git will ignore memory dumps from the JVM, then fix the migration"
+        ));
     }
 
     #[test]

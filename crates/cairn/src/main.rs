@@ -113,14 +113,34 @@ pub enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            let usage_error = !matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            );
+            // A script that asked for JSON gets it for a usage error too.
+            if usage_error && std::env::args_os().any(|a| a == "--json") {
+                let msg = e.to_string();
+                let first = msg.lines().next().unwrap_or("");
+                let _ = output::json(
+                    &serde_json::json!({ "error": first.trim_start_matches("error: ") }),
+                );
+            }
+            e.exit();
+        }
+    };
     let homes = match Homes::resolve(&cli) {
         Ok(h) => h,
         Err(e) => {
             if matches!(cli.command, Command::Hook { .. }) {
                 return ExitCode::SUCCESS; // a hook never fails the agent
             }
-            errln!("error: {e:#}");
+            report_error(&cli, &e);
             return ExitCode::from(2);
         }
     };
@@ -154,8 +174,18 @@ fn main() -> ExitCode {
     match res {
         Ok(code) => code,
         Err(e) => {
-            errln!("error: {e:#}");
+            report_error(&cli, &e);
             ExitCode::FAILURE
         }
+    }
+}
+
+/// An error on stderr, and with `--json` also as `{"error": "..."}` on stdout, so that a
+/// script reading stdout gets an answer it can parse (the hook and the MCP server keep stdout
+/// for their protocols).
+fn report_error(cli: &Cli, e: &anyhow::Error) {
+    errln!("error: {e:#}");
+    if cli.json && !matches!(cli.command, Command::Hook { .. } | Command::Mcp) {
+        let _ = output::json(&serde_json::json!({ "error": format!("{e:#}") }));
     }
 }

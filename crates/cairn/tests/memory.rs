@@ -182,6 +182,30 @@ fn remember_list_show_forget() {
     let out = h.cairn(&["remember", "x", "--type", "opinion"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("user, feedback, project or reference"));
+
+    // With --json a failure answers on stdout too, for scripts.
+    for args in [
+        &["forget", "mnothere", "--json"][..],
+        &["show", "mnothere", "--json"],
+        &["remember", "x", "--type", "opinion", "--json"],
+        &["recall", "--json"],
+    ] {
+        let out = h.cairn(args);
+        assert!(!out.status.success(), "{args:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("{args:?}: {e}: {:?}", String::from_utf8_lossy(&out.stdout))
+        });
+        assert!(
+            v["error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{args:?}: {v}"
+        );
+    }
+    // A --cwd that is not a directory (a typo) scopes nothing.
+    let gone = h.root().join("work/shpo");
+    let out = h.cairn(&["remember", "Use pnpm, not npm.", "--cwd", s(&gone)]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a directory"));
+    assert_eq!(memories(&h, &[]).len(), 3);
 }
 
 #[test]

@@ -46,6 +46,11 @@ pub fn now() -> i64 {
 /// The project scope of `cwd` (default: the current directory).
 pub fn project_of(cwd: Option<&Path>) -> Result<String> {
     let dir = match cwd {
+        // A typo would scope memories to a project that does not exist.
+        Some(d) if !d.is_dir() => anyhow::bail!(
+            "--cwd {} is not a directory; pass the project's directory (or leave --cwd out for the current one)",
+            d.display()
+        ),
         Some(d) => d.to_path_buf(),
         None => {
             std::env::current_dir().context("cannot read the current directory; pass --cwd DIR")?
