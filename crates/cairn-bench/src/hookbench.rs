@@ -7,6 +7,8 @@
 //! that changes something and times the hook process from spawn to exit; the worker it starts
 //! is waited for before the next run, so it does not compete for the CPU. The Python baseline is
 //! timed on each run's turn in both its modes (the seed's full forward read, and a tail read).
+//! `--last-output` makes the timed turn's tool output one line of that size (a 100 MB build
+//! log), which the hook's backward scan must cross to find the turn's start.
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
@@ -22,6 +24,8 @@ pub struct HookOpts {
     pub script: PathBuf,
     pub size: u64,
     pub runs: usize,
+    /// The timed turn's tool output, one JSON line (a huge one tests the backward scan).
+    pub last_output: u64,
     pub keep: Option<PathBuf>,
 }
 
@@ -184,7 +188,11 @@ pub fn run(o: &HookOpts) -> Result<()> {
         let id = format!("bench-{i}");
         append(
             &rollout,
-            &turn_lines(&id, &format!("rm -f scratch-{i}.txt"), 2048),
+            &turn_lines(
+                &id,
+                &format!("rm -f scratch-{i}.txt"),
+                usize::try_from(o.last_output).unwrap_or(usize::MAX),
+            ),
         )?;
         let payload = serde_json::json!({
             "session_id": SESSION, "turn_id": id, "transcript_path": rollout,
@@ -230,9 +238,10 @@ pub fn run(o: &HookOpts) -> Result<()> {
     let (_, st) = timed(c, None)?;
     let st: serde_json::Value = serde_json::from_str(&st)?;
     println!(
-        "rollout:                      {:.1} MB, {} runs",
+        "rollout:                      {:.1} MB, {} runs, timed turn's output {:.1} MB on one line",
         size as f64 / 1e6,
-        o.runs
+        o.runs,
+        o.last_output as f64 / 1e6
     );
     println!(
         "cairn hook (Stop, median):    {:.1} ms",

@@ -99,6 +99,9 @@ enum Cmd {
         /// Number of timed runs; medians are reported.
         #[arg(long, default_value_t = 20)]
         runs: usize,
+        /// The timed turn's tool output, on one JSON line: 2KB, 100MB, ...
+        #[arg(long, default_value = "2KB", value_parser = util::parse_size)]
+        last_output: u64,
         /// The Python interpreter for the baseline.
         #[arg(long, default_value = "python3")]
         python: String,
@@ -154,6 +157,7 @@ fn main() -> Result<()> {
             cairn,
             size,
             runs,
+            last_output,
             python,
             script,
             keep,
@@ -166,6 +170,7 @@ fn main() -> Result<()> {
             }),
             size,
             runs,
+            last_output,
             keep,
         })?,
         Cmd::Ingest {
