@@ -56,7 +56,7 @@ pub fn ignores_memory(prompt: &str) -> bool {
                 .next()
                 .unwrap_or("")
                 .to_ascii_lowercase();
-            let goes_on = prompt[m.end()..].starts_with(|c: char| c == ' ' || c == '\t');
+            let goes_on = prompt[m.end()..].starts_with([' ', '\t']);
             !latin || !goes_on || next.is_empty() || GOES_ON.contains(&next.as_str())
         })
 }
