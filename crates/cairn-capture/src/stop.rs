@@ -235,13 +235,10 @@ fn resume_point(store: &Store, path: &Path) -> Result<Option<ResumePoint>, Captu
     else {
         return Ok(None);
     };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match std::fs::metadata(path) {
-            Ok(m) if m.dev() == c.dev && m.ino() == c.ino && m.size() >= c.offset => {}
-            _ => return Ok(None),
-        }
+    // The same file, holding what was read before the cursor (one read of the window before
+    // it): a file rewritten in place is scanned from its tail instead.
+    if !cairn_ingest::cursor_still_valid(path, &c) {
+        return Ok(None);
     }
     Ok(Some(ResumePoint {
         offset: c.offset,

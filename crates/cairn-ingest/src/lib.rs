@@ -312,6 +312,12 @@ fn stored_tail(state: Option<&str>) -> Option<(u64, u64)> {
     Some((len.parse().ok()?, hash.parse().ok()?))
 }
 
+/// Whether the plain transcript at `path` can still be read on from its stored cursor (see
+/// `can_resume`): the Stop hook asks before it resumes its parser there.
+pub fn cursor_still_valid(path: &Path, c: &FileCursor) -> bool {
+    fs::metadata(path).is_ok_and(|m| can_resume(path, c, Identity::of(&m)))
+}
+
 /// Whether reading can go on from cursor `c`: the same file (device, inode, the head it had),
 /// no shorter than what was read, and still holding, just before the cursor, the bytes read
 /// there (a line end; for cursors that stored it, the hash of the window before it). A file

@@ -260,6 +260,35 @@ fn a_file_rewritten_in_place_to_a_greater_size_is_read_again_from_the_start() {
     assert!(h.prompts().contains(&"rewritten turn alpha".to_owned()));
 }
 
+/// The Stop hook asks the same question before it resumes its parser at the stored cursor:
+/// yes after an append, no after a rewrite in place.
+#[test]
+fn the_hook_resumes_from_the_cursor_only_while_the_bytes_before_it_hold() {
+    let h = Home::new();
+    let path = h.rollout(ID);
+    let head = meta("/work/p", 9000);
+    fs::write(&path, head.clone() + &turns(0..2)).unwrap();
+    h.ingest();
+    let cursor = || {
+        h.store()
+            .cursor(&path.to_string_lossy())
+            .unwrap()
+            .expect("a cursor")
+    };
+    let c = cursor();
+    assert!(cairn_ingest::cursor_still_valid(&path, &c));
+    let mut f = fs::File::options().append(true).open(&path).unwrap();
+    f.write_all(turn("t9", "appended prompt", "ok").as_bytes())
+        .unwrap();
+    drop(f);
+    assert!(cairn_ingest::cursor_still_valid(&path, &c), "an append");
+    let new = head + &turn("alpha", "rewritten", "a") + &turns(3..6);
+    let mut f = fs::File::options().write(true).open(&path).unwrap();
+    f.write_all(new.as_bytes()).unwrap();
+    drop(f);
+    assert!(!cairn_ingest::cursor_still_valid(&path, &c), "a rewrite");
+}
+
 #[test]
 fn a_rewrite_with_a_line_end_at_the_old_cursor_is_still_noticed() {
     let h = Home::new();
