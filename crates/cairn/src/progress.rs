@@ -63,6 +63,11 @@ impl cairn_stage1::Progress for Bar {
 }
 
 impl cairn_ingest::Progress for Bar {
+    fn waiting(&self) {
+        if let Some(b) = &self.bar {
+            b.println("another cairn ingest or sync is running in this data dir; waiting for it…");
+        }
+    }
     fn start(&self, total: u64) {
         if let Some(b) = &self.bar {
             b.set_length(total);
