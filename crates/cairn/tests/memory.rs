@@ -478,6 +478,30 @@ fn hooks_give_both_agents_their_memory() {
     }
 }
 
+/// A session that starts without a working directory still gets the user's global memories,
+/// and no project's.
+#[test]
+fn session_start_without_a_cwd_gets_the_global_memories() {
+    let h = TestHome::empty();
+    let proj = project(&h, "work/shop");
+    h.json(&[
+        "remember",
+        "I'm a backend lead and prefer small PRs",
+        "--cwd",
+        s(&proj),
+    ]);
+    h.json(&["remember", "Use pnpm, not npm.", "--cwd", s(&proj)]);
+    let start = hook(
+        &h,
+        "claude",
+        json!({"hook_event_name": "SessionStart", "session_id": "no-cwd", "source": "startup",
+               "transcript_path": null}),
+    );
+    let c = context_of(&start);
+    assert!(c.contains("prefer small PRs"), "{c}");
+    assert!(!c.contains("pnpm"), "{c}");
+}
+
 #[test]
 fn recalled_text_cannot_pose_as_instructions() {
     let h = TestHome::empty();

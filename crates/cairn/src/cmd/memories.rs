@@ -226,8 +226,11 @@ impl cairn_capture::context::ContextProvider for MemoryContext<'_> {
     ) -> Result<Option<cairn_capture::context::ContextPiece>, cairn_capture::CaptureError> {
         use cairn_capture::payload::HookEvent;
         let fail = |e: anyhow::Error| cairn_capture::CaptureError::Io(format!("memory: {e:#}"));
-        let Some(cwd) = req.cwd else { return Ok(None) };
-        let scope = project_scope(cwd);
+        // Without a working directory no project is known: the global memories (the user's
+        // profile and preferences) still apply.
+        let scope = req
+            .cwd
+            .map_or_else(|| cairn_memory::GLOBAL.to_string(), project_scope);
         let session = Some(req.session_id).filter(|s| !s.is_empty());
         let text = match req.event {
             HookEvent::SessionStart => {
