@@ -26,15 +26,16 @@
 //! 5-byte prefixes and leaves SIMD for a several times slower automaton when
 //! more than 64 distinct ones remain. A new trigger must therefore share a
 //! prefix with an existing one, reuse one (OpenRouter's `sk-or-v1-` is found
-//! through `sk-`), or buy its slot by merging others (`oken` stands for
-//! `token` and `Token`); a test counts the prefixes.
+//! through `sk-`; `pat_` finds `github_pat_`, `dckr_pat_` and `shpat_`), or
+//! buy its slot by merging others (`oken` stands for `token` and `Token`); a
+//! test counts the prefixes.
 //!
 //! # Detected kinds
 //!
 //! See [`Kind`] for the full list. Provider tokens are recognised by their
 //! fixed prefixes (`sk-ant-`, `sk-proj-`, `sk-or-v1-`, `AKIA`, `ghp_`,
-//! `glpat-`, `xoxb-`, `AIza`, `sk_live_`, `dop_v1_`, `hvs.`, `gsk_`, `xai-`,
-//! ...); private key blocks by their PEM armour (also when the `END` line is
+//! `glpat-`, `xoxb-`, `AIza`, `sk_live_`, `dop_v1_`, `hvs.`, `dckr_pat_`,
+//! `shpat_`, `gsk_`, `xai-`, ...); private key blocks by their PEM armour (also when the `END` line is
 //! missing); URL credentials by `scheme://user:pass@host` (only the password
 //! is replaced); `Authorization: Bearer|Basic` headers; passwords given to
 //! command-line tools (`mysql -u root -pS3cret`, `sshpass -p`, `docker login
@@ -169,6 +170,10 @@ pub enum Kind {
     DigitaloceanToken,
     /// HashiCorp Vault service or batch token (`hvs.`, `hvb.` + 24+).
     VaultToken,
+    /// Docker Hub personal access token (`dckr_pat_` + 27+).
+    DockerToken,
+    /// Shopify admin API access token (`shpat_` + 32 hex).
+    ShopifyToken,
     /// OpenRouter API key (`sk-or-v1-` + 64 hex).
     OpenrouterKey,
     /// Groq API key (`gsk_` + 52).
@@ -195,7 +200,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in priority order.
-    pub const ALL: [Kind; 29] = [
+    pub const ALL: [Kind; 31] = [
         Kind::PrivateKey,
         Kind::AnthropicKey,
         Kind::OpenAiKey,
@@ -215,6 +220,8 @@ impl Kind {
         Kind::SendgridKey,
         Kind::DigitaloceanToken,
         Kind::VaultToken,
+        Kind::DockerToken,
+        Kind::ShopifyToken,
         Kind::OpenrouterKey,
         Kind::GroqKey,
         Kind::XaiKey,
@@ -248,6 +255,8 @@ impl Kind {
             Kind::PypiToken => "pypi-token",
             Kind::SendgridKey => "sendgrid-key",
             Kind::DigitaloceanToken => "digitalocean-token",
+            Kind::DockerToken => "docker-token",
+            Kind::ShopifyToken => "shopify-token",
             Kind::VaultToken => "vault-token",
             Kind::OpenrouterKey => "openrouter-key",
             Kind::GroqKey => "groq-key",
@@ -493,7 +502,8 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         kind: Kind::GithubToken,
-        triggers: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+        // `pat_` also starts Docker's and Shopify's tokens, in one prefix.
+        triggers: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "pat_"],
         case_insensitive: false,
         source: Source::Pattern(
             r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})",
@@ -603,6 +613,18 @@ const SPECS: &[Spec] = &[
         triggers: &["hvs.", "hvb."],
         case_insensitive: false,
         source: Source::Pattern(r"(?-u:\b)hv[sb]\.[A-Za-z0-9_\-]{24,}", Check::Random(4)),
+    },
+    Spec {
+        kind: Kind::DockerToken,
+        triggers: &["pat_"],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)dckr_pat_[A-Za-z0-9_-]{27,}", Check::None),
+    },
+    Spec {
+        kind: Kind::ShopifyToken,
+        triggers: &["pat_"],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)shpat_[a-fA-F0-9]{32}(?-u:\b)", Check::None),
     },
     Spec {
         kind: Kind::OpenrouterKey,

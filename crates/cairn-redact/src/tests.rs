@@ -177,6 +177,11 @@ fn raw_tokens(rng: &mut Rng) -> Vec<(Kind, String)> {
         (Kind::VaultToken, format!("hvs.{}", mixed(rng, ALNUM, 24))),
         (Kind::VaultToken, format!("hvb.{}", mixed(rng, B64URL, 138))),
         (
+            Kind::DockerToken,
+            format!("dckr_pat_{}", mixed(rng, B64URL, 27)),
+        ),
+        (Kind::ShopifyToken, format!("shpat_{}", rng.string(HEX, 32))),
+        (
             Kind::OpenrouterKey,
             format!("sk-or-v1-{}", rng.string(HEX, 64)),
         ),
