@@ -308,6 +308,37 @@ static EN_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
 static EN_CORRECTION_VERB: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)^(?:use|run|prefer|call|put|keep|name|write|go with|switch to|stick (?:with|to))\b")
 });
+/// "in this component", "for this run": the thing at hand, unless it is a standing scope
+/// ("in this repo").
+static EN_THIS_THING: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:in|for|on|to|with|inside|within|from|at|of|across) (?:this|that|these|those|the current) ([a-z][\w-]*)",
+    )
+});
+const STANDING_THINGS: &[&str] = &[
+    "repo",
+    "repository",
+    "project",
+    "codebase",
+    "team",
+    "company",
+    "org",
+    "organization",
+    "monorepo",
+    "workspace",
+    "app",
+    "service",
+];
+
+/// Whether a sentence points at the thing at hand ("this file", "here", "in this handler").
+fn deictic(s: &str) -> bool {
+    EN_DEICTIC.is_match(s)
+        || EN_THIS_THING.captures_iter(s).any(|c| {
+            let w = c[1].to_ascii_lowercase();
+            !STANDING_THINGS.contains(&w.trim_end_matches('s'))
+        })
+}
+
 static EN_DEICTIC: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?i)\b(?:this|that|the other|these|those) (?:file|function|one|line|test|method|variable|branch|commit|pr|time)\b|\bhere\b",
@@ -512,14 +543,14 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if EN_STANDING_IMPERATIVE.is_match(s)
         && EN_STANDING_SCOPE.is_match(s)
         && !EN_ONE_OFF.is_match(s)
-        && !EN_DEICTIC.is_match(s)
+        && !deictic(s)
     {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "standing"));
     }
-    if EN_USE_OVER.is_match(s) && !EN_ONE_OFF.is_match(s) && !EN_DEICTIC.is_match(s) {
+    if EN_USE_OVER.is_match(s) && !EN_ONE_OFF.is_match(s) && !deictic(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "use-not"));
     }
-    if correction && EN_CORRECTION_VERB.is_match(s) && !EN_DEICTIC.is_match(s) {
+    if correction && EN_CORRECTION_VERB.is_match(s) && !deictic(s) {
         return Some((
             Shape::Rule(s.to_string(), MemoryType::Feedback),
             "correction",
@@ -1075,6 +1106,16 @@ mod tests {
         none("I never said to delete the migrations! put them back");
         none("use a map instead of a loop here");
         none("use the staging config instead of prod for now");
+        for request in std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/one-off-requests.txt"
+        ))
+        .expect("fixture")
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        {
+            none(request);
+        }
     }
 
     /// A statement about the person that names the project is the project's.
