@@ -7,7 +7,8 @@
 //! * **content words** (stop words dropped, light stemming, CJK bigrams): Jaccard overlap, and
 //!   the share of the smaller set found in the larger (same subject);
 //! * **identifiers**: numbers and versions ("18", "v3", "5433", "2026-11-26"), words with
-//!   digits ("svc12"), single capital letters ("service A"). Two memories whose identifiers
+//!   digits ("svc12"), single capital letters ("service A"), flags ("-q", "--sql"),
+//!   environments ("staging", "prod", "local", "CI"). Two memories whose identifiers
 //!   differ on both sides are never the same memory: "the build uses node 18" / "… node 22"
 //!   or "deploy service A with chart v2" / "service B with chart v3" are not duplicates;
 //! * **polarity**: words inside a negated span ("not X", "instead of X", "never X", "不要",
@@ -24,8 +25,10 @@
 //!   lost);
 //! * supersede → the new memory replaces the old one: the same subject (overlap ≥ 0.5,
 //!   cosine ≥ 0.75) and either a contradiction, or a changed value — every word that differs,
-//!   on both sides, is a number or version ("Postgres 16" → "Postgres 17") — or the new memory
-//!   says all the old one did and adds identifiers ("We use Postgres" → "We use Postgres 17");
+//!   on both sides, is a number or version ("Postgres 16" → "Postgres 17");
+//! * refine → the new memory replaces the old one and keeps its Why and How when it has none:
+//!   the same subject, and the new memory says all the old one did and more ("We use
+//!   Postgres" → "We use Postgres 17"; "run pytest -x" → "run pytest -x -q");
 //! * otherwise the new memory stands beside the old one: facts that differ in words, not only
 //!   in values ("the billing service listens on 8001" / "the auth service listens on 9443",
 //!   "the staging DB is on port 5433" / "the prod DB is on port 5432") are two facts.
@@ -42,6 +45,9 @@ pub enum Relation {
     Duplicate,
     /// Same subject, new content: the new memory replaces the old.
     Supersedes,
+    /// The new memory says all the old one did, and more: it replaces the old one and keeps
+    /// its Why and How to apply when it has none of its own.
+    Refines,
     /// Unrelated.
     Distinct,
 }
@@ -54,8 +60,9 @@ const NEGATORS: &[&str] = &[
 fn polarity(text: &str) -> (HashSet<String>, HashSet<String>) {
     let mut pos = HashSet::new();
     let mut neg = HashSet::new();
-    // Latin: a negator flips the polarity until the end of its clause.
-    for clause in text.split([',', ';', '.', '—', '–', '(', ')', '\n']) {
+    // Latin: a negator flips the polarity until the end of its clause (a full stop ends one,
+    // the dot in `console.log` does not).
+    for clause in clauses(text) {
         let mut negated = false;
         for raw in clause.split_whitespace() {
             let w = raw
@@ -104,8 +111,8 @@ fn is_value(w: &str) -> bool {
     digits > 0 && w.len() - digits <= 3 && w[digits..].chars().all(|c| c.is_ascii_lowercase())
 }
 
-/// Content words plus what names one thing among others: single capital letters ("service
-/// A"), which the content words drop.
+/// Content words plus what names one thing among others and the content words drop: single
+/// capital letters ("service A") and command-line flags ("pytest -x -q").
 fn identity_words(text: &str) -> HashSet<String> {
     let mut out = content_words(text);
     for raw in text.split(|c: char| !c.is_alphanumeric()) {
@@ -114,15 +121,68 @@ fn identity_words(text: &str) -> HashSet<String> {
             out.insert(raw.to_string());
         }
     }
+    for raw in text.split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',')) {
+        let flag = raw.trim_end_matches(['.', ';', ':', ')']);
+        let name = flag.trim_start_matches('-');
+        if flag.starts_with('-')
+            && flag.len() - name.len() <= 2
+            && name.starts_with(|c: char| c.is_ascii_alphabetic())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            // With its dashes, so it never equals a content word.
+            out.insert(flag.to_string());
+        }
+    }
     out
 }
 
-/// An identifier: a value, a word with a digit, a single capital letter.
+/// An identifier: a value, a word with a digit, a single capital letter, a flag, an
+/// environment.
 fn is_identifier(w: &str) -> bool {
     is_value(w)
         || w.chars().any(|c| c.is_ascii_digit())
         || (w.len() == 1 && w.chars().all(|c| c.is_ascii_uppercase()))
+        || w.starts_with('-')
+        || ENVIRONMENTS.contains(&w)
 }
+
+/// Clauses: split at `,`, `;`, dashes, brackets, line ends, and a `.` that ends a sentence.
+fn clauses(text: &str) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    let mut out = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let ends = match c {
+            ',' | ';' | '—' | '–' | '(' | ')' | '\n' => true,
+            '.' => chars.peek().is_none_or(|&(_, n)| n.is_whitespace()),
+            _ => false,
+        };
+        if ends {
+            out.push(&text[start..i]);
+            start = i + c.len_utf8();
+        }
+    }
+    out.push(&text[start..]);
+    out.into_iter()
+}
+
+/// Words that name an environment: "the staging DB" and "the prod DB" are two things.
+const ENVIRONMENTS: &[&str] = &[
+    "staging",
+    "stage",
+    "prod",
+    "production",
+    "dev",
+    "development",
+    "qa",
+    "uat",
+    "preview",
+    "sandbox",
+    "local",
+    "ci",
+];
 
 /// Decides how a new memory relates to an existing one of the same scope.
 pub fn relation(
@@ -186,10 +246,12 @@ pub fn relation(
     let changed_value = !only_new.is_empty()
         && !only_old.is_empty()
         && only_new.iter().chain(&only_old).all(|w| is_value(w));
-    // The new memory says everything the old one did, and names more.
-    let refined = only_old.is_empty() && new_identifier;
-    if same_subject && (contradiction || changed_value || refined) {
+    if same_subject && (contradiction || changed_value) {
         return Relation::Supersedes;
+    }
+    // The new memory says everything the old one did, and more.
+    if same_subject && only_old.is_empty() && !only_new.is_empty() {
+        return Relation::Refines;
     }
     Relation::Distinct
 }
@@ -280,7 +342,31 @@ mod tests {
                 Project,
                 "We use Postgres 17.",
                 "We use Postgres.",
-                Relation::Supersedes,
+                Relation::Refines,
+            ),
+            (
+                Feedback,
+                "Run pytest -x -q.",
+                "Run pytest -x.",
+                Relation::Refines,
+            ),
+            (
+                Project,
+                "The prod db password is [REDACTED:password].",
+                "The staging db password is [REDACTED:password].",
+                Relation::Distinct,
+            ),
+            (
+                Feedback,
+                "Never use console.log in tests either.",
+                "Never use console.log in production code.",
+                Relation::Distinct,
+            ),
+            (
+                Feedback,
+                "Always use pnpm rather than npm for installing packages.",
+                "Use pnpm, not npm.",
+                Relation::Refines,
             ),
             (
                 Project,

@@ -801,7 +801,7 @@ pub(crate) fn write_new_in(
     origin: Option<&str>,
     now: i64,
 ) -> Result<WriteOutcome> {
-    let p = prepare(&new);
+    let mut p = prepare(&new);
     ensure_scope(conn, &new.scope)?;
 
     // Look for a memory on the same subject in the same scope.
@@ -824,6 +824,16 @@ pub(crate) fn write_new_in(
                 break;
             }
             Relation::Supersedes => superseded.push(old),
+            Relation::Refines => {
+                // Said more fully now: what the old memory knew about why and how stays.
+                if p.why.is_none() {
+                    p.why.clone_from(&old.why);
+                }
+                if p.how.is_none() {
+                    p.how.clone_from(&old.how);
+                }
+                superseded.push(old);
+            }
             Relation::Distinct => {}
         }
     }

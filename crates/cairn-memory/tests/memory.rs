@@ -220,6 +220,36 @@ fn new_values_replace_and_different_subjects_stay() {
     assert_eq!(live.len(), 8, "{live:#?}");
 }
 
+/// A rule said again more fully replaces the old one and keeps what it knew about why.
+#[test]
+fn a_fuller_rule_replaces_the_old_one_and_keeps_its_why() {
+    let mut mem = store();
+    let p = "/w/webshop";
+    let mut first = manual(MemoryType::Feedback, p, "Run pytest -x.");
+    first.why = Some("the suite takes 20 minutes; stop at the first failure".into());
+    let a = mem.remember(first, NOW).unwrap();
+    let b = mem
+        .remember(
+            manual(MemoryType::Feedback, p, "Run pytest -x -q."),
+            NOW + DAY,
+        )
+        .unwrap();
+    assert_eq!(b.action, Action::Superseded, "{b:?}");
+    assert_eq!(b.replaced.as_deref(), Some(a.memory.id.as_str()));
+    assert_eq!(b.memory.rule, "Run pytest -x -q.");
+    assert_eq!(
+        b.memory.why.as_deref(),
+        Some("the suite takes 20 minutes; stop at the first failure")
+    );
+    let c = mem
+        .remember(
+            manual(MemoryType::Feedback, p, "Run pytest -x."),
+            NOW + 2 * DAY,
+        )
+        .unwrap();
+    assert_eq!(c.memory.id, b.memory.id, "saying less is no news: {c:?}");
+}
+
 /// A recall index that lost documents (an older store, a crash between versions) is rebuilt
 /// from the memories on the next open, and a store in step is left alone.
 #[test]
