@@ -96,6 +96,17 @@ fn yaml_parse(v: &str) -> String {
     }
 }
 
+/// The frontmatter fields cairn writes.
+const FIELDS: &[&str] = &[
+    "name",
+    "description",
+    "type",
+    "id",
+    "scope",
+    "updated",
+    "source",
+];
+
 /// What an edit whose frontmatter lost its closing line is told.
 const UNCLOSED: &str =
     "its frontmatter opens with --- but no --- line closes it (add the closing --- line)";
@@ -122,8 +133,9 @@ pub struct ViewFile {
     pub fields: HashMap<String, String>,
     /// Everything after the frontmatter.
     pub body: String,
-    /// The file opens a frontmatter (`---`) that no `---` line closes: its fields cannot be
-    /// told from its body, so it is not read back.
+    /// The file opens a frontmatter (`---` then fields such as `name:`) that no `---` line
+    /// closes: its fields cannot be told from its body, so it is not read back. A note that
+    /// only opens with a `---` rule is read as a body.
     pub unclosed: bool,
 }
 
@@ -157,10 +169,12 @@ pub fn parse_view(text: &str) -> ViewFile {
                 unclosed: false,
             };
         }
+        // A `---` rule that opens a note is no frontmatter; one followed by fields is.
+        let unclosed = FIELDS.iter().any(|f| fields.contains_key(*f));
         return ViewFile {
             fields: HashMap::new(),
             body: text.trim().to_string(),
-            unclosed: true,
+            unclosed,
         };
     }
     ViewFile {

@@ -217,6 +217,14 @@ fn a_hand_edit_is_read_back_not_overwritten() {
             .any(|p| p.contains("latin1.md") && p.contains("UTF-8")),
         "{r:?}"
     );
+    // A note that only opens with a markdown rule is a body, and becomes a memory.
+    std::fs::write(
+        dir.join("rule.md"),
+        "---\n\nDeploys freeze on Fridays after 15:00.\n",
+    )
+    .unwrap();
+    let r = mem.refresh_views(NOW + 270).unwrap();
+    assert_eq!(r.imported, 1, "{r:?}");
     std::fs::remove_file(dir.join("half.md")).unwrap();
     std::fs::remove_file(dir.join("latin1.md")).unwrap();
     std::fs::write(&file, &now_on_disk).unwrap();
