@@ -181,6 +181,13 @@ static JA_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
 static ZH_MARKERS: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(不是|不对|错了|好的|谢谢|另外|还有|对了|嗯)[，,。！!]?\s*"));
 
+/// The words [`EN_MARKERS`] opens with.
+const EN_MARKER_WORDS: &[&str] = &[
+    "no", "nope", "nah", "wrong", "actually", "ok", "okay", "right", "yes", "yeah", "yep", "hmm",
+    "well", "also", "and", "but", "so", "oh", "wait", "hey", "thanks", "thank", "please", "pls",
+    "plz",
+];
+
 const CORRECTIONS: &[&str] = &[
     "no",
     "nope",
@@ -204,6 +211,10 @@ fn strip_markers(s: &str) -> (&str, bool) {
     let mut rest = s.trim();
     let mut correction = false;
     for _ in 0..4 {
+        // Cheap first: only a sentence opening with a marker word (or in CJK) is matched.
+        if rest.is_ascii() && !EN_MARKER_WORDS.contains(&lead_word(rest).as_str()) {
+            break;
+        }
         let m = EN_MARKERS
             .captures(rest)
             .or_else(|| JA_MARKERS.captures(rest))
@@ -493,12 +504,97 @@ pub fn classify(content: &str) -> MemoryType {
     }
 }
 
+/// The first words an English statement shape can start with (after the markers are
+/// stripped): a sentence starting otherwise is tested by no English pattern, so a prompt
+/// without one compiles none of them (the Stop hook asks about every read-only turn).
+const EN_FIRST_WORDS: &[&str] = &[
+    "please",
+    "remember",
+    "keep",
+    "don't",
+    "don’t",
+    "do",
+    "dont",
+    "make",
+    "note",
+    "for",
+    "save",
+    "from",
+    "going",
+    "moving",
+    "in",
+    "henceforth",
+    "next",
+    "be",
+    "ensure",
+    "we",
+    "i",
+    "you",
+    "always",
+    "never",
+    "avoid",
+    "stop",
+    "quit",
+    "our",
+    "the",
+    "this",
+    "use",
+    "prefer",
+    "go",
+    "pick",
+    "choose",
+    "stick",
+    "favor",
+    "favour",
+    "run",
+    "call",
+    "put",
+    "name",
+    "write",
+    "switch",
+    "i'm",
+    "i'd",
+    "im",
+    "my",
+];
+
+/// A sentence's leading word, lowercased: its first letters and apostrophes ("Remember—…" →
+/// `remember`, "Don't" → `don't`).
+fn lead_word(s: &str) -> String {
+    s.trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic() || *c == '\'' || *c == '’')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Phrases the one unanchored English pattern ends with ("…, from now on").
+const EN_TAIL_PHRASES: &[&str] = &[
+    "from now on",
+    "going forward",
+    "moving forward",
+    "in future",
+    "in the future",
+];
+
 fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     let lower = s.to_lowercase();
     if lower.starts_with("never mind") || lower.starts_with("nevermind") {
         return None;
     }
-    // English.
+    let english = EN_FIRST_WORDS.contains(&lead_word(s).as_str())
+        || EN_TAIL_PHRASES.iter().any(|p| lower.contains(p));
+    if english && let Some(found) = detect_english(s, correction) {
+        return Some(found);
+    }
+    // Every Japanese and Chinese pattern holds a CJK character.
+    if s.is_ascii() {
+        return None;
+    }
+    detect_cjk(s, correction)
+}
+
+fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if !EN_REMEMBER_NOT.is_match(s)
         && let Some(c) = EN_REMEMBER.captures(s)
     {
@@ -559,6 +655,10 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if EN_USER.is_match(s) && !EN_ABOUT_ME.is_match(s) {
         return Some((Shape::Rule(s.to_string(), user_or_project(s)), "about-me"));
     }
+    None
+}
+
+fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     // Japanese.
     if let Some(c) = JA_REMEMBER_HEAD
         .captures(s)
@@ -1115,6 +1215,121 @@ mod tests {
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         {
             none(request);
+        }
+    }
+
+    /// Skipping the patterns a sentence's first word rules out changes no answer: every
+    /// sentence of a soup of statement words, fillers and CJK gets what testing every
+    /// pattern gives.
+    #[test]
+    fn first_word_gates_change_nothing() {
+        let shape = |d: Option<(Shape, &'static str)>| {
+            d.map(|(s, t)| {
+                let text = match s {
+                    Shape::Explicit(c) | Shape::FromNowOn(c) => c,
+                    Shape::Rule(c, m) => format!("{c} {m:?}"),
+                };
+                (t, text)
+            })
+        };
+        let ungated = |s: &str, c: bool| {
+            let lower = s.to_lowercase();
+            if lower.starts_with("never mind") || lower.starts_with("nevermind") {
+                return None;
+            }
+            detect_english(s, c).or_else(|| detect_cjk(s, c))
+        };
+        let words: Vec<&str> = EN_FIRST_WORDS
+            .iter()
+            .chain(EN_MARKER_WORDS)
+            .copied()
+            .chain([
+                "Remember—",
+                "mind",
+                "that",
+                "not",
+                "npm",
+                "pnpm",
+                "instead",
+                "of",
+                "rather",
+                "than",
+                "in",
+                "the",
+                "repo",
+                "tests",
+                "because",
+                "it",
+                "is",
+                "fix",
+                "-",
+                "#memo",
+                "1.",
+                "now",
+                "on",
+                "forward",
+                "future",
+                "覚えて",
+                "常に",
+                "しないで",
+                "记住",
+                "以后",
+                "不要",
+                "我们用",
+                "私は",
+                "です",
+                "、",
+                "，",
+                "!",
+                "?",
+                "PNPM",
+                "Always",
+                "NEVER",
+                "I'M",
+                "Don’t",
+                "ok,",
+                "no,",
+                "right,",
+                "use:",
+                "from now on",
+            ])
+            .collect();
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..20_000 {
+            let len = 1 + next(8);
+            let sentence: Vec<&str> = (0..len).map(|_| words[next(words.len())]).collect();
+            let s = sentence.join(if next(4) == 0 { "" } else { " " });
+            for c in [false, true] {
+                assert_eq!(
+                    shape(detect(&s, c)),
+                    shape(ungated(&s, c)),
+                    "{s:?} (correction: {c})"
+                );
+            }
+            let (rest, c) = strip_markers(&s);
+            let mut full = s.trim();
+            let mut corr = false;
+            for _ in 0..4 {
+                let Some(m) = EN_MARKERS
+                    .captures(full)
+                    .or_else(|| JA_MARKERS.captures(full))
+                    .or_else(|| ZH_MARKERS.captures(full))
+                else {
+                    break;
+                };
+                corr |= CORRECTIONS.contains(&m[1].to_lowercase().as_str());
+                full = full[m[0].len()..].trim_start();
+            }
+            assert_eq!(rest, full, "{s:?}");
+            let lower = full.to_lowercase();
+            corr |= lower.starts_with("that's wrong") || lower.starts_with("that is wrong");
+            assert_eq!(c, corr, "{s:?}");
         }
     }
 
