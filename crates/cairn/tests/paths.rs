@@ -632,16 +632,7 @@ fn an_unreadable_project_dir_is_named_by_scan_doctor_and_sync_once() {
         } else {
             std::process::Command::new(bin)
         };
-        cmd.args(["--claude-dir", h.claude().to_str().unwrap()])
-            .args(["--codex-home", h.codex().to_str().unwrap()])
-            .args(["--data-dir", h.data().to_str().unwrap()])
-            .args(args)
-            .env("HOME", h.root())
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("CODEX_HOME")
-            .env_remove("CAIRN_HOME")
-            .output()
-            .expect("run cairn")
+        h.roots(&mut cmd).args(args).output().expect("run cairn")
     };
     if as_root {
         // The home must be readable by nobody (the temp dir is 0700), the data dir writable.

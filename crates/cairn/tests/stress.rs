@@ -67,14 +67,8 @@ fn env_usize(name: &str, default: usize) -> usize {
 
 fn cairn_cmd(h: &TestHome, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    c.args(["--claude-dir", h.claude().to_str().unwrap()])
-        .args(["--codex-home", h.codex().to_str().unwrap()])
-        .args(["--data-dir", h.data().to_str().unwrap()])
+    h.roots(&mut c)
         .args(args)
-        .env("HOME", h.root())
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("CODEX_HOME")
-        .env_remove("CAIRN_HOME")
         .env_remove("CAIRN_INSIDE")
         .env_remove("CAIRN_FAULT")
         .stdin(Stdio::null())

@@ -55,17 +55,22 @@ impl TestHome {
             .join(cairn_transcript::claude_project_key(&cwd.to_string_lossy()))
     }
 
-    /// Runs `cairn` with this home's roots.
-    pub fn cairn(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .args(["--claude-dir", self.claude().to_str().unwrap()])
+    /// Points a `cairn` command at this home: its roots as flags, `HOME`, and none of the
+    /// variables that would point it elsewhere. Arguments added after it follow the flags.
+    pub fn roots<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
+        cmd.args(["--claude-dir", self.claude().to_str().unwrap()])
             .args(["--codex-home", self.codex().to_str().unwrap()])
             .args(["--data-dir", self.data().to_str().unwrap()])
-            .args(args)
             .env("HOME", self.root())
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CODEX_HOME")
             .env_remove("CAIRN_HOME")
+    }
+
+    /// Runs `cairn` with this home's roots.
+    pub fn cairn(&self, args: &[&str]) -> Output {
+        self.roots(&mut Command::new(env!("CARGO_BIN_EXE_cairn")))
+            .args(args)
             .output()
             .expect("run cairn")
     }
@@ -224,14 +229,8 @@ impl TestHome {
         use std::io::Write;
         use std::process::Stdio;
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
-        cmd.args(["--claude-dir", self.claude().to_str().unwrap()])
-            .args(["--codex-home", self.codex().to_str().unwrap()])
-            .args(["--data-dir", self.data().to_str().unwrap()])
+        self.roots(&mut cmd)
             .args(args)
-            .env("HOME", self.root())
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("CODEX_HOME")
-            .env_remove("CAIRN_HOME")
             .env_remove("CAIRN_INSIDE")
             .env_remove("CAIRN_FAULT")
             .envs(env.iter().copied())
