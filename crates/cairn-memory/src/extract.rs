@@ -26,7 +26,11 @@
 //! when it is about the task at hand ("just
 //! answer, don't change anything", "don't commit yet"). Questions are never statements, and
 //! neither are reports of a problem that happen to say "always" ("I always forget …",
-//! "ビルドが常に失敗します", "总是报错").
+//! "ビルドが常に失敗します", "总是报错"), complaints ("you always forget the tests"), or
+//! any English rule about the thing at hand ("always return early in this function", "use
+//! fetch instead of axios in UserList.tsx", "we use the console for this one-off fix"):
+//! "in/for this X" marks the thing at hand unless X is a standing scope (repo, project,
+//! codebase, team, app, service).
 //!
 //! **Why** comes from the same sentence (after a dash, "because", "since", "otherwise"; in
 //! Japanese the clause before 〜ので/〜から; in Chinese 因为/否则) or from the next sentence when
@@ -352,8 +356,16 @@ fn deictic(s: &str) -> bool {
 
 static EN_DEICTIC: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:this|that|the other|these|those) (?:file|function|one|line|test|method|variable|branch|commit|pr|time)\b|\bhere\b",
+        r"(?i)\b(?:this|that|the other|these|those) (?:file|function|one|line|test|method|variable|branch|commit|pr|time)\b|\bhere\b|\b(?:in|to|from|of) [\w./-]*\w\.(?:tsx?|jsx?|mjs|py|rs|go|rb|java|kt|swift|c|cc|cpp|h|hpp|cs|php|vue|svelte|css|scss|html|sql|sh|ya?ml|toml|json|md)\b",
     )
+});
+/// "You always forget …", "you never run …": a complaint about the agent, not a rule.
+static EN_YOU_ALWAYS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^you\s+(?:\w+\s+)?(?:always|never)\s+(\w+)"));
+/// A one-off, for the always/never shape (which, unlike "don't", counts "just" and "yet"
+/// as ordinary words: "never just guess", "we never ship yet-untested code").
+static EN_ONE_OFF_ALWAYS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(?:for now|this time|right now|for the moment|at the moment|today|this one)\b")
 });
 static EN_ABOUT_ME: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -623,6 +635,17 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         return Some((Shape::FromNowOn(c[1].trim().to_string()), "from-now-on"));
     }
     if EN_ALWAYS.is_match(s) {
+        // "Always return early in this function": the code at hand, not a standing rule; "you
+        // always forget the tests": a complaint.
+        if deictic(s) || EN_ONE_OFF_ALWAYS.is_match(s) {
+            return None;
+        }
+        if EN_YOU_ALWAYS
+            .captures(s)
+            .is_some_and(|c| EN_I_ALWAYS_NOT_RULE.is_match(&c[1]))
+        {
+            return None;
+        }
         match EN_I_ALWAYS.captures(s) {
             Some(c) if EN_I_ALWAYS_NOT_RULE.is_match(&c[1]) => return None,
             // "I always/never …" is about the person.
@@ -633,7 +656,7 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if EN_DONT.is_match(s) && !EN_DONT_TRIVIAL.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"));
     }
-    if EN_WE_USE.is_match(s) {
+    if EN_WE_USE.is_match(s) && !deictic(s) && !EN_ONE_OFF.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
     }
     if EN_STANDING_IMPERATIVE.is_match(s)
@@ -1206,6 +1229,14 @@ mod tests {
         none("I never said to delete the migrations! put them back");
         none("use a map instead of a loop here");
         none("use the staging config instead of prod for now");
+        none("Always return early in this function.");
+        none("Always log the request id in this middleware.");
+        none("Never use the cache for this benchmark, I want cold numbers.");
+        none("You always forget to update the tests, please update them now.");
+        none("use fetch instead of axios in UserList.tsx");
+        none("never use axios in this test, use fetch");
+        none("we use fetch for this one-off fix, not axios");
+        none("We use the AWS console for this one-off fix, not Terraform.");
         for request in std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/one-off-requests.txt"

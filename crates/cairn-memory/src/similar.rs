@@ -27,8 +27,11 @@
 //!   cosine ≥ 0.75) and either a contradiction, or a changed value — every word that differs,
 //!   on both sides, is a number or version ("Postgres 16" → "Postgres 17");
 //! * refine → the new memory replaces the old one and keeps its Why and How when it has none:
-//!   the same subject, and the new memory says all the old one did and more ("We use
-//!   Postgres" → "We use Postgres 17"; "run pytest -x" → "run pytest -x -q");
+//!   the same subject, and the new memory says all the old one did and more — any words for a
+//!   fact ("We use Postgres" → "… Postgres 17 with pgvector"), identifiers for a rule ("run
+//!   pytest -x" → "run pytest -x -q"). A rule said more narrowly ("never use sudo" → "never use
+//!   sudo pip install") is a duplicate of the broader one; a broader rule after a narrower one
+//!   ("never force push to main" → "never force push") stands beside it;
 //! * otherwise the new memory stands beside the old one: facts that differ in words, not only
 //!   in values ("the billing service listens on 8001" / "the auth service listens on 9443",
 //!   "the staging DB is on port 5433" / "the prod DB is on port 5432") are two facts.
@@ -231,13 +234,24 @@ pub fn relation(
     let only_old: Vec<&String> = ib.difference(&ia).collect();
     let new_identifier = only_new.iter().any(|w| is_identifier(w));
     let same_subject = overlap >= 0.5 && cosine >= 0.75;
-    if !contradiction
-        && !new_identifier
-        && (jaccard >= 0.75
+    // A rule is narrowed by words in a qualifier ("never force push *to main*"); a fact given
+    // more words says more ("we use Postgres *with pgvector*").
+    let is_rule = new_type == MemoryType::Feedback;
+    let old_narrower = {
+        let q = qualifier_words(old_text);
+        only_new.is_empty() && only_old.iter().any(|w| q.contains(*w))
+    };
+    let new_narrower = only_old.is_empty() && !only_new.is_empty();
+    let may_repeat = !(contradiction || new_identifier || (is_rule && old_narrower));
+    if may_repeat {
+        // Said again; or, for a rule, said more narrowly than the old rule already says it.
+        if jaccard >= 0.75
             || (cosine >= 0.93 && jaccard >= 0.6)
-            || (only_new.is_empty() && same_subject))
-    {
-        return Relation::Duplicate;
+            || (only_new.is_empty() && same_subject)
+            || (is_rule && new_narrower && same_subject)
+        {
+            return Relation::Duplicate;
+        }
     }
     if new_type != old_type {
         return Relation::Distinct;
@@ -249,11 +263,40 @@ pub fn relation(
     if same_subject && (contradiction || changed_value) {
         return Relation::Supersedes;
     }
-    // The new memory says everything the old one did, and more.
-    if same_subject && only_old.is_empty() && !only_new.is_empty() {
+    // The new memory says everything the old one did, and more: for a fact any words, for a
+    // rule identifiers ("pytest -x" → "pytest -x -q").
+    if same_subject && new_narrower && (!is_rule || only_new.iter().all(|w| is_identifier(w))) {
         return Relation::Refines;
     }
     Relation::Distinct
+}
+
+/// Prepositions that open a qualifier narrowing a rule ("in production code", "to main").
+const QUALIFIERS: &[&str] = &[
+    "in", "to", "for", "on", "at", "during", "inside", "within", "when", "while", "unless",
+    "except", "outside", "before", "after", "into",
+];
+
+/// The content words inside a qualifier of `text`: after one of [`QUALIFIERS`], to the end of
+/// its clause.
+fn qualifier_words(text: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for clause in clauses(text) {
+        let mut inside = false;
+        for raw in clause.split_whitespace() {
+            let w = raw
+                .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                .to_lowercase();
+            if QUALIFIERS.contains(&w.as_str()) {
+                inside = true;
+                continue;
+            }
+            if inside {
+                out.extend(content_words(&w));
+            }
+        }
+    }
+    out
 }
 
 fn normalized(s: &str) -> String {
@@ -366,6 +409,31 @@ mod tests {
                 Feedback,
                 "Always use pnpm rather than npm for installing packages.",
                 "Use pnpm, not npm.",
+                Relation::Duplicate,
+            ),
+            // A narrower rule is already said by the broader one; a broader rule is news.
+            (
+                Feedback,
+                "Never use sudo pip install.",
+                "Never use sudo.",
+                Relation::Duplicate,
+            ),
+            (
+                Feedback,
+                "Never force push.",
+                "Never force push to main.",
+                Relation::Distinct,
+            ),
+            (
+                Feedback,
+                "Never use console.log.",
+                "Never use console.log in production code.",
+                Relation::Distinct,
+            ),
+            (
+                Project,
+                "We use Postgres with pgvector.",
+                "We use Postgres.",
                 Relation::Refines,
             ),
             (
