@@ -28,10 +28,11 @@
 //!   on both sides, is a number or version ("Postgres 16" → "Postgres 17");
 //! * refine → the new memory replaces the old one and keeps its Why and How when it has none:
 //!   the same subject, and the new memory says all the old one did and more — any words for a
-//!   fact ("We use Postgres" → "… Postgres 17 with pgvector"), identifiers for a rule ("run
-//!   pytest -x" → "run pytest -x -q"). A rule said more narrowly ("never use sudo" → "never use
-//!   sudo pip install") is a duplicate of the broader one; a broader rule after a narrower one
-//!   ("never force push to main" → "never force push") stands beside it;
+//!   fact ("We use Postgres" → "… Postgres 17 with pgvector"); for a rule, identifiers ("run
+//!   pytest -x" → "… -x -q"), a further item ("use black for formatting" → "…, and isort for
+//!   imports") or the alternative ("use pnpm" → "use pnpm, not npm"). Other words narrow a
+//!   rule: "never use sudo pip install" after "never use sudo" is a duplicate of the broader
+//!   rule, and "never use sudo" after "never use sudo pip install" stands beside it;
 //! * otherwise the new memory stands beside the old one: facts that differ in words, not only
 //!   in values ("the billing service listens on 8001" / "the auth service listens on 9443",
 //!   "the staging DB is on port 5433" / "the prod DB is on port 5432") are two facts.
@@ -117,7 +118,17 @@ fn is_value(w: &str) -> bool {
 /// Content words plus what names one thing among others and the content words drop: single
 /// capital letters ("service A") and command-line flags ("pytest -x -q").
 fn identity_words(text: &str) -> HashSet<String> {
-    let mut out = content_words(text);
+    // A flag's name is not a content word of its own ("--sql" is not about SQL).
+    let without_flags: String = text
+        .split(' ')
+        .filter(|w| {
+            !(w.starts_with('-')
+                && w.trim_start_matches('-')
+                    .starts_with(|c: char| c.is_ascii_alphabetic()))
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut out = content_words(&without_flags);
     for raw in text.split(|c: char| !c.is_alphanumeric()) {
         if raw.len() == 1 && raw.chars().all(|c| c.is_ascii_uppercase()) {
             // Uppercase, so it never equals a content word.
@@ -234,24 +245,40 @@ pub fn relation(
     let only_old: Vec<&String> = ib.difference(&ia).collect();
     let new_identifier = only_new.iter().any(|w| is_identifier(w));
     let same_subject = overlap >= 0.5 && cosine >= 0.75;
-    // A rule is narrowed by words in a qualifier ("never force push *to main*"); a fact given
-    // more words says more ("we use Postgres *with pgvector*").
-    let is_rule = new_type == MemoryType::Feedback;
-    let old_narrower = {
-        let q = qualifier_words(old_text);
-        only_new.is_empty() && only_old.iter().any(|w| q.contains(*w))
-    };
-    let new_narrower = only_old.is_empty() && !only_new.is_empty();
-    let may_repeat = !(contradiction || new_identifier || (is_rule && old_narrower));
-    if may_repeat {
-        // Said again; or, for a rule, said more narrowly than the old rule already says it.
-        if jaccard >= 0.75
-            || (cosine >= 0.93 && jaccard >= 0.6)
-            || (only_new.is_empty() && same_subject)
-            || (is_rule && new_narrower && same_subject)
-        {
-            return Relation::Duplicate;
+    let new_more = only_old.is_empty() && !only_new.is_empty();
+    let old_more = only_new.is_empty() && !only_old.is_empty();
+    // One rule says all the other does, and more. What the more is decides: identifiers, a
+    // further item ("…, and isort for imports") or the alternative ("…, not npm") add to the
+    // rule; any other words narrow it ("never use sudo *pip install*"), and a broad rule
+    // already says what a narrower one does, but not the other way round.
+    if new_type == MemoryType::Feedback && !contradiction && same_subject && (new_more || old_more)
+    {
+        if new_more {
+            let more = additions(new_text);
+            let adds = only_new
+                .iter()
+                .all(|w| is_identifier(w) || more.contains(*w));
+            return if adds && new_type == old_type {
+                Relation::Refines
+            } else {
+                Relation::Duplicate
+            };
         }
+        let more = additions(old_text);
+        return if only_old
+            .iter()
+            .all(|w| is_identifier(w) || more.contains(*w))
+        {
+            Relation::Duplicate
+        } else {
+            Relation::Distinct
+        };
+    }
+    if !contradiction
+        && !new_identifier
+        && (jaccard >= 0.75 || (cosine >= 0.93 && jaccard >= 0.6) || (old_more && same_subject))
+    {
+        return Relation::Duplicate;
     }
     if new_type != old_type {
         return Relation::Distinct;
@@ -263,35 +290,39 @@ pub fn relation(
     if same_subject && (contradiction || changed_value) {
         return Relation::Supersedes;
     }
-    // The new memory says everything the old one did, and more: for a fact any words, for a
-    // rule identifiers ("pytest -x" → "pytest -x -q").
-    if same_subject && new_narrower && (!is_rule || only_new.iter().all(|w| is_identifier(w))) {
+    // A fact given more words says more ("we use Postgres *17 with pgvector*").
+    if same_subject && new_more {
         return Relation::Refines;
     }
     Relation::Distinct
 }
 
-/// Prepositions that open a qualifier narrowing a rule ("in production code", "to main").
-const QUALIFIERS: &[&str] = &[
-    "in", "to", "for", "on", "at", "during", "inside", "within", "when", "while", "unless",
-    "except", "outside", "before", "after", "into",
-];
+/// Words that open what adds to a rule rather than narrows it: a further item, or (after the
+/// rule's first word) the alternative it rules out.
+const COORDINATORS: &[&str] = &["and", "or", "plus", "also"];
+const ALTERNATIVES: &[&str] = &["not", "never", "instead", "rather", "over", "without"];
 
-/// The content words inside a qualifier of `text`: after one of [`QUALIFIERS`], to the end of
-/// its clause.
-fn qualifier_words(text: &str) -> HashSet<String> {
+/// The content words of `text` that add to its rule: after a coordinator or an alternative
+/// ("use black, and isort for imports"; "use pnpm, not npm"), to the end of the clause. A
+/// negation that opens the rule ("never use sudo …") marks no alternative.
+fn additions(text: &str) -> HashSet<String> {
     let mut out = HashSet::new();
+    let mut first = true;
     for clause in clauses(text) {
         let mut inside = false;
         for raw in clause.split_whitespace() {
             let w = raw
                 .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
                 .to_lowercase();
-            if QUALIFIERS.contains(&w.as_str()) {
-                inside = true;
+            if w.is_empty() {
                 continue;
             }
-            if inside {
+            let opens = COORDINATORS.contains(&w.as_str())
+                || (!first && ALTERNATIVES.contains(&w.as_str()));
+            first = false;
+            if opens {
+                inside = true;
+            } else if inside {
                 out.extend(content_words(&w));
             }
         }
@@ -409,9 +440,46 @@ mod tests {
                 Feedback,
                 "Always use pnpm rather than npm for installing packages.",
                 "Use pnpm, not npm.",
+                Relation::Refines,
+            ),
+            // A narrower rule is already said by the broader one; a broader rule is news; a
+            // rule with a further item, a flag or its alternative says more.
+            (
+                Feedback,
+                "Never use sudo.",
+                "Never use sudo pip install.",
+                Relation::Distinct,
+            ),
+            (
+                Feedback,
+                "Use black for formatting, and isort for imports.",
+                "Use black for formatting.",
+                Relation::Refines,
+            ),
+            (
+                Feedback,
+                "Use black for formatting.",
+                "Use black for formatting, and isort for imports.",
                 Relation::Duplicate,
             ),
-            // A narrower rule is already said by the broader one; a broader rule is news.
+            (
+                Feedback,
+                "Run alembic upgrade head --sql.",
+                "Run alembic upgrade head.",
+                Relation::Refines,
+            ),
+            (
+                Feedback,
+                "Use pnpm, not npm.",
+                "Use pnpm.",
+                Relation::Refines,
+            ),
+            (
+                Feedback,
+                "Use pnpm.",
+                "Use pnpm, not npm.",
+                Relation::Duplicate,
+            ),
             (
                 Feedback,
                 "Never use sudo pip install.",

@@ -666,7 +666,14 @@ fn the_codex_workspace_is_written_valid_and_only_cairn_files_are_removed() {
     ] {
         assert!(summary.lines().any(|l| l.trim() == heading), "{heading}");
     }
-    assert!(summary.contains("Install packages with pnpm"), "{summary}");
+    // The prompt's own rule ("use pnpm not npm", kept offline) with the model's reason
+    // merged into it.
+    assert!(
+        summary
+            .lines()
+            .any(|l| l.contains("pnpm") && l.contains("npm rewrote pnpm-lock.yaml")),
+        "{summary}"
+    );
     let files: Vec<String> = std::fs::read_dir(root.join("rollout_summaries"))
         .unwrap()
         .flatten()
