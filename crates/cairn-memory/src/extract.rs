@@ -251,6 +251,9 @@ static EN_REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)^(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|make a note|note to self|for the record|save (?:this|that) (?:to|in) (?:your )?memory)(?:\s+(?:this|that)(?:\s+for\s+(?:later|next time|the future|future sessions))?\s*[:\-—]|\s+for\s+(?:later|next time|the future|future sessions)\s*[:,\-—]|\s+that\b|\s*[:,\-—]|\b)\s*(.+)$",
     )
 });
+/// A rule's occasion: "before deploying", "whenever you touch the schema".
+static EN_WHEN: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(?:before|after|when|whenever|every|each|always|any time|once)\b"));
 static EN_DONT_FORGET: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^(?:please\s+)?(?:don't|don’t|do not|dont) forget\b"));
 static EN_REMEMBER_NOT: LazyLock<Regex> =
@@ -613,10 +616,13 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         let content = c[1].trim();
         // "don't forget the semicolon": a reminder for the task at hand, unless it gives a
         // rule ("… to run the migrations") or a fact ("…: staging needs the VPN").
+        // "don't forget to push" is the task's next step; "don't forget to run the migrations
+        // before deploying" is a rule (it says when).
         if EN_DONT_FORGET.is_match(s)
-            && !(content.starts_with("to ")
-                || content.starts_with("that ")
-                || s[..c.get(1).map_or(0, |m| m.start())].contains(':'))
+            && !(content.starts_with("that ")
+                || s[..c.get(1).map_or(0, |m| m.start())].contains(':')
+                || (content.starts_with("to ")
+                    && (EN_WHEN.is_match(content) || EN_GENERAL.is_match(content))))
         {
             return None;
         }
@@ -1226,6 +1232,7 @@ mod tests {
         none("Prefer the shorter version.");
         none("don't edit this file, edit the template instead");
         none("Don't forget the semicolon, lol");
+        none("don't forget to push");
         none("I never said to delete the migrations! put them back");
         none("use a map instead of a loop here");
         none("use the staging config instead of prod for now");
