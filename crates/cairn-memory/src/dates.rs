@@ -191,6 +191,42 @@ static EN_WEEKDAY: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)\b(?:(next|this|last|coming|upcoming)\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
     )
 });
+/// Words that make a bare weekday a recurring one: a habit, a schedule or a rule.
+static EN_RECURRING: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:every|each|weekly|biweekly|fortnightly|always|usually|normally|typically|generally|never|no|don't|don’t|do not|avoid|routinely|recurring|schedule[sd]?)\b",
+    )
+});
+/// A weekday followed by a plural part of the day ("Wednesday afternoons"), or listed with
+/// another weekday ("Monday and Thursday").
+static EN_DAY_PART_PLURAL: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^\s+(?:mornings|afternoons|evenings|nights)\b"));
+static EN_ANY_WEEKDAY: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b"));
+/// Japanese and Chinese: a rule or a habit around a bare weekday.
+static JA_RECURRING: LazyLock<Regex> = LazyLock::new(|| re(r"ない|禁止|毎|いつも|必ず|常に|定期"));
+static ZH_RECURRING: LazyLock<Regex> = LazyLock::new(|| re(r"不|别|禁止|每|总是|一律|都|定期"));
+
+/// Whether the bare weekday at `start..end` of `t` recurs.
+fn recurring_en(t: &str, start: usize, end: usize) -> bool {
+    if EN_RECURRING.is_match(t) || EN_DAY_PART_PLURAL.is_match(&t[end..]) {
+        return true;
+    }
+    // Another weekday close by: a schedule.
+    let lo = t[..start]
+        .char_indices()
+        .rev()
+        .nth(24)
+        .map_or(0, |(i, _)| i);
+    let hi = t[end..]
+        .char_indices()
+        .nth(25)
+        .map_or(t.len(), |(i, _)| end + i);
+    EN_ANY_WEEKDAY
+        .find_iter(&t[lo..hi])
+        .any(|m| lo + m.start() != start)
+}
+
 static EN_DAY: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?i)\b(the day after tomorrow|the day before yesterday|tomorrow|yesterday|today|tonight)\b",
@@ -253,6 +289,11 @@ fn absolutise_prose(text: &str, anchor: Date) -> String {
     // English.
     s = replace(&s, &EN_WEEKDAY, |t, c, start, end| {
         if followed_by_date(t, end) || word_before(t, start) == "every" {
+            return None;
+        }
+        // A bare weekday in a habit or a rule recurs: "no deploys on Friday afternoon",
+        // "retrained weekly on Sunday", "standup is on Monday and Thursday".
+        if c.get(1).is_none() && recurring_en(t, start, end) {
             return None;
         }
         let w = en_weekday(&c[2])?;
@@ -333,6 +374,9 @@ fn absolutise_prose(text: &str, anchor: Date) -> String {
         if m == Some("毎週") || followed_by_date(t, end) || preceded_by_date(t, start) {
             return None;
         }
+        if m.is_none() && JA_RECURRING.is_match(t) {
+            return None;
+        }
         let w = cjk_weekday(&c[2])?;
         let d = match m {
             Some("再来週") => in_week(anchor, 2, w),
@@ -376,6 +420,9 @@ fn absolutise_prose(text: &str, anchor: Date) -> String {
     s = replace(&s, &ZH_WEEKDAY, |t, c, start, end| {
         let m = c.get(1).map(|m| m.as_str());
         if m == Some("每") || followed_by_date(t, end) || preceded_by_date(t, start) {
+            return None;
+        }
+        if m.is_none() && ZH_RECURRING.is_match(t) {
             return None;
         }
         let w = cjk_weekday(&c[2])?;
@@ -485,6 +532,20 @@ mod tests {
             "every Friday and on Fridays"
         );
         assert_eq!(a("we got burned last quarter"), "we got burned in 2026 Q3");
+        // A weekday that recurs stays a weekday.
+        for recurring in [
+            "I have no meetings on Wednesday afternoons",
+            "The production model is retrained weekly on Sunday at 02:00 UTC",
+            "We release every Friday; no deploys on Friday afternoon",
+            "Standup is on Monday and Thursday at 10:00",
+            "Never deploy on Friday",
+        ] {
+            assert_eq!(a(recurring), recurring);
+        }
+        assert_eq!(
+            a("never deploy next Friday"),
+            "never deploy Friday 2026-12-04"
+        );
         assert_eq!(a("the freeze ends next year"), "the freeze ends in 2027");
     }
 
@@ -505,6 +566,7 @@ mod tests {
         assert_eq!(a("来週リリース"), "2026-11-30の週リリース");
         assert_eq!(a("来月"), "2026年12月");
         assert_eq!(a("毎週金曜日に定例"), "毎週金曜日に定例");
+        assert_eq!(a("金曜日はデプロイしない"), "金曜日はデプロイしない");
     }
 
     #[test]
@@ -515,6 +577,7 @@ mod tests {
         assert_eq!(a("下周开始冻结"), "2026-11-30那一周开始冻结");
         assert_eq!(a("后天"), "2026-11-27");
         assert_eq!(a("每周五开会"), "每周五开会");
+        assert_eq!(a("周五不发布"), "周五不发布");
         assert_eq!(a("下个月"), "2026年12月");
     }
 }
