@@ -9,6 +9,7 @@
 //! close its frame or open a new one.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -186,11 +187,21 @@ fn age_phrase(days: i64) -> String {
     }
 }
 
-/// The freshness note for a memory older than a day.
+/// "1 day old", "3 days old".
+pub fn days_old(days: i64) -> String {
+    if days == 1 {
+        "1 day old".into()
+    } else {
+        format!("{days} days old")
+    }
+}
+
+/// The freshness note for a memory older than a day (24 hours or more).
 pub fn freshness_note(days: i64) -> Option<String> {
-    (days > 1).then(|| {
+    (days >= 1).then(|| {
         format!(
-            "(This memory is {days} days old. It is a point-in-time note, not live state: check what it says about code, files or behaviour against the current code before relying on it.)"
+            "(This memory is {}. It is a point-in-time note, not live state: check what it says about code, files or behaviour against the current code before relying on it.)",
+            days_old(days)
         )
     })
 }
@@ -208,6 +219,73 @@ struct SessionEntries {
     examined: usize,
     /// The ones shown in full.
     shown_full: Vec<String>,
+}
+
+/// Room in the session-start summary: tokens (the budget) and characters (Claude Code's hook
+/// output limit, [`SESSION_MAX_CHARS`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Room {
+    tokens: usize,
+    chars: usize,
+}
+
+impl Room {
+    fn of(text: &str) -> Room {
+        Room {
+            tokens: approx_tokens(text),
+            chars: text.chars().count(),
+        }
+    }
+    fn plus(self, o: Room) -> Room {
+        Room {
+            tokens: self.tokens + o.tokens,
+            chars: self.chars + o.chars,
+        }
+    }
+    fn within(self, limit: Room) -> bool {
+        self.tokens <= limit.tokens && self.chars <= limit.chars
+    }
+    fn share(self, f: f64) -> Room {
+        Room {
+            tokens: (self.tokens as f64 * f) as usize,
+            chars: (self.chars as f64 * f) as usize,
+        }
+    }
+}
+
+/// A section of the session-start summary as it is filled.
+struct Section {
+    title: &'static str,
+    /// Its share of the room before the rest is handed out in order.
+    share: f64,
+    /// Its memories, most useful first.
+    ids: Vec<String>,
+    /// The next of `ids` to try.
+    next: usize,
+    /// The entries listed, with the id of those shown in full.
+    entries: Vec<(String, Option<String>)>,
+    used: Room,
+}
+
+/// One memory's line in the session-start summary: user and feedback memories in full (the
+/// rule and its Why), the others by their description.
+fn session_entry(m: &Memory, now: i64) -> String {
+    let full = matches!(m.memory_type, MemoryType::User | MemoryType::Feedback);
+    let mut entry = format!(
+        "- [{}] {} ({}, {}, id {})\n",
+        m.memory_type,
+        neutralise(&one_line(&m.name)),
+        scope_phrase(&m.scope),
+        age_phrase(m.age_days(now)),
+        m.id
+    );
+    if full {
+        entry.push_str(&indent(&quote(&truncate_chars(&m.body, 600))));
+    } else {
+        entry.push_str(&indent(&quote(&truncate_chars(&m.description, 200))));
+    }
+    entry.push('\n');
+    entry
 }
 
 fn scope_phrase(scope: &str) -> String {
@@ -276,11 +354,21 @@ impl MemoryStore {
         }
         out.push_str("Search memory with the `memory_search` tool (cairn MCP server) or `cairn recall \"QUERY\"`");
         if let Some(root) = self.views_dir() {
-            let slug = scope_slug(scope);
-            out.push_str(&format!(
-                "; browse {}",
-                root.join(slug).join(INDEX_FILE).display()
-            ));
+            // The indexes that exist: the project's (when it has memories of its own) and
+            // the global one.
+            let mut slugs = vec![scope_slug(scope)];
+            if scope != GLOBAL {
+                slugs.push(scope_slug(GLOBAL));
+            }
+            let indexes: Vec<String> = slugs
+                .into_iter()
+                .map(|slug| root.join(slug).join(INDEX_FILE))
+                .filter(|p| p.is_file())
+                .map(|p| p.display().to_string())
+                .collect();
+            if !indexes.is_empty() {
+                out.push_str(&format!("; browse {}", indexes.join(" and ")));
+            }
         }
         out.push_str(".\n");
         out.push_str(tail);
@@ -312,67 +400,85 @@ impl MemoryStore {
         );
         let route_reserve = 90;
         let tail = "</cairn-memory>\n";
-        let mut used = approx_tokens(&head) + approx_tokens(tail) + route_reserve;
+        let base_tokens = approx_tokens(&head) + approx_tokens(tail) + route_reserve;
+        let base_chars = head.chars().count() + 400;
+        let room = Room {
+            tokens: budget.saturating_sub(base_tokens),
+            chars: SESSION_MAX_CHARS.saturating_sub(base_chars),
+        };
         let mut out = head;
         let mut shown_full: Vec<String> = Vec::new();
-        let mut listed = 0usize;
         let mut examined = 0usize;
-        let sections: [(&str, &[MemoryType]); 3] = [
+        // Each section first gets its share of the room (so that many preferences never
+        // crowd the project's memories out), then what is left goes to the sections in order.
+        let mut sections: Vec<Section> = [
             (
                 "## User profile and preferences",
-                &[MemoryType::User, MemoryType::Feedback],
+                &[MemoryType::User, MemoryType::Feedback][..],
+                0.5,
             ),
-            ("## Project", &[MemoryType::Project]),
-            ("## References", &[MemoryType::Reference]),
-        ];
-        'sections: for (title, types) in sections {
-            let in_section: Vec<&str> = ranked
+            ("## Project", &[MemoryType::Project][..], 0.35),
+            ("## References", &[MemoryType::Reference][..], 0.15),
+        ]
+        .into_iter()
+        .map(|(title, types, share)| Section {
+            title,
+            share,
+            ids: ranked
                 .iter()
                 .filter(|(_, t)| types.contains(t))
-                .map(|(id, _)| id.as_str())
-                .collect();
-            if in_section.is_empty() {
+                .map(|(id, _)| id.clone())
+                .collect(),
+            next: 0,
+            entries: Vec::new(),
+            used: Room::default(),
+        })
+        .collect();
+        let mut used = Room::default();
+        for phase in 0..2 {
+            for sec in &mut sections {
+                let limit = if phase == 0 {
+                    room.share(sec.share)
+                } else {
+                    room
+                };
+                while sec.next < sec.ids.len() {
+                    let id = &sec.ids[sec.next];
+                    examined += 1;
+                    sec.next += 1;
+                    // Forgotten or replaced by another process since the ids were read: skipped.
+                    let Some(m) = self.get(id)?.filter(Memory::is_live) else {
+                        continue;
+                    };
+                    let entry = session_entry(&m, now);
+                    let mut cost = Room::of(&entry);
+                    if sec.entries.is_empty() {
+                        cost = cost.plus(Room::of(&format!("\n{}\n", sec.title)));
+                    }
+                    let (after_sec, after_all) = (sec.used.plus(cost), used.plus(cost));
+                    if !after_sec.within(limit) || !after_all.within(room) {
+                        // Not now: it stays first in line for the next phase.
+                        sec.next -= 1;
+                        examined -= 1;
+                        break;
+                    }
+                    sec.used = after_sec;
+                    used = after_all;
+                    let full = matches!(m.memory_type, MemoryType::User | MemoryType::Feedback);
+                    sec.entries.push((entry, full.then(|| m.id.clone())));
+                }
+            }
+        }
+        let mut listed = 0usize;
+        for sec in sections {
+            if sec.entries.is_empty() {
                 continue;
             }
-            let heading = format!("\n{title}\n");
-            if used + approx_tokens(&heading) + 20 > budget {
-                break;
-            }
-            out.push_str(&heading);
-            used += approx_tokens(&heading);
-            for id in in_section {
-                examined += 1;
-                // Forgotten or replaced by another process since the ids were read: skipped.
-                let Some(m) = self.get(id)?.filter(Memory::is_live) else {
-                    continue;
-                };
-                let full = matches!(m.memory_type, MemoryType::User | MemoryType::Feedback);
-                let mut entry = format!(
-                    "- [{}] {} ({}, {}, id {})\n",
-                    m.memory_type,
-                    neutralise(&one_line(&m.name)),
-                    scope_phrase(&m.scope),
-                    age_phrase(m.age_days(now)),
-                    m.id
-                );
-                if full {
-                    entry.push_str(&indent(&quote(&truncate_chars(&m.body, 600))));
-                } else {
-                    entry.push_str(&indent(&quote(&truncate_chars(&m.description, 200))));
-                }
-                entry.push('\n');
-                let cost = approx_tokens(&entry);
-                if used + cost > budget
-                    || out.chars().count() + entry.chars().count() + 400 > SESSION_MAX_CHARS
-                {
-                    break 'sections;
-                }
+            out.push_str(&format!("\n{}\n", sec.title));
+            for (entry, full) in sec.entries {
                 out.push_str(&entry);
-                used += cost;
                 listed += 1;
-                if full {
-                    shown_full.push(m.id.clone());
-                }
+                shown_full.extend(full);
             }
         }
         Ok(SessionEntries {
@@ -401,8 +507,9 @@ impl MemoryStore {
             Some(s) => self.shown_in(s)?,
             None => Vec::new(),
         };
-        let hits = self.search(prompt, scope, 30 + shown.len().min(50), now)?;
-        let keep = relevant(prompt, &hits);
+        let query = prompt_query(prompt);
+        let hits = self.search(&query, scope, 30 + shown.len().min(50), now)?;
+        let keep = relevant(&query, &hits);
         let picked: Vec<_> = hits
             .into_iter()
             .zip(keep)
@@ -523,6 +630,30 @@ fn indent(s: &str) -> String {
         .join("\n")
 }
 
+/// What of a prompt is searched: dates, times, addresses and versions ("2026-11-29",
+/// "10:00:00Z", "10.0.1.1:5432") never, and in a long prompt (a pasted log or stack trace)
+/// no number at all: they match memories by accident, not by subject.
+fn prompt_query(prompt: &str) -> String {
+    static STAMP: LazyLock<Regex> =
+        LazyLock::new(|| re(r"\b\d+(?:[-:./]\d+)+[A-Za-z]?\b|\b\d{4}-\d{2}-\d{2}T[\d:.]+Z?\b"));
+    static NUMBER: LazyLock<Regex> = LazyLock::new(|| re(r"\b\d+\b"));
+    let q = STAMP.replace_all(prompt, " ");
+    if prompt.len() > 400 {
+        NUMBER.replace_all(&q, " ").into_owned()
+    } else {
+        q.into_owned()
+    }
+}
+
+/// Whether a memory shares a word with a CJK prompt: a pair of characters, or a Latin word
+/// (one shared kana or hanzi is no evidence, though the search matches single characters).
+fn shares_words(prompt_words: &HashSet<String>, m: &Memory) -> bool {
+    let text = format!("{} {} {}", m.name, m.body, m.keywords.join(" "));
+    content_words(&text)
+        .iter()
+        .any(|w| w.chars().count() >= 2 && prompt_words.contains(w))
+}
+
 /// Which hits are relevant enough to inject unasked. Static-embedding cosines are high for
 /// everything and their scale moves with the embedding table, so they are only compared
 /// within one search, relative to the median candidate:
@@ -536,6 +667,18 @@ fn indent(s: &str) -> String {
 /// words decide alone.
 fn relevant(prompt: &str, hits: &[crate::store::Recalled]) -> Vec<bool> {
     let prompt_cjk = crate::text::mostly_cjk(prompt);
+    let has_cjk = prompt.chars().any(crate::text::is_cjk);
+    let prompt_words = if has_cjk {
+        content_words(prompt)
+    } else {
+        HashSet::new()
+    };
+    let lexical = |h: &crate::store::Recalled| {
+        h.lexical && (!has_cjk || shares_words(&prompt_words, &h.memory))
+    };
+    // The best-ranked hit that shares the prompt's words is kept whatever its cosine: it is
+    // what `cairn recall` would answer first.
+    let first_lexical = hits.iter().position(&lexical);
     let same_script =
         |h: &crate::store::Recalled| crate::text::mostly_cjk(&h.memory.body) == prompt_cjk;
     let cos = |h: &crate::store::Recalled| h.cosine.unwrap_or(0.0);
@@ -544,7 +687,7 @@ fn relevant(prompt: &str, hits: &[crate::store::Recalled]) -> Vec<bool> {
     let median = all.get(all.len() / 2).copied().unwrap_or(0.0);
     let lex_max = hits
         .iter()
-        .filter(|h| h.lexical && same_script(h))
+        .filter(|h| lexical(h) && same_script(h))
         .map(cos)
         .fold(f32::MIN, f32::max);
     let top_semantic = hits
@@ -557,8 +700,13 @@ fn relevant(prompt: &str, hits: &[crate::store::Recalled]) -> Vec<bool> {
     hits.iter()
         .enumerate()
         .map(|(i, h)| {
-            if h.lexical {
-                !same_script(h) || cos(h) >= lex_max || cos(h) - median >= (lex_max - median) / 2.0
+            if lexical(h) {
+                Some(i) == first_lexical
+                    || !same_script(h)
+                    || cos(h) >= lex_max
+                    || cos(h) - median >= (lex_max - median) / 2.0
+            } else if h.lexical {
+                false
             } else {
                 same_script(h) && stands_out && Some(i) == top_semantic
             }
@@ -736,7 +884,8 @@ mod tests {
 
     #[test]
     fn freshness() {
-        assert!(freshness_note(1).is_none());
+        assert!(freshness_note(0).is_none());
+        assert!(freshness_note(1).is_some_and(|n| n.contains("is 1 day old")));
         assert!(freshness_note(3).is_some_and(|n| n.contains("3 days old")));
     }
 }

@@ -50,8 +50,8 @@ pub mod text;
 pub mod views;
 
 pub use context::{
-    DEFAULT_SESSION_BUDGET, MAX_PROMPT_MEMORIES, SESSION_MAX_CHARS, freshness_note, ignores_memory,
-    neutralise,
+    DEFAULT_SESSION_BUDGET, MAX_PROMPT_MEMORIES, SESSION_MAX_CHARS, days_old, freshness_note,
+    ignores_memory, neutralise,
 };
 pub use error::{MemoryError, Result};
 pub use extract::{AgentMemoryDirs, Candidate, candidates, classify};

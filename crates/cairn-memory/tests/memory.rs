@@ -1163,6 +1163,134 @@ fn session_start_puts_the_user_first_and_keeps_to_its_budget() {
     );
 }
 
+/// Many preferences never crowd the project's memories out of the session-start summary:
+/// each section gets its share of the room first, and no heading is left empty.
+#[test]
+fn session_start_gives_every_section_its_share() {
+    let mut mem = store();
+    let p = "/w/webapp";
+    for i in 0..45 {
+        mem.remember(
+            manual(
+                MemoryType::Feedback,
+                GLOBAL,
+                &format!(
+                    "Rule {i}: always prefix helper number {i} with the module name helper{i} when naming functions."
+                ),
+            ),
+            NOW,
+        )
+        .unwrap();
+    }
+    mem.remember(
+        manual(
+            MemoryType::Project,
+            p,
+            "The webapp deploys to Vercel on merge to main.",
+        ),
+        NOW,
+    )
+    .unwrap();
+    mem.remember(
+        manual(
+            MemoryType::Project,
+            p,
+            "The webapp is a Next.js 15 app using the App Router.",
+        ),
+        NOW,
+    )
+    .unwrap();
+    mem.remember(
+        manual(
+            MemoryType::Reference,
+            p,
+            "Error tracking is at https://sentry.example.com/webapp.",
+        ),
+        NOW,
+    )
+    .unwrap();
+    for budget in [2_500, 20_000] {
+        let c = mem.session_start_context(p, None, budget, NOW).unwrap();
+        for needle in ["Vercel", "Next.js 15", "sentry.example.com", "helper"] {
+            assert!(c.contains(needle), "{needle} missing at {budget}: {c}");
+        }
+        assert!(c.find("helper") < c.find("Vercel"), "{c}");
+        assert!(c.chars().count() <= cairn_memory::SESSION_MAX_CHARS);
+        for heading in [
+            "## User profile and preferences",
+            "## Project",
+            "## References",
+        ] {
+            let at = c.find(heading).expect(heading);
+            let next = c[at + heading.len()..].trim_start();
+            assert!(next.starts_with("- ["), "{heading} is empty: {c}");
+        }
+    }
+}
+
+/// The prompt hook injects what recall ranks first, and not what shares only a kana, a
+/// hanzi, a date or a version number with the prompt.
+#[test]
+fn prompt_context_keeps_the_best_match_and_skips_accidental_ones() {
+    let mut mem = store();
+    let p = "/w/api";
+    for (t, scope, text) in [
+        (
+            MemoryType::Feedback,
+            p,
+            "Never edit an applied migration; write a new one instead.",
+        ),
+        (
+            MemoryType::Reference,
+            p,
+            "The production database is prod-db.internal:5432.",
+        ),
+        (
+            MemoryType::Feedback,
+            p,
+            "Do not add new Go dependencies without asking.",
+        ),
+        (
+            MemoryType::User,
+            GLOBAL,
+            "I have no meetings on Wednesday afternoons.",
+        ),
+        (MemoryType::Project, p, "Node 22 LTS; .nvmrc pins 22.11.0."),
+        (
+            MemoryType::Feedback,
+            GLOBAL,
+            "レビューコメントは丁寧語で書くこと。",
+        ),
+        (MemoryType::Project, p, "订单服务的超时是三秒。"),
+        (MemoryType::Feedback, GLOBAL, "回答时先给结论，再给理由。"),
+    ] {
+        mem.remember(manual(t, scope, text), NOW).unwrap();
+    }
+    let injected = |mem: &mut MemoryStore, session: &str, prompt: &str| {
+        mem.prompt_context(p, Some(session), prompt, NOW)
+            .unwrap()
+            .unwrap_or_default()
+    };
+    let c = injected(
+        &mut mem,
+        "s1",
+        "can I edit the 20240101_add_users.sql migration that already ran in prod?",
+    );
+    assert!(c.contains("applied migration"), "{c}");
+    assert!(!c.contains("meetings"), "{c}");
+    let c = injected(&mut mem, "s2", "テスト");
+    assert!(!c.contains("丁寧語"), "one shared kana: {c}");
+    let c = injected(&mut mem, "s3", "订单服务超时怎么办");
+    assert!(c.contains("三秒"), "{c}");
+    assert!(!c.contains("结论"), "one shared hanzi: {c}");
+    let c = injected(
+        &mut mem,
+        "s4",
+        "the nightly build from 2026-11-29 failed on main, 10.0.1.1:5432 refused at 03:12:55",
+    );
+    assert!(!c.contains("nvmrc"), "a date matched a version: {c}");
+}
+
 #[test]
 fn views_index_respects_claude_code_limits() {
     let tmp = tempfile::tempdir().unwrap();
