@@ -112,6 +112,10 @@ pub struct RememberArgs {
 pub struct IdArgs {
     /// The memory id, as returned by memory_search or memory_list (e.g. "m7k2p9xq").
     pub id: String,
+    /// Absolute path of the project directory (a memory of another project is not reachable
+    /// from here). Default: the server's working directory.
+    #[serde(default)]
+    pub cwd: Option<String>,
 }
 
 /// `memory_list` arguments.
@@ -120,7 +124,8 @@ pub struct ListArgs {
     /// Only this type: user, feedback, project or reference.
     #[serde(default, rename = "type")]
     pub memory_type: Option<String>,
-    /// "project" (this project only), "global", or "all" (default: this project and global).
+    /// "project" (this project only), "global", or "all": this project and global (the
+    /// default). Another project's memories are never listed.
     #[serde(default)]
     pub scope: Option<String>,
     /// Absolute path of the project directory. Default: the server's working directory.
@@ -194,6 +199,11 @@ impl MemoryServer {
                 None => Err("no project directory: pass cwd".into()),
             },
         }
+    }
+
+    /// Whether a memory is reachable from the project of `cwd`: its own or a global one.
+    fn visible(&self, m: &cairn_memory::Memory, cwd: Option<&str>) -> bool {
+        m.scope == GLOBAL || self.project(cwd).is_ok_and(|s| s == m.scope)
     }
 
     /// Runs `f` on the (lazily opened) memory store.
@@ -331,6 +341,7 @@ impl MemoryServer {
     async fn memory_get(&self, Parameters(a): Parameters<IdArgs>) -> CallToolResult {
         let t = now();
         match self.with_store(|m| m.get(&a.id)) {
+            Ok(Some(m)) if !self.visible(&m, a.cwd.as_deref()) => error_result(other_project(&m)),
             Ok(Some(m)) if m.is_live() => text_result(&memory_json(&m, t)),
             Ok(Some(m)) => error_result(format!(
                 "memory {} is no longer active ({})",
@@ -366,13 +377,12 @@ impl MemoryServer {
             None => None,
         };
         let scopes = match a.scope.as_deref().map(str::trim) {
-            Some("all") => Vec::new(),
             Some("global") => vec![GLOBAL.to_string()],
             Some("project") => match self.project(a.cwd.as_deref()) {
                 Ok(s) => vec![s],
                 Err(e) => return error_result(e),
             },
-            None | Some("") => match self.project(a.cwd.as_deref()) {
+            None | Some("") | Some("all") => match self.project(a.cwd.as_deref()) {
                 Ok(s) => vec![GLOBAL.to_string(), s],
                 Err(_) => vec![GLOBAL.to_string()],
             },
@@ -412,6 +422,13 @@ impl MemoryServer {
     )]
     async fn memory_forget(&self, Parameters(a): Parameters<IdArgs>) -> CallToolResult {
         let t = now();
+        match self.with_store(|m| m.get(&a.id)) {
+            Ok(Some(m)) if !self.visible(&m, a.cwd.as_deref()) => {
+                return error_result(other_project(&m));
+            }
+            Err(e) => return error_result(e),
+            _ => {}
+        }
         match self.with_store(|m| {
             let out = m.forget(&a.id, t)?;
             // The next hook finds the search snapshots current (only speed is at stake).
@@ -422,6 +439,15 @@ impl MemoryServer {
             Err(e) => error_result(e),
         }
     }
+}
+
+/// The answer for a memory of another project.
+fn other_project(m: &cairn_memory::Memory) -> String {
+    format!(
+        "memory {} belongs to another project ({}); pass that project's directory as cwd to reach it",
+        m.id,
+        cairn_memory::scope_label(&m.scope)
+    )
 }
 
 #[tool_handler(router = self.tool_router)]

@@ -630,6 +630,34 @@ fn mcp_server_round_trip() {
     );
     let (_, l) = mcp.call("memory_list", json!({}));
     assert_eq!(l["memories"][0]["id"], id.as_str());
+    // Another project's memory: never listed, not readable nor forgettable from here.
+    let elsewhere = h.json(&[
+        "remember",
+        "Use poetry for Python.",
+        "--cwd",
+        s(&project(&h, "work/other")),
+    ]);
+    let (_, l) = mcp.call("memory_list", json!({"scope": "all"}));
+    assert!(
+        l["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["id"] != elsewhere["id"]),
+        "{l}"
+    );
+    for tool in ["memory_get", "memory_forget"] {
+        let (err, e) = mcp.call(tool, json!({"id": elsewhere["id"]}));
+        assert!(
+            err && e.as_str().unwrap().contains("another project"),
+            "{tool}: {e}"
+        );
+    }
+    let (err, _) = mcp.call(
+        "memory_get",
+        json!({"id": elsewhere["id"], "cwd": s(&project(&h, "work/other"))}),
+    );
+    assert!(!err, "reachable from its own project");
     let (err, f) = mcp.call("memory_forget", json!({"id": id}));
     assert!(!err);
     assert_eq!(f, json!({"id": id, "forgotten": true}));
@@ -646,7 +674,11 @@ fn mcp_server_round_trip() {
     let status = mcp.finish();
     assert!(status.success());
     // The CLI sees what the agent did through MCP.
-    assert!(memories(&h, &[]).is_empty());
+    assert_eq!(
+        memories(&h, &[]).len(),
+        1,
+        "only the other project's memory is left"
+    );
 }
 
 #[test]
