@@ -134,7 +134,8 @@ static TAGS: LazyLock<Regex> = LazyLock::new(|| {
         // (`system`, not `system[\w-]*`: the `[^>]*` after it takes the same characters,
         // so the matches are the same, and the Unicode `\w` classes tripled the compile
         // time, paid by every hook that injects memory.)
-        r"(?i)<\s*/?\s*(?:system|instructions?|assistant|user|human|developer|tool|function|cairn|memor(?:y|ies)|im_start|im_end|\|[\w]+\|)[^>]*>|<\|[^|>]{1,40}\|>|\[/?INST\]|<<\s*/?SYS\s*>>",
+        // A tag cut short (a name truncated inside it) is defused too.
+        r"(?i)<\s*/?\s*(?:system|instructions?|assistant|user|human|developer|tool|function|cairn|memor(?:y|ies)|im_start|im_end|\|[\w]+\|)[^>]*(?:>|$)|<\|[^|>]{1,40}\|>|\[/?INST\]|<<\s*/?SYS\s*>>",
     )
 });
 

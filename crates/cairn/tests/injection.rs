@@ -226,3 +226,26 @@ fn mcp_returns_hostile_memories_neutralised() {
     assert!(seen >= HOSTILE.len());
     assert!(mcp.finish().success());
 }
+
+/// `cairn recall`, which the session summary tells agents to run, frames and defuses the
+/// same text.
+#[test]
+fn cairn_recall_text_is_quoted_and_neutralised() {
+    let h = TestHome::empty();
+    let proj = h.project("ops");
+    let cwd = proj.to_str().unwrap();
+    for (text, _) in HOSTILE {
+        h.json(&["remember", text, "--type", "reference", "--cwd", cwd]);
+    }
+    for (_, prompt) in HOSTILE {
+        let out = h.cairn(&["recall", prompt, "--cwd", cwd, "-k", "10"]);
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with("Quoted notes"), "{text}");
+        no_forbidden(&text, &format!("cairn recall {prompt:?}"));
+        assert!(
+            !text.to_lowercase().contains("</cairn-recall") && !text.contains("<system>"),
+            "{text}"
+        );
+    }
+}
