@@ -8,8 +8,10 @@
 //! when its content changes. They are also human-editable: cairn remembers the hash (and
 //! size and mtime) of every file it wrote, and on the next run a file whose content changed
 //! is read back into the memory it shows before anything is regenerated. A new `*.md` file
-//! dropped into a scope's directory becomes a new memory of that scope. An unparsable edit is
-//! left alone (and reported), never overwritten. Nothing is read back, written or removed
+//! dropped into a scope's directory becomes a new memory of that scope (a directory the
+//! database does not know, after the database was lost, is the scope the file's own `scope`
+//! field names when the two agree: the views bring the memories back). An unparsable edit, or
+//! a file that cannot be placed, is left alone (and reported), never overwritten. Nothing is read back, written or removed
 //! through a symbolic link below the views directory (a scope dir swapped for one is left as
 //! it is).
 
@@ -24,7 +26,7 @@ use crate::error::{MemoryError, Result};
 use crate::extract::classify;
 use crate::keywords::keywords_for;
 use crate::model::{Memory, MemoryType, NewMemory, Source, format_time, parse_body, render_body};
-use crate::scope::scope_slug;
+use crate::scope::{GLOBAL, scope_slug};
 use crate::store::{
     MemoryStore, clean, derive_description, derive_name, ensure_scope, get_memory, scope_slugs,
     update_fields, write_new_in,
@@ -511,6 +513,7 @@ impl MemoryStore {
                     report
                         .problems
                         .push(format!("{rel}: {UNCLOSED}; file left as it is"));
+                    keep.insert(rel);
                     continue;
                 }
                 // A copy of a known memory (e.g. a renamed file) is an edit of it.
@@ -531,10 +534,20 @@ impl MemoryStore {
                     }
                     continue;
                 }
-                let Some(scope) = slugs.get(&slug) else {
+                // A directory the database does not know (a database lost or replaced): the
+                // file's own `scope` says, when its directory is that scope's.
+                let scope = slugs.get(&slug).cloned().or_else(|| {
+                    view.fields
+                        .get("scope")
+                        .filter(|s| scope_slug(s) == slug)
+                        .cloned()
+                        .or_else(|| (slug == scope_slug(GLOBAL)).then(|| GLOBAL.to_string()))
+                });
+                let Some(scope) = scope else {
                     report.problems.push(format!(
                         "{rel}: the directory {slug} belongs to no known project; file left as it is"
                     ));
+                    keep.insert(rel);
                     continue;
                 };
                 let (rule, why, how) = parse_body(&view.body);
@@ -542,6 +555,7 @@ impl MemoryStore {
                     report
                         .problems
                         .push(format!("{rel}: no text to remember; file left as it is"));
+                    keep.insert(rel);
                     continue;
                 }
                 let memory_type = view

@@ -268,3 +268,52 @@ fn a_hand_edit_is_read_back_not_overwritten() {
             .contains("Release day")
     );
 }
+
+/// A lost database (deleted, or replaced by an empty one) is rebuilt from the views: each
+/// file's own `scope` names its project, and nothing on disk is overwritten or removed.
+#[test]
+fn the_views_bring_back_the_memories_of_a_lost_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("memory");
+    let before: Vec<(String, MemoryType, String)> = {
+        let mem = fixture(&root);
+        let mut v: Vec<_> = mem
+            .list(&ListFilter::default())
+            .unwrap()
+            .into_iter()
+            .map(|m| (m.rule, m.memory_type, m.scope))
+            .collect();
+        v.sort();
+        v
+    };
+    assert!(before.len() >= 3, "{before:?}");
+    // A new, empty database with the same views directory.
+    let mut mem = MemoryStore::open(Store::open_in_memory().unwrap())
+        .unwrap()
+        .with_views(&root);
+    let r = mem.refresh_views(NOW + 100).unwrap();
+    assert!(r.problems.is_empty(), "{r:?}");
+    assert_eq!(r.imported, before.len(), "{r:?}");
+    let mut after: Vec<_> = mem
+        .list(&ListFilter::default())
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.rule, m.memory_type, m.scope))
+        .collect();
+    after.sort();
+    assert_eq!(after, before);
+    // A file whose directory and scope agree with no project stays, reported.
+    let stray = root.join("nowhere-00000000");
+    std::fs::create_dir_all(&stray).unwrap();
+    std::fs::write(
+        stray.join("note.md"),
+        "---\nname: Stray\nscope: /elsewhere/else\n---\n\nA stray note.\n",
+    )
+    .unwrap();
+    let r = mem.refresh_views(NOW + 200).unwrap();
+    assert!(
+        r.problems.iter().any(|p| p.contains("no known project")),
+        "{r:?}"
+    );
+    assert!(stray.join("note.md").exists());
+}
