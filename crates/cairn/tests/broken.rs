@@ -397,3 +397,25 @@ fn a_closed_stderr_does_not_panic() {
         );
     }
 }
+
+/// A database file that is not one (damaged, or something else's) is named as such, with
+/// what to do; nothing else is touched.
+#[test]
+fn a_damaged_database_says_what_to_do() {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.data()).unwrap();
+    std::fs::write(h.data().join("cairn.db"), vec![0x5au8; 64 * 1024]).unwrap();
+    for args in [&["sync"][..], &["list"], &["recall", "x"]] {
+        let out = h.cairn(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("damaged or not cairn's") && err.contains("move it aside"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(h.data().join("cairn.db")).unwrap(),
+        vec![0x5au8; 64 * 1024]
+    );
+}

@@ -13,12 +13,28 @@ use crate::progress::Bar;
 
 pub fn open_store(homes: &Homes) -> Result<Store> {
     let path = homes.db_path();
-    Store::open(&path).with_context(|| {
-        format!(
-            "cannot open cairn's database at {} (check permissions, or pass --data-dir)",
+    Store::open(&path).map_err(|e| {
+        let advice = store_advice(&e.to_string());
+        anyhow::Error::new(e).context(format!(
+            "cannot open cairn's database at {} ({advice})",
             path.display()
-        )
+        ))
     })
+}
+
+/// What to do about a database that cannot be opened, by SQLite's reason.
+fn store_advice(error: &str) -> &'static str {
+    let e = error.to_ascii_lowercase();
+    if e.contains("not a database") || e.contains("malformed") || e.contains("corrupt") {
+        "the file is damaged or not cairn's: move it aside and run `cairn sync`, which rebuilds \
+         the store from the agents' transcripts and the memory views"
+    } else if e.contains("disk is full") || e.contains("no space") {
+        "the disk is full: free some space and run the command again"
+    } else if e.contains("readonly") || e.contains("read-only") || e.contains("permission") {
+        "cairn cannot write there: check the directory's permissions, or pass --data-dir"
+    } else {
+        "check the file and its directory's permissions, or pass --data-dir"
+    }
 }
 
 pub fn ingest(homes: &Homes, json: bool) -> Result<IngestReport> {
