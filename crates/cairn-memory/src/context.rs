@@ -631,14 +631,23 @@ fn indent(s: &str) -> String {
         .join("\n")
 }
 
-/// What of a prompt is searched: dates, times, addresses and versions ("2026-11-29",
-/// "10:00:00Z", "10.0.1.1:5432") never, and in a long prompt (a pasted log or stack trace)
+/// What of a prompt is searched: dates, times, addresses, versions and ids ("2026-11-29",
+/// "10:00:00Z", "10.0.1.1:5432", "request_id=9f3a1c22e0b4") never, and in a long prompt (a pasted log or stack trace)
 /// no number at all: they match memories by accident, not by subject.
 fn prompt_query(prompt: &str) -> String {
     static STAMP: LazyLock<Regex> =
         LazyLock::new(|| re(r"\b\d+(?:[-:./]\d+)+[A-Za-z]?\b|\b\d{4}-\d{2}-\d{2}T[\d:.]+Z?\b"));
     static NUMBER: LazyLock<Regex> = LazyLock::new(|| re(r"\b\d+\b"));
+    // Request ids, hashes, UUIDs: hex runs with a digit.
+    static HEX_ID: LazyLock<Regex> = LazyLock::new(|| re(r"\b[0-9A-Fa-f][0-9A-Fa-f-]{7,}\b"));
     let q = STAMP.replace_all(prompt, " ");
+    let q = HEX_ID.replace_all(&q, |c: &regex::Captures<'_>| {
+        if c[0].bytes().any(|b| b.is_ascii_digit()) {
+            " ".to_string()
+        } else {
+            c[0].to_string()
+        }
+    });
     if prompt.len() > 400 {
         NUMBER.replace_all(&q, " ").into_owned()
     } else {

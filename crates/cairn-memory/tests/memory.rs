@@ -1289,6 +1289,12 @@ fn prompt_context_keeps_the_best_match_and_skips_accidental_ones() {
         "the nightly build from 2026-11-29 failed on main, 10.0.1.1:5432 refused at 03:12:55",
     );
     assert!(!c.contains("nvmrc"), "a date matched a version: {c}");
+    let c = injected(
+        &mut mem,
+        "s5",
+        "why does the build fail? request_id=22ab11c0 trace 22e3f0aa9b1c",
+    );
+    assert!(!c.contains("nvmrc"), "an id matched a version: {c}");
 }
 
 #[test]
