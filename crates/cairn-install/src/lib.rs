@@ -6,9 +6,13 @@
 //! `toml_edit`, so comments and formatting survive, and `[features] hooks` when the user had
 //! turned hooks off). Each change is computed as a [`Plan`] (before/after text, a unified diff
 //! for `--dry-run`) and applied atomically with the file's mode kept. Installing twice changes
-//! nothing; uninstalling removes exactly the handlers that run `cairn … hook --agent <agent>`
-//! and what the [`Manifest`] says cairn added. It must not touch any other file, or decide
-//! where those files are: callers pass the paths.
+//! nothing; uninstalling removes exactly the handlers that run `<cairn> … hook --agent <agent>`
+//! and what the [`Manifest`] says cairn added. cairn's handlers are recognised by the command
+//! shape cairn writes ([`is_cairn_command`]), never by the binary's file name, so a renamed or
+//! moved binary replaces its old handler, and a second cairn handler for an event is dropped.
+//! Codex also runs the handlers in `<home>/hooks.json`: an event cairn already runs from there
+//! gets no handler in `config.toml`; that file is read, never written. It must not touch any
+//! other file, or decide where those files are: callers pass the paths.
 
 pub mod json_span;
 
@@ -122,6 +126,10 @@ pub struct Plan {
     pub after: Option<String>,
     /// The manifest record after applying.
     pub record: Option<Record>,
+    /// What the user should know about this change (printed with it, dry run included).
+    pub notes: Vec<String>,
+    /// Codex: cairn's handlers in `hooks.json`, which this plan leaves alone.
+    pub elsewhere: Option<Elsewhere>,
 }
 
 impl Plan {
@@ -210,9 +218,21 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     res
 }
 
-/// Whether a hook command is cairn's hook for `target` (`<…/cairn> [flags] hook --agent X`).
+/// Whether a hook command is cairn's hook for `target`.
+///
+/// Recognised by what cairn writes, not by the binary's name (a renamed, copied or versioned
+/// binary writes the same shape): `<program> [--data-dir DIR] hook --agent <target>` as plain
+/// shell words, where the options between the program and `hook` may only be cairn's own root
+/// flags (`--data-dir`, `--claude-dir`, `--codex-home`, each `FLAG VALUE` or `FLAG=VALUE`). A
+/// program named `cairn`, `cairn.*` or `cairn-*` whose command ends in ` hook --agent <target>`
+/// is also recognised (a hand-written line such as `"$HOME/bin/cairn" hook --agent codex`).
 pub fn is_cairn_command(cmd: &str, target: Target) -> bool {
     let cmd = cmd.trim();
+    if let Some(words) = shell_words(cmd)
+        && is_hook_argv(&words, target)
+    {
+        return true;
+    }
     let first = if let Some(rest) = cmd.strip_prefix('\'') {
         rest.split('\'').next().unwrap_or("")
     } else if let Some(rest) = cmd.strip_prefix('"') {
@@ -223,6 +243,103 @@ pub fn is_cairn_command(cmd: &str, target: Target) -> bool {
     let prog = first.rsplit(['/', '\\']).next().unwrap_or(first);
     (prog == "cairn" || prog.starts_with("cairn.") || prog.starts_with("cairn-"))
         && cmd.ends_with(&format!(" hook --agent {}", target.as_str()))
+}
+
+/// The global flags of cairn that take a directory (the ones a hook command may carry).
+const ROOT_FLAGS: [&str; 3] = ["--data-dir", "--claude-dir", "--codex-home"];
+
+/// `<program> [ROOT_FLAG VALUE | ROOT_FLAG=VALUE]… hook --agent <target>`.
+fn is_hook_argv(words: &[String], target: Target) -> bool {
+    let Some((prog, mut rest)) = words.split_first() else {
+        return false;
+    };
+    // Not an option, and not an environment assignment (`VAR=value cmd …`).
+    let assignment = prog.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    });
+    if prog.is_empty() || prog.starts_with('-') || assignment {
+        return false;
+    }
+    loop {
+        match rest {
+            [flag, value, tail @ ..]
+                if ROOT_FLAGS.contains(&flag.as_str()) && !value.is_empty() =>
+            {
+                rest = tail;
+            }
+            [flag, tail @ ..]
+                if ROOT_FLAGS.iter().any(|f| {
+                    flag.strip_prefix(f)
+                        .and_then(|v| v.strip_prefix('='))
+                        .is_some_and(|v| !v.is_empty())
+                }) =>
+            {
+                rest = tail;
+            }
+            _ => break,
+        }
+    }
+    match rest {
+        [hook, agent, t] => hook == "hook" && agent == "--agent" && t == target.as_str(),
+        [hook, agent] => hook == "hook" && agent.strip_prefix("--agent=") == Some(target.as_str()),
+        _ => false,
+    }
+}
+
+/// Splits a command line into words as a POSIX shell would, for lines made of plain words
+/// only: single quotes, double quotes (`\` escapes `"`, `\`, `$` and `` ` `` inside them) and
+/// `\` outside quotes. `None` for anything a shell would expand or interpret instead
+/// (unquoted `;&|<>()*?[]{}#`, `$` or `` ` `` anywhere, a line break, an unclosed quote).
+fn shell_words(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if let Some(w) = word.take() {
+                    words.push(w);
+                }
+            }
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => w.push(c),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '$' | '`' => return None,
+                        '\\' => match chars.next()? {
+                            c @ ('"' | '\\' | '$' | '`') => w.push(c),
+                            '\n' => {}
+                            c => {
+                                w.push('\\');
+                                w.push(c);
+                            }
+                        },
+                        c => w.push(c),
+                    }
+                }
+            }
+            '\\' => match chars.next()? {
+                '\n' => {}
+                c => word.get_or_insert_with(String::new).push(c),
+            },
+            ';' | '&' | '|' | '<' | '>' | '(' | ')' | '*' | '?' | '[' | ']' | '{' | '}' | '$'
+            | '`' | '\n' | '\r' => return None,
+            '#' if word.is_none() => return None,
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    Some(words)
 }
 
 fn read_optional(path: &Path) -> Result<Option<String>, InstallError> {
@@ -314,7 +431,7 @@ pub fn plan_claude(
             Some(text) if text.trim().is_empty() => Some(text.clone()),
             Some(text) => {
                 syntax_json(settings, text)?;
-                let out = claude_remove(text, settings)?;
+                let out = claude_strip(text, settings, &|_| true)?;
                 let empty = serde_json::from_str::<serde_json::Value>(&out)
                     .ok()
                     .and_then(|v| v.as_object().map(|o| o.is_empty()))
@@ -345,6 +462,8 @@ pub fn plan_claude(
         before,
         after,
         record: (!uninstall).then_some(record),
+        notes: Vec::new(),
+        elsewhere: None,
     })
 }
 
@@ -367,6 +486,10 @@ fn claude_fresh(command: &str) -> String {
 }
 
 fn claude_add(text: &str, command: &str, path: &Path) -> Result<String, InstallError> {
+    // One cairn handler per event: drop any second one (an older install that did not
+    // recognise its own handler, or one copied in by hand).
+    let deduped = claude_strip(text, path, &|n| n > 0)?;
+    let text = deduped.as_str();
     let shape = |m: &str| InstallError::Shape(m.to_owned(), path.to_path_buf());
     let root = parse(text).ok_or_else(|| shape("cannot read the JSON structure"))?;
     let unit = indent_unit(text);
@@ -460,7 +583,15 @@ fn child_indent(text: &str, container: &Node, unit: &str) -> String {
     }
 }
 
-fn claude_remove(text: &str, path: &Path) -> Result<String, InstallError> {
+/// Removes cairn's handlers from Claude-style `hooks`: every one for which `remove(n)` holds,
+/// `n` counting cairn's handlers within one event (0 for the first). A handler is removed on its
+/// own when it shares its group, else its group, else its event, else the whole `hooks` member,
+/// so that removing what cairn appended restores the bytes that were there before.
+fn claude_strip(
+    text: &str,
+    path: &Path,
+    remove: &dyn Fn(usize) -> bool,
+) -> Result<String, InstallError> {
     let shape = |m: &str| InstallError::Shape(m.to_owned(), path.to_path_buf());
     let mut text = text.to_owned();
     // One removal at a time, re-reading the spans after each.
@@ -486,28 +617,33 @@ fn claude_remove(text: &str, path: &Path) -> Result<String, InstallError> {
             let Node::Array { items: groups, .. } = &ev.value else {
                 continue;
             };
+            let mut n = 0;
             for (gi, g) in groups.iter().enumerate() {
-                let found = cairn_handlers(&text, g, Target::Claude);
-                let Some(&(hi_idx, _)) = found.first() else {
+                let Some(handlers_node) = g.member("hooks").map(|m| &m.value) else {
                     continue;
                 };
-                let Some(Node::Array {
+                let Node::Array {
                     items: handlers, ..
-                }) = g.member("hooks").map(|m| &m.value)
+                } = handlers_node
                 else {
                     continue;
                 };
-                edit = if handlers.len() > found.len() {
-                    // Other handlers share the group: remove only cairn's.
-                    remove_from(&g.member("hooks").expect("checked").value, hi_idx)
-                } else if groups.len() > 1 {
-                    remove_from(&ev.value, gi)
-                } else if events.len() > 1 {
-                    remove_from(hooks, ei)
-                } else {
-                    remove_from(&root, hi)
-                };
-                break 'find;
+                for (hidx, _) in cairn_handlers(&text, g, Target::Claude) {
+                    if !remove(n) {
+                        n += 1;
+                        continue;
+                    }
+                    edit = if handlers.len() > 1 {
+                        remove_from(handlers_node, hidx)
+                    } else if groups.len() > 1 {
+                        remove_from(&ev.value, gi)
+                    } else if events.len() > 1 {
+                        remove_from(hooks, ei)
+                    } else {
+                        remove_from(&root, hi)
+                    };
+                    break 'find;
+                }
             }
         }
         match edit {
@@ -541,9 +677,126 @@ fn toml_syntax(path: &Path, text: &str, e: &toml_edit::TomlError) -> InstallErro
     }
 }
 
+/// Where cairn's hooks already run outside the file being edited (Codex: `<home>/hooks.json`,
+/// which Codex merges with `[hooks]` in `config.toml`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Elsewhere {
+    pub path: PathBuf,
+    /// The events with a cairn handler there, in [`EVENTS`] order.
+    pub events: Vec<String>,
+    /// The distinct cairn commands found there.
+    pub commands: Vec<String>,
+}
+
+/// What a Claude-style `hooks.json` holds: cairn's handlers and the other tools' commands.
+#[derive(Debug)]
+struct HooksJson {
+    cairn: Elsewhere,
+    others: Vec<String>,
+}
+
+/// Reads a Claude-style hooks file (`{"hooks": {<Event>: [{"hooks": [{"command": …}]}]}}`).
+/// `Ok(None)`: no such file; `Err`: a note saying why it could not be read.
+fn read_hooks_json(path: &Path, target: Target) -> Result<Option<HooksJson>, String> {
+    let text = match read_optional(path) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{} is not valid JSON ({e}); cairn could not check it for its hooks",
+            path.display()
+        )
+    })?;
+    let mut out = HooksJson {
+        cairn: Elsewhere {
+            path: path.to_path_buf(),
+            events: Vec::new(),
+            commands: Vec::new(),
+        },
+        others: Vec::new(),
+    };
+    let Some(events) = v.get("hooks").and_then(serde_json::Value::as_object) else {
+        return Ok(Some(out));
+    };
+    for (event, groups) in events {
+        let commands = groups
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|g| g.get("hooks").and_then(serde_json::Value::as_array))
+            .flatten()
+            .filter_map(|h| h.get("command").and_then(serde_json::Value::as_str));
+        for c in commands {
+            if is_cairn_command(c, target) {
+                if !out.cairn.events.contains(event) {
+                    out.cairn.events.push(event.clone());
+                }
+                if !out.cairn.commands.iter().any(|k| k == c) {
+                    out.cairn.commands.push(c.to_owned());
+                }
+            } else {
+                out.others.push(c.to_owned());
+            }
+        }
+    }
+    out.cairn
+        .events
+        .sort_by_key(|e| EVENTS.iter().position(|k| k == e).unwrap_or(EVENTS.len()));
+    Ok(Some(out))
+}
+
+/// The handler tables under one `[hooks]` entry, written as `[[…]]` tables or inline.
+fn toml_tables(item: &Item) -> Vec<&dyn toml_edit::TableLike> {
+    match item {
+        Item::ArrayOfTables(a) => a.iter().map(|t| t as &dyn toml_edit::TableLike).collect(),
+        Item::Value(toml_edit::Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_inline_table().map(|t| t as &dyn toml_edit::TableLike))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The commands of handlers in `config.toml` that are not cairn's.
+fn codex_other_commands(doc: &DocumentMut) -> Vec<String> {
+    let Some(hooks) = doc.get("hooks").and_then(Item::as_table_like) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (event, groups) in hooks.iter() {
+        if event == "state" {
+            continue;
+        }
+        for g in toml_tables(groups) {
+            for h in g.get("hooks").map(toml_tables).unwrap_or_default() {
+                if let Some(c) = h.get("command").and_then(Item::as_str)
+                    && !is_cairn_command(c, Target::Codex)
+                {
+                    out.push(c.to_owned());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn event_list(events: &[String]) -> String {
+    events.join(", ")
+}
+
 /// Plans installing (or removing) cairn's hooks in Codex's `config.toml`.
+///
+/// `hooks_json` is Codex's `<home>/hooks.json`: Codex runs the handlers of both files, so an
+/// event with a cairn handler there gets none in `config.toml` (an extra one there is removed),
+/// and the plan's notes say so. That file itself is never edited.
 pub fn plan_codex(
     config: &Path,
+    hooks_json: Option<&Path>,
     command: &str,
     uninstall: bool,
     previous: Option<&Record>,
@@ -557,15 +810,48 @@ pub fn plan_codex(
         created_file: previous.map_or(before.is_none(), |r| r.created_file),
         enabled_hooks_feature: previous.is_some_and(|r| r.enabled_hooks_feature),
     };
+    let mut notes = Vec::new();
+    let json = match hooks_json.map(|p| read_hooks_json(p, Target::Codex)) {
+        None | Some(Ok(None)) => None,
+        Some(Ok(Some(j))) => Some(j),
+        Some(Err(note)) => {
+            notes.push(note);
+            None
+        }
+    };
+    let elsewhere = json
+        .as_ref()
+        .map(|j| j.cairn.clone())
+        .filter(|e| !e.events.is_empty());
+    let in_json = |event: &str| {
+        elsewhere
+            .as_ref()
+            .is_some_and(|e| e.events.iter().any(|k| k == event))
+    };
+
     if uninstall {
-        codex_remove(&mut doc);
+        codex_strip(&mut doc, &mut |_, _| true);
         if record.enabled_hooks_feature
             && let Some(f) = doc.get_mut("features").and_then(Item::as_table_like_mut)
             && let Some(v) = f.get_mut("hooks").and_then(Item::as_value_mut)
+            && v.as_bool() == Some(true)
         {
             let decor = v.decor().clone();
             *v = toml_edit::Value::from(false);
             *v.decor_mut() = decor;
+            notes.push(
+                "`[features] hooks` is `false` again, as it was before `cairn install codex` \
+                 (every Codex hook is off)."
+                    .to_owned(),
+            );
+        }
+        if let Some(e) = &elsewhere {
+            notes.push(format!(
+                "{} still runs cairn ({}): cairn does not edit that file; remove those handlers \
+                 there by hand.",
+                e.path.display(),
+                event_list(&e.events)
+            ));
         }
         let out = doc.to_string();
         let after = if before.is_none() || (record.created_file && out.trim().is_empty()) {
@@ -579,10 +865,24 @@ pub fn plan_codex(
             before,
             after,
             record: None,
+            notes,
+            elsewhere,
         });
     }
 
-    // Hooks switched off by the user? Switch them on (and remember to switch them back).
+    // One cairn handler per event, and none here for an event hooks.json already covers.
+    let mut doubled = Vec::new();
+    codex_strip(&mut doc, &mut |event, n| {
+        let drop = n > 0 || in_json(event);
+        if drop && in_json(event) {
+            doubled.push(event.to_owned());
+        }
+        drop
+    });
+
+    let mut switched_on = false;
+    // Hooks switched off by the user? Codex then runs no hook at all, cairn's included: switch
+    // them on (and remember to switch them back), and say what else that turns on.
     if let Some(f) = doc.get_mut("features").and_then(Item::as_table_like_mut)
         && let Some(v) = f.get_mut("hooks").and_then(Item::as_value_mut)
         && v.as_bool() == Some(false)
@@ -591,69 +891,142 @@ pub fn plan_codex(
         *v = toml_edit::Value::from(true);
         *v.decor_mut() = decor;
         record.enabled_hooks_feature = true;
+        switched_on = true;
+    }
+    if switched_on {
+        let mut others = codex_other_commands(&doc);
+        others.extend(json.iter().flat_map(|j| j.others.iter().cloned()));
+        let which = if others.is_empty() {
+            "no other hook is configured in config.toml or hooks.json now, but any added later runs too".to_owned()
+        } else {
+            let shown: Vec<String> = others.iter().take(5).map(|c| format!("`{c}`")).collect();
+            let more = if others.len() > 5 {
+                format!(" and {} more", others.len() - 5)
+            } else {
+                String::new()
+            };
+            format!(
+                "{} other hook(s) run again: {}{more}",
+                others.len(),
+                shown.join(", ")
+            )
+        };
+        notes.push(format!(
+            "`[features] hooks = false` in {} switches off every Codex hook, cairn's included; \
+             cairn sets it to `true`, which turns every tool's hooks back on ({which}). To keep a \
+             hook off, remove it or disable it in `/hooks`; `cairn install codex --uninstall` sets \
+             the flag back to `false`.",
+            config.display()
+        ));
     }
 
-    let hooks = doc
-        .entry("hooks")
-        .or_insert_with(|| {
-            let mut t = Table::new();
-            t.set_implicit(true);
-            Item::Table(t)
-        })
-        .as_table_like_mut()
-        .ok_or_else(|| shape("`hooks` is not a table"))?;
-    for event in EVENTS {
-        let entry = hooks
-            .entry(event)
-            .or_insert(Item::ArrayOfTables(ArrayOfTables::new()));
-        let Item::ArrayOfTables(groups) = entry else {
-            return Err(shape(&format!(
-                "`hooks.{event}` is not written as [[hooks.{event}]] tables"
-            )));
-        };
-        let mut found = false;
-        for g in groups.iter_mut() {
-            let Some(Item::ArrayOfTables(handlers)) = g.get_mut("hooks") else {
-                continue;
+    let missing: Vec<&str> = EVENTS.iter().copied().filter(|e| !in_json(e)).collect();
+    if !missing.is_empty() {
+        let hooks = doc
+            .entry("hooks")
+            .or_insert_with(|| {
+                let mut t = Table::new();
+                t.set_implicit(true);
+                Item::Table(t)
+            })
+            .as_table_like_mut()
+            .ok_or_else(|| shape("`hooks` is not a table"))?;
+        for event in missing {
+            let entry = hooks
+                .entry(event)
+                .or_insert(Item::ArrayOfTables(ArrayOfTables::new()));
+            let Item::ArrayOfTables(groups) = entry else {
+                return Err(shape(&format!(
+                    "`hooks.{event}` is not written as [[hooks.{event}]] tables"
+                )));
             };
-            for h in handlers.iter_mut() {
-                let is_ours = h
-                    .get("command")
-                    .and_then(Item::as_str)
-                    .is_some_and(|c| is_cairn_command(c, Target::Codex));
-                if is_ours {
-                    found = true;
-                    if h.get("command").and_then(Item::as_str) != Some(command) {
-                        h.insert("command", value(command));
+            let mut found = false;
+            for g in groups.iter_mut() {
+                let Some(Item::ArrayOfTables(handlers)) = g.get_mut("hooks") else {
+                    continue;
+                };
+                for h in handlers.iter_mut() {
+                    let is_ours = h
+                        .get("command")
+                        .and_then(Item::as_str)
+                        .is_some_and(|c| is_cairn_command(c, Target::Codex));
+                    if is_ours {
+                        found = true;
+                        if h.get("command").and_then(Item::as_str) != Some(command) {
+                            h.insert("command", value(command));
+                        }
                     }
                 }
             }
+            if !found {
+                let mut handlers = ArrayOfTables::new();
+                handlers.push(codex_handler(command));
+                let mut group = Table::new();
+                group.decor_mut().set_prefix("\n");
+                group.insert("hooks", Item::ArrayOfTables(handlers));
+                groups.push(group);
+            }
         }
-        if !found {
-            let mut handlers = ArrayOfTables::new();
-            handlers.push(codex_handler(command));
-            let mut group = Table::new();
-            group.decor_mut().set_prefix("\n");
-            group.insert("hooks", Item::ArrayOfTables(handlers));
-            groups.push(group);
+    }
+    if let Some(e) = &elsewhere {
+        let mut note = format!(
+            "{} already runs cairn ({}); cairn adds no second handler for {} to {} (Codex runs \
+             both files' hooks) and leaves {} as it is",
+            e.path.display(),
+            event_list(&e.events),
+            if e.events.len() == 1 { "it" } else { "them" },
+            config.display(),
+            e.path.display(),
+        );
+        if !doubled.is_empty() {
+            doubled.dedup();
+            note += &format!(
+                "; removed cairn's duplicate {} handler(s) from {}",
+                event_list(&doubled),
+                config.display()
+            );
+        }
+        note.push('.');
+        notes.push(note);
+        let stale: Vec<&String> = e.commands.iter().filter(|c| *c != command).collect();
+        if !stale.is_empty() {
+            notes.push(format!(
+                "{} runs {}, not this binary's `{command}`: update it there if cairn moved.",
+                e.path.display(),
+                stale
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
     }
     let out = doc.to_string();
     let after = if before.as_deref() == Some(out.as_str()) {
         before.clone()
+    } else if before.is_none() && out.is_empty() {
+        None
     } else {
         Some(out)
     };
+    if before.is_none() && after.is_none() {
+        record.created_file = false;
+    }
     Ok(Plan {
         target: Target::Codex,
         path: config.to_path_buf(),
         before,
         after,
         record: Some(record),
+        notes,
+        elsewhere,
     })
 }
 
-fn codex_remove(doc: &mut DocumentMut) {
+/// Removes cairn's handlers from `[[hooks.<Event>]]` tables: every one for which
+/// `remove(event, n)` holds, `n` counting cairn's handlers within the event (0 for the first).
+/// A group left without handlers goes, then an empty event, then an empty `[hooks]`.
+fn codex_strip(doc: &mut DocumentMut, remove: &mut dyn FnMut(&str, usize) -> bool) {
     let Some(hooks) = doc.get_mut("hooks").and_then(Item::as_table_like_mut) else {
         return;
     };
@@ -662,6 +1035,7 @@ fn codex_remove(doc: &mut DocumentMut) {
         let Some(Item::ArrayOfTables(groups)) = hooks.get_mut(&event) else {
             continue;
         };
+        let mut n = 0;
         let mut g = 0;
         while g < groups.len() {
             let mut drop_group = false;
@@ -670,9 +1044,16 @@ fn codex_remove(doc: &mut DocumentMut) {
             {
                 let before = handlers.len();
                 handlers.retain(|h| {
-                    !h.get("command")
+                    let ours = h
+                        .get("command")
                         .and_then(Item::as_str)
-                        .is_some_and(|c| is_cairn_command(c, Target::Codex))
+                        .is_some_and(|c| is_cairn_command(c, Target::Codex));
+                    if !ours {
+                        return true;
+                    }
+                    let keep = !remove(&event, n);
+                    n += 1;
+                    keep
                 });
                 drop_group = handlers.is_empty() && before > 0;
             }

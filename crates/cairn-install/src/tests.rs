@@ -87,12 +87,12 @@ fn claude_refuses_broken_json() {
 fn round_trip_codex(original: &str) -> String {
     let d = tempfile::tempdir().unwrap();
     let p = write(d.path(), "config.toml", original);
-    let plan = plan_codex(&p, XCMD, false, None).unwrap();
+    let plan = plan_codex(&p, None, XCMD, false, None).unwrap();
     plan.apply().unwrap();
     let installed = std::fs::read_to_string(&p).unwrap();
-    let again = plan_codex(&p, XCMD, false, plan.record.as_ref()).unwrap();
+    let again = plan_codex(&p, None, XCMD, false, plan.record.as_ref()).unwrap();
     assert!(!again.changes_file(), "{}", again.diff());
-    let un = plan_codex(&p, XCMD, true, plan.record.as_ref()).unwrap();
+    let un = plan_codex(&p, None, XCMD, true, plan.record.as_ref()).unwrap();
     un.apply().unwrap();
     assert_eq!(std::fs::read_to_string(&p).unwrap(), original);
     installed
@@ -127,10 +127,10 @@ fn codex_round_trips_with_comments() {
 fn codex_fresh_file_is_removed_again() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("config.toml");
-    let plan = plan_codex(&p, XCMD, false, None).unwrap();
+    let plan = plan_codex(&p, None, XCMD, false, None).unwrap();
     plan.apply().unwrap();
     assert!(p.exists());
-    plan_codex(&p, XCMD, true, plan.record.as_ref())
+    plan_codex(&p, None, XCMD, true, plan.record.as_ref())
         .unwrap()
         .apply()
         .unwrap();
@@ -141,7 +141,9 @@ fn codex_fresh_file_is_removed_again() {
 fn codex_broken_toml_names_the_line() {
     let d = tempfile::tempdir().unwrap();
     let p = write(d.path(), "config.toml", "model = \"x\"\n[tui\n");
-    let e = plan_codex(&p, XCMD, false, None).unwrap_err().to_string();
+    let e = plan_codex(&p, None, XCMD, false, None)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not valid TOML (line 2"), "{e}");
 }
 
@@ -159,8 +161,201 @@ fn recognises_cairn_commands() {
         "cairn hook --agent claude",
         Target::Codex
     ));
-    assert!(!is_cairn_command(
+    // By the shape cairn writes, whatever the binary is called.
+    for cmd in [
         "notcairn hook --agent claude",
-        Target::Claude
-    ));
+        "/opt/cairn5 hook --agent claude",
+        "/opt/bin/mytool --data-dir /x hook --agent claude",
+        "'/home/a b/cairn-0.2' --data-dir '/d/it'\\''s' hook --agent claude",
+        "/v/cairn_0.1_linux --data-dir=/x --codex-home /c hook --agent=claude",
+        "\"$HOME/bin/cairn\" hook --agent claude",
+    ] {
+        assert!(is_cairn_command(cmd, Target::Claude), "{cmd}");
+        assert!(!is_cairn_command(cmd, Target::Codex), "{cmd}");
+    }
+    // Anything else is another tool's.
+    for cmd in [
+        "mytool hook --agent claude --verbose",
+        "mytool --verbose hook --agent claude",
+        "mytool hook --agent",
+        "X=1 mytool hook --agent claude",
+        "mytool hook --agent claude; rm -rf /tmp/x",
+        "mytool hook --agent claude # note",
+        "sh -c 'mytool hook --agent claude'",
+        "\"$HOME/bin/mytool\" hook --agent claude",
+        "mytool --data-dir hook --agent claude",
+        "hook --agent claude",
+        "",
+    ] {
+        assert!(!is_cairn_command(cmd, Target::Claude), "{cmd}");
+    }
+}
+
+#[test]
+fn claude_renamed_binary_round_trips_and_heals_duplicates() {
+    let d = tempfile::tempdir().unwrap();
+    let original = "{\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"say done\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
+    let p = write(d.path(), "settings.json", original);
+    let a = "/opt/a/cairn5 hook --agent claude";
+    let b = "/opt/b/mytool --data-dir /d hook --agent claude";
+    let plan = plan_claude(&p, a, false, None).unwrap();
+    plan.apply().unwrap();
+    let again = plan_claude(&p, a, false, plan.record.as_ref()).unwrap();
+    assert!(!again.changes_file(), "{}", again.diff());
+    // Another path: the handler is replaced, not doubled.
+    plan_claude(&p, b, false, plan.record.as_ref())
+        .unwrap()
+        .apply()
+        .unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(!text.contains(a) && text.matches(b).count() == 3, "{text}");
+    let un = plan_claude(&p, b, true, plan.record.as_ref()).unwrap();
+    un.apply().unwrap();
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), original);
+
+    // Duplicates left by an older install (same group and separate groups): one is kept.
+    let dup = "{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"/x/cairn5 hook --agent claude\"},{\"type\":\"command\",\"command\":\"say done\"}]},{\"hooks\":[{\"type\":\"command\",\"command\":\"/x/cairn5 hook --agent claude\"}]},{\"hooks\":[{\"type\":\"command\",\"command\":\"/y/cairn5 hook --agent claude\"}]}]}}";
+    std::fs::write(&p, dup).unwrap();
+    plan_claude(&p, a, false, None).unwrap().apply().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    for e in EVENTS {
+        let n = v["hooks"][e]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| g["hooks"].as_array().unwrap())
+            .filter(|h| h["command"] == a)
+            .count();
+        assert_eq!(n, 1, "{e}: {v}");
+    }
+    assert!(
+        !v.to_string().contains("/x/") && !v.to_string().contains("/y/"),
+        "{v}"
+    );
+    plan_claude(&p, a, true, None).unwrap().apply().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}})
+    );
+}
+
+#[test]
+fn codex_leaves_events_that_hooks_json_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let hj = write(
+        d.path(),
+        "hooks.json",
+        "{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"/old/cairn hook --agent codex\",\"timeout\":30}]}]}}",
+    );
+    let original = "model = \"o3\"\n";
+    let p = write(d.path(), "config.toml", original);
+    let plan = plan_codex(&p, Some(&hj), XCMD, false, None).unwrap();
+    let after = plan.after.clone().unwrap();
+    assert!(!after.contains("hooks.Stop"), "{after}");
+    assert!(
+        after.contains("[[hooks.SessionStart]]") && after.contains("[[hooks.UserPromptSubmit]]")
+    );
+    let notes = plan.notes.join("\n");
+    assert!(
+        notes.contains("hooks.json already runs cairn (Stop)"),
+        "{notes}"
+    );
+    assert!(notes.contains("`/old/cairn hook --agent codex`"), "{notes}");
+    assert_eq!(plan.elsewhere.as_ref().unwrap().events, ["Stop"]);
+    plan.apply().unwrap();
+    let un = plan_codex(&p, Some(&hj), XCMD, true, plan.record.as_ref()).unwrap();
+    assert!(
+        un.notes.join(" ").contains("still runs cairn (Stop)"),
+        "{:?}",
+        un.notes
+    );
+    un.apply().unwrap();
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), original);
+
+    // A duplicate already in config.toml goes; hooks.json's stays.
+    let doubled = "[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"/opt/bin/cairn hook --agent codex\"\ntimeout = 30\n";
+    std::fs::write(&p, doubled).unwrap();
+    let plan = plan_codex(&p, Some(&hj), XCMD, false, None).unwrap();
+    let after = plan.after.clone().unwrap();
+    assert!(!after.contains("hooks.Stop"), "{after}");
+    assert!(
+        plan.notes
+            .join(" ")
+            .contains("removed cairn's duplicate Stop"),
+        "{:?}",
+        plan.notes
+    );
+
+    // Every event in hooks.json and no config.toml: nothing is created.
+    std::fs::write(
+        &hj,
+        "{\"hooks\":{\"SessionStart\":[{\"hooks\":[{\"command\":\"/opt/bin/cairn hook --agent codex\"}]}],\"UserPromptSubmit\":[{\"hooks\":[{\"command\":\"/opt/bin/cairn hook --agent codex\"}]}],\"Stop\":[{\"hooks\":[{\"command\":\"/opt/bin/cairn hook --agent codex\"}]}]}}",
+    )
+    .unwrap();
+    std::fs::remove_file(&p).unwrap();
+    let plan = plan_codex(&p, Some(&hj), XCMD, false, None).unwrap();
+    assert!(!plan.changes_file(), "{}", plan.diff());
+    assert_eq!(plan.notes.len(), 1, "{:?}", plan.notes);
+
+    // An unreadable hooks.json is a note, not an error.
+    std::fs::write(&hj, "{").unwrap();
+    let plan = plan_codex(&p, Some(&hj), XCMD, false, None).unwrap();
+    assert!(plan.changes_file());
+    assert!(plan.notes[0].contains("not valid JSON"), "{:?}", plan.notes);
+}
+
+#[test]
+fn codex_says_that_enabling_hooks_enables_every_tool() {
+    let d = tempfile::tempdir().unwrap();
+    let original = "[features]\nhooks = false\n\n[[hooks.PostToolUse]]\nmatcher = \"apply_patch\"\n[[hooks.PostToolUse.hooks]]\ntype = \"command\"\ncommand = \"ruff check --fix\"\n";
+    let p = write(d.path(), "config.toml", original);
+    let plan = plan_codex(&p, None, XCMD, false, None).unwrap();
+    let notes = plan.notes.join(" ");
+    assert!(
+        notes.contains("every tool's hooks back on") && notes.contains("`ruff check --fix`"),
+        "{notes}"
+    );
+    plan.apply().unwrap();
+    let again = plan_codex(&p, None, XCMD, false, plan.record.as_ref()).unwrap();
+    assert!(
+        !again.changes_file() && again.notes.is_empty(),
+        "{:?}",
+        again.notes
+    );
+    let un = plan_codex(&p, None, XCMD, true, plan.record.as_ref()).unwrap();
+    assert!(
+        un.notes.join(" ").contains("`false` again"),
+        "{:?}",
+        un.notes
+    );
+    un.apply().unwrap();
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), original);
+}
+
+#[test]
+fn codex_heals_duplicates_and_moves() {
+    let d = tempfile::tempdir().unwrap();
+    let dup = "[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"/a/cairn5 hook --agent codex\"\n\n[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"say done\"\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"/a/cairn5 hook --agent codex\"\n";
+    let p = write(d.path(), "config.toml", dup);
+    let b = "/b/mytool hook --agent codex";
+    plan_codex(&p, None, b, false, None)
+        .unwrap()
+        .apply()
+        .unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    let parsed: toml_edit::DocumentMut = text.parse().unwrap();
+    for e in EVENTS {
+        let groups = parsed["hooks"][e].as_array_of_tables().unwrap();
+        let n = groups
+            .iter()
+            .flat_map(|g| g["hooks"].as_array_of_tables().unwrap().iter())
+            .filter(|h| h["command"].as_str() == Some(b))
+            .count();
+        assert_eq!(n, 1, "{e}: {text}");
+    }
+    assert!(
+        !text.contains("/a/cairn5") && text.contains("say done"),
+        "{text}"
+    );
 }

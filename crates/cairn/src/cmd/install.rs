@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
-use cairn_install::{Manifest, Plan, Target, plan_claude, plan_codex};
+use cairn_install::{Manifest, Target, plan_claude, plan_codex};
 
 use crate::homes::Homes;
 use crate::output;
@@ -41,6 +41,18 @@ struct Report {
     diff: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     next_steps: Vec<String>,
+    /// What else the user should know (cairn's hooks found in another file, a feature flag).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<String>,
+    /// Codex: the file that already runs cairn's hooks for some events, and which.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    also_in: Option<AlsoIn>,
+}
+
+#[derive(Serialize)]
+struct AlsoIn {
+    path: String,
+    events: Vec<String>,
 }
 
 const MANIFEST: &str = "install.json";
@@ -102,7 +114,13 @@ pub fn run(homes: &Homes, args: &InstallArgs, json: bool) -> Result<ExitCode> {
     let previous = manifest.get(target);
     let plan = match target {
         Target::Claude => plan_claude(&file, &command, args.uninstall, previous)?,
-        Target::Codex => plan_codex(&file, &command, args.uninstall, previous)?,
+        Target::Codex => plan_codex(
+            &file,
+            Some(&homes.codex_home.join("hooks.json")),
+            &command,
+            args.uninstall,
+            previous,
+        )?,
     };
     let changed = plan.changes_file();
     if !args.dry_run {
@@ -110,7 +128,7 @@ pub fn run(homes: &Homes, args: &InstallArgs, json: bool) -> Result<ExitCode> {
         manifest.set(target, plan.record.clone());
         save_manifest(&manifest_path, &manifest)?;
     }
-    let next_steps = next_steps(target, args.uninstall, changed, &plan);
+    let next_steps = next_steps(target, args.uninstall, changed);
     let action = if args.uninstall {
         "uninstall"
     } else {
@@ -125,6 +143,11 @@ pub fn run(homes: &Homes, args: &InstallArgs, json: bool) -> Result<ExitCode> {
             dry_run: args.dry_run,
             diff: plan.diff(),
             next_steps,
+            notes: plan.notes.clone(),
+            also_in: plan.elsewhere.as_ref().map(|e| AlsoIn {
+                path: e.path.display().to_string(),
+                events: e.events.clone(),
+            }),
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -135,13 +158,29 @@ pub fn run(homes: &Homes, args: &InstallArgs, json: bool) -> Result<ExitCode> {
         } else {
             outln!("{}: nothing to change", file.display());
         }
+        for n in &plan.notes {
+            outln!("{n}");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     match (args.uninstall, changed) {
         (false, true) => outln!("installed cairn's hooks in {}", file.display()),
-        (false, false) => outln!("cairn's hooks are already in {}", file.display()),
+        (false, false) => match &plan.elsewhere {
+            Some(e) if e.events.len() >= cairn_install::EVENTS.len() => {
+                outln!("cairn's hooks are already in {}", e.path.display())
+            }
+            Some(e) => outln!(
+                "cairn's hooks are already in {} and {}",
+                file.display(),
+                e.path.display()
+            ),
+            None => outln!("cairn's hooks are already in {}", file.display()),
+        },
         (true, true) => outln!("removed cairn's hooks from {}", file.display()),
         (true, false) => outln!("no cairn hooks in {}", file.display()),
+    }
+    for n in &plan.notes {
+        outln!("{n}");
     }
     for s in next_steps {
         outln!("{s}");
@@ -149,7 +188,7 @@ pub fn run(homes: &Homes, args: &InstallArgs, json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn next_steps(target: Target, uninstall: bool, changed: bool, plan: &Plan) -> Vec<String> {
+fn next_steps(target: Target, uninstall: bool, changed: bool) -> Vec<String> {
     if uninstall || !changed {
         return Vec::new();
     }
@@ -161,17 +200,6 @@ fn next_steps(target: Target, uninstall: bool, changed: bool, plan: &Plan) -> Ve
                  and trust cairn's SessionStart, UserPromptSubmit and Stop hooks."
                     .to_owned(),
             );
-            if plan
-                .record
-                .as_ref()
-                .is_some_and(|r| r.enabled_hooks_feature)
-            {
-                v.push(
-                    "Hooks were switched off (`[features] hooks = false`); cairn switched them on \
-                     (`cairn install codex --uninstall` switches them off again)."
-                        .to_owned(),
-                );
-            }
         }
         Target::Claude => v.push(
             "Claude Code loads the hooks in new sessions; `/hooks` inside Claude Code lists them."

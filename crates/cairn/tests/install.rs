@@ -1,0 +1,279 @@
+//! `cairn install` with the real binary copied under other names and paths: cairn recognises
+//! the hooks it wrote by their shape, not by the binary's file name, and Codex's `hooks.json`
+//! counts as a place cairn's hooks already run.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::*;
+use serde_json::Value;
+
+const EVENTS: [&str; 3] = ["SessionStart", "UserPromptSubmit", "Stop"];
+
+/// A copy of the built binary at `<home>/<dir>/<name>`.
+fn copy_binary(h: &TestHome, dir: &str, name: &str) -> PathBuf {
+    let d = h.root().join(dir);
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join(name);
+    std::fs::copy(env!("CARGO_BIN_EXE_cairn"), &p).unwrap();
+    p
+}
+
+/// Runs `bin` with the home's roots. A binary copied a moment ago can still be open for
+/// writing in a child another test thread is forking ("text file busy"): retry then.
+fn run(h: &TestHome, bin: &Path, args: &[&str]) -> Output {
+    for _ in 0..100 {
+        match h.roots(&mut Command::new(bin)).args(args).output() {
+            Ok(out) => return out,
+            Err(e) if e.raw_os_error() == Some(26) => {
+                std::thread::sleep(std::time::Duration::from_millis(50))
+            }
+            Err(e) => panic!("run {}: {e}", bin.display()),
+        }
+    }
+    panic!("{} stays busy", bin.display())
+}
+
+fn run_json(h: &TestHome, bin: &Path, args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let out = run(h, bin, &a);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The commands of every handler for `event` in a Claude-style settings file.
+fn claude_commands(file: &Path, event: &str) -> Vec<String> {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    v["hooks"][event]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["hooks"].as_array().cloned().unwrap_or_default())
+        .filter_map(|h| h["command"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The commands of every handler for `event` in Codex's config.toml (written by cairn as
+/// `[[hooks.<Event>.hooks]]` tables with a basic-string `command`).
+fn codex_commands(file: &Path, event: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let header = format!("[[hooks.{event}.hooks]]");
+    let mut inside = false;
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            inside = line == header;
+        } else if inside && let Some(v) = line.strip_prefix("command = ") {
+            out.push(serde_json::from_str::<String>(v).unwrap());
+        }
+    }
+    out
+}
+
+fn commands(agent: &str, file: &Path, event: &str) -> Vec<String> {
+    if agent == "claude" {
+        claude_commands(file, event)
+    } else {
+        codex_commands(file, event)
+    }
+}
+
+fn agent_file(h: &TestHome, agent: &str) -> PathBuf {
+    if agent == "claude" {
+        h.claude().join("settings.json")
+    } else {
+        h.codex().join("config.toml")
+    }
+}
+
+#[test]
+fn a_renamed_binary_installs_once_and_uninstalls_to_the_original_bytes() {
+    let h = TestHome::sample();
+    for name in ["cairn-0.2", "mytool"] {
+        let bin = copy_binary(&h, "bin", name);
+        for agent in ["claude", "codex"] {
+            let file = agent_file(&h, agent);
+            let original = std::fs::read(&file).unwrap();
+            let first = run_json(&h, &bin, &["install", agent]);
+            assert_eq!(first["changed"], true, "{first}");
+            let installed = std::fs::read(&file).unwrap();
+            let again = run_json(&h, &bin, &["install", agent]);
+            assert_eq!(again["changed"], false, "{name} {agent}: {again}");
+            assert_eq!(std::fs::read(&file).unwrap(), installed, "{name} {agent}");
+            for e in EVENTS {
+                let ours: Vec<String> = commands(agent, &file, e)
+                    .into_iter()
+                    .filter(|c| c.contains(" hook --agent "))
+                    .collect();
+                assert_eq!(ours.len(), 1, "{name} {agent} {e}: {ours:?}");
+                assert!(
+                    ours[0].starts_with(&format!("{} ", bin.display())),
+                    "{ours:?}"
+                );
+            }
+            let un = run(&h, &bin, &["install", agent, "--uninstall"]);
+            let said = String::from_utf8_lossy(&un.stdout);
+            assert!(
+                said.contains("removed cairn's hooks"),
+                "{name} {agent}: {said}"
+            );
+            assert_eq!(
+                std::fs::read(&file).unwrap(),
+                original,
+                "{name} {agent}: uninstall restores every byte"
+            );
+        }
+    }
+}
+
+#[test]
+fn installing_from_another_path_replaces_the_hook() {
+    let h = TestHome::sample();
+    let a = copy_binary(&h, "old", "cairn5");
+    let b = copy_binary(&h, "new", "mytool");
+    for agent in ["claude", "codex"] {
+        let file = agent_file(&h, agent);
+        let original = std::fs::read(&file).unwrap();
+        run_json(&h, &a, &["install", agent]);
+        let moved = run_json(&h, &b, &["install", agent]);
+        assert_eq!(moved["changed"], true, "{moved}");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(!text.contains(a.to_str().unwrap()), "{agent}: {text}");
+        for e in EVENTS {
+            let ours: Vec<String> = commands(agent, &file, e)
+                .into_iter()
+                .filter(|c| c.contains(" hook --agent "))
+                .collect();
+            assert_eq!(ours.len(), 1, "{agent} {e}: {ours:?}");
+            assert!(
+                ours[0].starts_with(&format!("{} ", b.display())),
+                "{ours:?}"
+            );
+        }
+        // Either binary takes it out again, to the original bytes.
+        run_json(&h, &a, &["install", agent, "--uninstall"]);
+        assert_eq!(std::fs::read(&file).unwrap(), original, "{agent}");
+    }
+    // The user's own Stop hook in settings.json survived all of it.
+    assert!(
+        claude_commands(&h.claude().join("settings.json"), "Stop")
+            .iter()
+            .any(|c| c.contains("notify-send"))
+    );
+}
+
+#[test]
+fn codex_hooks_json_with_cairn_gets_no_second_handler() {
+    let h = TestHome::sample();
+    let bin = copy_binary(&h, "bin", "mytool");
+    let config = h.codex().join("config.toml");
+    let original = std::fs::read(&config).unwrap();
+    let hooks_json = h.codex().join("hooks.json");
+    let elsewhere = format!(
+        "{} --data-dir {} hook --agent codex",
+        h.root().join("elsewhere/cairn").display(),
+        h.data().display()
+    );
+    let json_text = serde_json::json!({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": elsewhere, "timeout": 30}
+    ]}]}})
+    .to_string();
+    std::fs::write(&hooks_json, &json_text).unwrap();
+
+    let out = run(&h, &bin, &["install", "codex"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!(
+            "{} already runs cairn (Stop)",
+            hooks_json.display()
+        )),
+        "{said}"
+    );
+    assert!(said.contains(&format!("`{elsewhere}`")), "{said}");
+    assert!(codex_commands(&config, "Stop").is_empty());
+    for e in ["SessionStart", "UserPromptSubmit"] {
+        assert_eq!(codex_commands(&config, e).len(), 1, "{e}");
+    }
+    // Idempotent, and the JSON report names the other file.
+    let again = run_json(&h, &bin, &["install", "codex"]);
+    assert_eq!(again["changed"], false, "{again}");
+    assert_eq!(
+        again["also_in"]["events"],
+        serde_json::json!(["Stop"]),
+        "{again}"
+    );
+    // hooks.json is never written.
+    assert_eq!(std::fs::read_to_string(&hooks_json).unwrap(), json_text);
+
+    // A Stop handler config.toml got before hooks.json had one is taken out as the duplicate.
+    std::fs::remove_file(&hooks_json).unwrap();
+    run_json(&h, &bin, &["install", "codex"]);
+    assert_eq!(codex_commands(&config, "Stop").len(), 1);
+    std::fs::write(&hooks_json, &json_text).unwrap();
+    let healed = run_json(&h, &bin, &["install", "codex"]);
+    assert_eq!(healed["changed"], true, "{healed}");
+    assert!(codex_commands(&config, "Stop").is_empty());
+
+    let un = run(&h, &bin, &["install", "codex", "--uninstall"]);
+    let said = String::from_utf8_lossy(&un.stdout);
+    assert!(said.contains("still runs cairn (Stop)"), "{said}");
+    assert_eq!(std::fs::read(&config).unwrap(), original);
+    assert_eq!(std::fs::read_to_string(&hooks_json).unwrap(), json_text);
+
+    // Every event in hooks.json: nothing to add anywhere.
+    let all = serde_json::json!({"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": elsewhere}]}],
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": elsewhere}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": elsewhere}]}],
+    }})
+    .to_string();
+    std::fs::write(&hooks_json, &all).unwrap();
+    let out = run(&h, &bin, &["install", "codex"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.starts_with(&format!(
+            "cairn's hooks are already in {}",
+            hooks_json.display()
+        )),
+        "{said}"
+    );
+    assert_eq!(std::fs::read(&config).unwrap(), original);
+}
+
+#[test]
+fn codex_hooks_switched_off_say_what_switching_them_on_does() {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.codex()).unwrap();
+    let config = h.codex().join("config.toml");
+    let original = "[features]\nhooks = false\n\n[[hooks.PostToolUse]]\nmatcher = \"apply_patch\"\n[[hooks.PostToolUse.hooks]]\ntype = \"command\"\ncommand = \"ruff check --fix\"\n";
+    std::fs::write(&config, original).unwrap();
+    let dry = h.cairn(&["install", "codex", "--dry-run"]);
+    let said = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        said.contains("every tool's hooks back on") && said.contains("`ruff check --fix`"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
+    let r = h.json(&["install", "codex"]);
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("every tool's hooks back on"), "{r}");
+    assert!(
+        std::fs::read_to_string(&config)
+            .unwrap()
+            .contains("hooks = true")
+    );
+    h.json(&["install", "codex", "--uninstall"]);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
+}
