@@ -4,9 +4,16 @@
 //!
 //! Like Codex's importer: every regular `*.md` file (extension in any case) under
 //! `<root>/projects/<key>/memory/`, recursively; symlinks (to files or directories) are skipped
-//! and reported; a project without any such file is not a source. Unlike Codex's importer,
-//! the root honours `CLAUDE_CONFIG_DIR` (the caller passes it) and the user-level
-//! `autoMemoryDirectory`, which becomes one more source named [`CUSTOM_KEY`].
+//! and reported; a project without any such file is not a source. A memory dir that is itself
+//! a symlink is not followed either (nor by Codex's importer): it is listed in
+//! [`ClaudeMemory::linked`] so that the plan says so and keeps the project's existing copy.
+//! Unlike Codex's importer, the root honours `CLAUDE_CONFIG_DIR` (the caller passes it) and
+//! the user-level `autoMemoryDirectory`, which becomes one more source named [`CUSTOM_KEY`].
+//!
+//! What cairn itself exported from Codex is Codex's own memory and never goes back: topic
+//! files marked `source: codex` with a `cairn_id: codex:…` are skipped and reported, and the
+//! top-level `MEMORY.md` is copied without cairn's block of Codex index lines (skipped when
+//! nothing else is left in it).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -16,12 +23,39 @@ use cairn_transcript::{ClaudeRoot, Problem, resolve_project_cwd};
 /// The source key of the user-level `autoMemoryDirectory` (Codex uses the same name).
 pub const CUSTOM_KEY: &str = "_custom";
 
+/// Why a symlinked memory dir is not a source.
+pub const LINKED_REASON: &str = "the memory directory is a symbolic link, which is not followed (Codex's importer does not follow it either)";
+
 /// One memory file to copy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceFile {
     /// Path under the memory dir (also the path under the resource dir).
     pub relative: PathBuf,
     pub path: PathBuf,
+    /// The top-level `MEMORY.md` holding cairn's block of Codex index lines: copied without it.
+    pub strip_codex_index: bool,
+}
+
+impl SourceFile {
+    /// The bytes an import writes for this file: the file as it is, or, for a `MEMORY.md`
+    /// with cairn's Codex block, the file without that block.
+    pub fn bytes(&self) -> std::io::Result<Vec<u8>> {
+        let raw = fs::read(&self.path)?;
+        if !self.strip_codex_index {
+            return Ok(raw);
+        }
+        Ok(match String::from_utf8(raw) {
+            Ok(text) => crate::export::without_codex_block(&text).into_bytes(),
+            Err(e) => e.into_bytes(),
+        })
+    }
+}
+
+/// A project whose memory dir is a symbolic link: not followed, not a source.
+#[derive(Debug, Clone)]
+pub struct LinkedMemory {
+    pub key: String,
+    pub memory_dir: PathBuf,
 }
 
 /// A project with auto memory.
@@ -43,8 +77,10 @@ pub struct SourceProject {
 pub struct ClaudeMemory {
     pub root: PathBuf,
     pub projects: Vec<SourceProject>,
-    /// Symlinks skipped, unreadable directories.
+    /// Symlinks skipped, unreadable directories, files cairn exported from Codex.
     pub skipped: Vec<Problem>,
+    /// Projects whose memory dir is a symbolic link (skipped; their copies are kept).
+    pub linked: Vec<LinkedMemory>,
 }
 
 impl ClaudeMemory {
@@ -98,16 +134,52 @@ pub fn memory_files(dir: &Path, skipped: &mut Vec<Problem>) -> Vec<SourceFile> {
                 && is_markdown(&p)
                 && let Ok(rel) = p.strip_prefix(root)
             {
-                out.push(SourceFile {
-                    relative: rel.to_path_buf(),
-                    path: p,
-                });
+                let relative = rel.to_path_buf();
+                if let Some(file) = classify(relative, p, skipped) {
+                    out.push(file);
+                }
             }
         }
     }
     let mut out = Vec::new();
     walk(dir, dir, 0, &mut out, skipped);
     out
+}
+
+/// `path` as a source file, or `None` (reported in `skipped`) when cairn exported it from
+/// Codex. An unreadable file stays a source: the import reports the read error.
+fn classify(relative: PathBuf, path: PathBuf, skipped: &mut Vec<Problem>) -> Option<SourceFile> {
+    let mut file = SourceFile {
+        relative,
+        path,
+        strip_codex_index: false,
+    };
+    let Ok(bytes) = fs::read(&file.path) else {
+        return Some(file);
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    if crate::export::codex_mark(&text).is_some() {
+        skipped.push(Problem::new(
+            &file.path,
+            None,
+            "exported from Codex by cairn (`source: codex`): Codex's own memory is not imported back into Codex",
+        ));
+        return None;
+    }
+    let top_index = file.relative == Path::new("MEMORY.md");
+    if top_index && crate::export::has_codex_block(&text) {
+        file.strip_codex_index = true;
+        let left = file.bytes().unwrap_or_default();
+        if String::from_utf8_lossy(&left).trim().is_empty() {
+            skipped.push(Problem::new(
+                &file.path,
+                None,
+                "holds only cairn's index of the memory it exported from Codex: not imported back into Codex",
+            ));
+            return None;
+        }
+    }
+    Some(file)
 }
 
 fn real_dir(p: &Path) -> bool {
@@ -121,14 +193,15 @@ pub fn discover(root: &Path, home: Option<&Path>) -> ClaudeMemory {
     let mut skipped = Vec::new();
     let mut projects = Vec::new();
     let mut seen_dirs = Vec::new();
+    let mut linked = Vec::new();
     for p in claude.projects(&mut skipped) {
         let mem = p.dir.join("memory");
         if fs::symlink_metadata(&mem).is_ok_and(|m| m.file_type().is_symlink()) {
-            skipped.push(Problem::new(
-                &mem,
-                None,
-                "symlinked memory directory skipped",
-            ));
+            skipped.push(Problem::new(&mem, None, LINKED_REASON));
+            linked.push(LinkedMemory {
+                key: p.key,
+                memory_dir: mem,
+            });
             continue;
         }
         if !real_dir(&mem) {
@@ -169,10 +242,12 @@ pub fn discover(root: &Path, home: Option<&Path>) -> ClaudeMemory {
         }
     }
     projects.sort_by(|a, b| a.key.cmp(&b.key));
+    linked.sort_by(|a, b| a.key.cmp(&b.key));
     ClaudeMemory {
         root: root.to_path_buf(),
         projects,
         skipped,
+        linked,
     }
 }
 

@@ -13,7 +13,10 @@
 //!   optional `git_branch:` lines, a blank line, then the summary.
 //! - `extensions/ad_hoc/notes/<YYYY-MM-DDTHH-MM-SS>-<slug>.md`: user-requested notes.
 //!
-//! Everything here only reads, and never follows a symlink out of the workspace.
+//! Everything here only reads, and never follows a symlink out of the workspace. Every file's
+//! text passes through `cairn_redact::redact` as it is read, before anything cuts it into a
+//! title, a description or a capped body: a secret cut short is no longer recognised, and
+//! its first characters would reach Claude Code's memory.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -309,6 +312,7 @@ fn capped(body: &str, source: &str) -> String {
     )
 }
 
+/// The redacted text of the regular file `path` (see the module docs).
 fn read_text(path: &Path, problems: &mut Vec<Problem>) -> Option<String> {
     match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
@@ -319,7 +323,7 @@ fn read_text(path: &Path, problems: &mut Vec<Problem>) -> Option<String> {
         _ => return None,
     }
     match fs::read(path) {
-        Ok(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+        Ok(b) => Some(cairn_redact::redact(&String::from_utf8_lossy(&b)).into_owned()),
         Err(e) => {
             problems.push(Problem::new(path, None, format!("cannot read: {e}")));
             None

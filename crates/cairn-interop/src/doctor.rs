@@ -464,6 +464,24 @@ fn claude_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
         );
     }
     let mem = claude_source::discover(&req.claude_root, req.home.as_deref());
+    for l in &mem.linked {
+        checks.push(
+            Check::new(
+                "claude.memory_symlink",
+                CheckStatus::Info,
+                format!(
+                    "the memory dir of Claude Code project {} is a symbolic link: Claude Code follows it, but Codex's importer and `cairn import --from claude --to codex` do not, so Codex does not get this memory (a copy imported earlier is kept)",
+                    l.key
+                ),
+            )
+            .fix(format!(
+                "to import it, make {} a real directory (move the linked files into it)",
+                l.memory_dir.display()
+            ))
+            .path(&l.memory_dir),
+        );
+    }
+    export_temp_checks(req, checks);
     let mut no_cwd = 0;
     for p in &mem.projects {
         if p.cwd.is_some() {
@@ -533,6 +551,41 @@ fn claude_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
             CheckStatus::Ok,
             "every Claude Code MEMORY.md is within 200 lines and 25,000 characters",
         ));
+    }
+}
+
+/// Temp files a killed Codex → Claude Code export left in a memory dir (only names of exactly
+/// cairn's temp shape, older than a live write could be).
+fn export_temp_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
+    let claude = cairn_transcript::ClaudeRoot::new(&req.claude_root);
+    let mut dirs: Vec<PathBuf> = claude
+        .projects(&mut Vec::new())
+        .into_iter()
+        .map(|p| p.dir.join("memory"))
+        .collect();
+    dirs.extend(claude.auto_memory_override(req.home.as_deref()));
+    for dir in dirs {
+        if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        let names = crate::fsutil::stale_temps(&dir);
+        if names.is_empty() {
+            continue;
+        }
+        checks.push(
+            Check::new(
+                "claude.export_temp",
+                CheckStatus::Warn,
+                format!(
+                    "{} temp file(s) left in {} by an interrupted `cairn import --from codex --to claude`: {}",
+                    names.len(),
+                    dir.display(),
+                    names.join(", ")
+                ),
+            )
+            .fix("run `cairn import --from codex --to claude` again (it removes them first), or delete them")
+            .path(&dir),
+        );
     }
 }
 

@@ -10,7 +10,9 @@
 //! are never changed, and the whole file is kept within 200 lines and 25,000 characters
 //! (Claude Code silently truncates past that): when one line per topic does not fit, a single
 //! line points to an index topic file; when not even that fits, no line is added and the
-//! report says so. Every text written passes through `cairn_redact::redact`.
+//! report says so. Every text written passes through `cairn_redact::redact`, always before it
+//! is cut (a secret cut short is no longer recognised). Temp files a killed export left (exactly
+//! cairn's temp-name shape, older than five minutes) are removed first.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions, TryLockError};
@@ -78,6 +80,9 @@ pub struct ExportTarget {
     /// `lines` (one per topic), `collapsed` (one line to an index topic) or `none`.
     pub index: &'static str,
     pub reason: Option<String>,
+    /// Temp files a killed earlier export left in the memory dir, removed by this run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cleaned: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub operations: Vec<Operation>,
 }
@@ -197,9 +202,17 @@ fn split_hash(text: &str) -> (String, Option<String>) {
     (out, value)
 }
 
-fn render(item: &MemoryItem, id: &str) -> (String, String) {
-    let name = cairn_redact::redact(&truncate_chars(&item.title, 100)).into_owned();
-    let description = cairn_redact::redact(&truncate_chars(&item.description, 150)).into_owned();
+/// `text` redacted, then cut to `max` characters. Never the other way round: a secret cut
+/// short is no longer recognised and its first characters would be written.
+fn redact_then_cut(text: &str, max: usize) -> String {
+    truncate_chars(&cairn_redact::redact(text), max)
+}
+
+/// The topic file for `item` (every text redacted before it is cut), its name and its
+/// description as written.
+fn render(item: &MemoryItem, id: &str) -> (String, String, String) {
+    let name = redact_then_cut(&item.title, 100);
+    let description = redact_then_cut(&item.description, 150);
     let mut prov = format!("`{}`", item.source);
     if !item.provenance.is_empty() {
         prov.push_str(&format!(" ({})", item.provenance));
@@ -221,11 +234,15 @@ fn render(item: &MemoryItem, id: &str) -> (String, String) {
         &format!("cairn_id: {id}\ncairn_hash: {h}\n"),
         1,
     );
-    (full, description)
+    (full, name, description)
 }
 
 fn base_name(item: &MemoryItem, suffix: &str) -> String {
-    let tail = |p: &str| slug(item.id.strip_prefix(p).unwrap_or(&item.id));
+    let tail = |p: &str| {
+        slug(&cairn_redact::redact(
+            item.id.strip_prefix(p).unwrap_or(&item.id),
+        ))
+    };
     let base = match item.kind {
         ItemKind::Profile => "codex_user_profile".to_string(),
         ItemKind::Preferences => "codex_feedback_preferences".to_string(),
@@ -269,25 +286,7 @@ fn scan_dir(dir: &Path) -> Vec<Existing> {
         } else {
             String::new()
         };
-        let mut id = None;
-        let mut source_codex = false;
-        if let Some(rest) = content.strip_prefix("---\n") {
-            for line in rest.lines() {
-                if line == "---" {
-                    break;
-                }
-                if let Some(v) = line.strip_prefix("cairn_id:") {
-                    id = Some(v.trim().to_string());
-                }
-                if line
-                    .strip_prefix("source:")
-                    .is_some_and(|v| v.trim() == "codex")
-                {
-                    source_codex = true;
-                }
-            }
-        }
-        let id = id.filter(|i| source_codex && i.starts_with("codex:"));
+        let id = codex_mark(&content);
         let edited = id.is_some() && {
             let (unhashed, h) = split_hash(&content);
             h.as_deref() != Some(content_hash(&unhashed).as_str())
@@ -304,9 +303,54 @@ fn scan_dir(dir: &Path) -> Vec<Existing> {
     out
 }
 
+/// One `MEMORY.md` line; the texts are redacted before they are cut.
+/// The `cairn_id` of a topic file cairn exported from Codex: frontmatter with
+/// `source: codex` and a `cairn_id: codex:…` (edited or not). `None` for any other text.
+pub(crate) fn codex_mark(content: &str) -> Option<String> {
+    let rest = content.strip_prefix("---\n")?;
+    let mut id = None;
+    let mut source_codex = false;
+    for line in rest.lines() {
+        if line == "---" {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("cairn_id:") {
+            id = Some(v.trim().to_string());
+        }
+        if line
+            .strip_prefix("source:")
+            .is_some_and(|v| v.trim() == "codex")
+        {
+            source_codex = true;
+        }
+    }
+    id.filter(|i| source_codex && i.starts_with("codex:"))
+}
+
+/// `MEMORY.md` without the block of index lines cairn added for Codex memory, and without the
+/// blank lines cairn put before it (unchanged when it has none).
+pub(crate) fn without_codex_block(text: &str) -> String {
+    if !has_codex_block(text) {
+        return text.to_string();
+    }
+    let rest = with_block(text, None);
+    let rest = rest.trim_end();
+    if rest.is_empty() {
+        String::new()
+    } else {
+        format!("{rest}\n")
+    }
+}
+
+/// True when `text` holds cairn's block of Codex index lines.
+pub(crate) fn has_codex_block(text: &str) -> bool {
+    text.lines()
+        .any(|l| l.trim_start().starts_with(BEGIN_PREFIX))
+}
+
 fn index_line(name: &str, file: &str, description: &str) -> String {
-    let name = truncate_chars(&name.replace(['[', ']'], ""), 60);
-    let desc = truncate_chars(description, 80);
+    let name = redact_then_cut(name, 60).replace(['[', ']'], "");
+    let desc = redact_then_cut(description, 80);
     format!("- [{name}]({file}) — {desc}")
 }
 
@@ -475,6 +519,7 @@ pub fn run(req: &ExportRequest) -> Result<ExportReport> {
             kept: Vec::new(),
             index: "none",
             reason: Some(reason),
+            cleaned: Vec::new(),
             operations: Vec::new(),
         });
     }
@@ -492,6 +537,7 @@ pub fn run(req: &ExportRequest) -> Result<ExportReport> {
                     kept: Vec::new(),
                     index: "none",
                     reason: Some("no Codex memory is scoped to this project".into()),
+                    cleaned: Vec::new(),
                     operations: Vec::new(),
                 });
             }
@@ -511,6 +557,7 @@ pub fn run(req: &ExportRequest) -> Result<ExportReport> {
             kept: Vec::new(),
             index: "none",
             reason: None,
+            cleaned: Vec::new(),
             operations: Vec::new(),
         };
         let base = if t.memory_dir.starts_with(&req.claude_root) {
@@ -527,6 +574,13 @@ pub fn run(req: &ExportRequest) -> Result<ExportReport> {
                 entry.status = ExportStatus::Failed;
                 entry.reason = Some(e.to_string());
             }
+        }
+        if !entry.cleaned.is_empty() {
+            report.warnings.push(format!(
+                "removed {} temp file(s) an interrupted export left in {}",
+                entry.cleaned.len(),
+                t.memory_dir.display()
+            ));
         }
         report.projects.push(entry);
     }
@@ -558,15 +612,16 @@ fn sync_target(
     };
     let mut topics: Vec<Topic> = Vec::new();
     for it in &t.items {
-        let id = format!("codex:{}:{}", id_scope(it), it.id);
+        // The id is written into the file too: redacted like every other text.
+        let id = cairn_redact::redact(&format!("codex:{}:{}", id_scope(it), it.id)).into_owned();
         if topics.iter().any(|x| x.id == id) {
             continue;
         }
-        let (content, description) = render(it, &id);
+        let (content, name, description) = render(it, &id);
         topics.push(Topic {
             id,
             base: base_name(it, &suffix),
-            name: it.title.clone(),
+            name,
             description,
             content,
         });
@@ -632,11 +687,11 @@ fn sync_target(
             source: "memory workspace".into(),
             provenance: String::new(),
         };
-        let (content, description) = render(&item, &id);
+        let (content, name, description) = render(&item, &id);
         let tp = Topic {
             id: id.clone(),
             base: format!("codex_reference_index{suffix}"),
-            name: item.title.clone(),
+            name,
             description,
             content,
         };
@@ -665,6 +720,20 @@ fn sync_target(
     } else {
         Some(fsutil::Dir::open_beneath(base, &t.memory_dir, true)?)
     };
+    // Before anything is written: the temp files of an export killed mid-write (only names
+    // of exactly cairn's temp shape, old enough that no live writer owns them).
+    match &dir {
+        Some(d) => entry.cleaned = d.remove_stale_temps(fsutil::STALE_TEMP_AGE)?,
+        None => {
+            for name in fsutil::stale_temps(&t.memory_dir) {
+                entry.operations.push(Operation {
+                    op: "remove",
+                    path: t.memory_dir.join(name).display().to_string(),
+                    from: None,
+                });
+            }
+        }
+    }
     let mut changed = false;
     let wanted_ids: BTreeSet<&str> = topics.iter().map(|tp| tp.id.as_str()).collect();
     for tp in &topics {
@@ -778,13 +847,53 @@ mod tests {
             source: "memories_v2/memory_summary.md".into(),
             provenance: String::new(),
         };
-        let (c, _) = render(&item, "codex:global:profile");
+        let (c, _, _) = render(&item, "codex:global:profile");
         assert!(c.contains("description: \"d \\\"q\\\" # x\""));
         let (unhashed, h) = split_hash(&c);
         assert_eq!(h.unwrap(), content_hash(&unhashed));
         let edited = c.replace("body", "my edit");
         let (unhashed, h) = split_hash(&edited);
         assert_ne!(h.unwrap(), content_hash(&unhashed));
+    }
+
+    /// Audit: titles were cut to 100/60 characters before redaction, so a token cut short
+    /// (`ghp_…` at 33 of 36 characters, `AKIAIOS…`) was no longer recognised and written.
+    #[test]
+    fn secrets_are_redacted_before_any_cut() {
+        let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        // The token straddles every cut: 60 (index), 80 and 100 (name), 150 (description).
+        for pad in [40, 55, 75, 95, 140] {
+            let text = format!("{} {token} and AKIAIOSFODNN7EXAMPLE tail", "x".repeat(pad));
+            let item = MemoryItem {
+                id: "note:n".into(),
+                kind: ItemKind::Note,
+                scope: Scope::Global,
+                title: format!("Codex session: {text}"),
+                description: text.clone(),
+                body: text.clone(),
+                source: "memories_v2/x.md".into(),
+                provenance: String::new(),
+            };
+            let (content, name, description) = render(&item, "codex:global:note:n");
+            let line = index_line(&item.title, "x.md", &item.description);
+            for written in [&content, &name, &description, &line] {
+                assert!(
+                    !written.contains("ghp_") && !written.contains("AKIA"),
+                    "pad {pad}: {written}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_codex_block_is_stripped_from_an_index() {
+        let user = "# Index\n- [A](a.md) — mine\n";
+        let with = with_block(user, Some(&["- [X](codex_x.md) — x".to_string()]));
+        assert!(has_codex_block(&with) && !has_codex_block(user));
+        assert_eq!(without_codex_block(&with), user);
+        assert_eq!(without_codex_block(user), user);
+        let only = with_block("", Some(&["- [X](codex_x.md) — x".to_string()]));
+        assert_eq!(without_codex_block(&only), "");
     }
 
     #[test]

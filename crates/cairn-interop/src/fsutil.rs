@@ -10,6 +10,40 @@ use crate::error::{InteropError, Result};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// What [`Dir::replace_file`] puts between `.<name>` and [`unique_suffix`] in a temp file's
+/// name: `.<name>.cairn-tmp-<pid>-<n>-<8 hex digits>`.
+pub(crate) const TEMP_MARK: &str = ".cairn-tmp-";
+
+/// How old a temp file of cairn's must be before a later run removes it: a live writer
+/// renames its temp file away within moments, so one this old was left by a killed run.
+pub(crate) const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
+/// True when `name` is exactly the shape of a temp file [`Dir::replace_file`] creates:
+/// `.<name>.cairn-tmp-<digits>-<digits>-<8 lowercase hex digits>`. Nothing else (a user's
+/// `notes.cairn-tmp.md`, a name with a different suffix) ever matches.
+pub(crate) fn is_cairn_temp_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('.') else {
+        return false;
+    };
+    let Some((stem, suffix)) = rest.rsplit_once(TEMP_MARK) else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let mut parts = suffix.split('-');
+    let (Some(pid), Some(n), Some(nanos), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    !stem.is_empty()
+        && digits(pid)
+        && digits(n)
+        && nanos.len() == 8
+        && nanos
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// A name unique to this process and call, for temp files and staging dirs.
 pub(crate) fn unique_suffix() -> String {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -232,7 +266,7 @@ impl Dir {
         use std::os::fd::AsRawFd;
         let mut tmp = std::ffi::OsString::from(".");
         tmp.push(name);
-        tmp.push(format!(".cairn-tmp-{}", unique_suffix()));
+        tmp.push(format!("{TEMP_MARK}{}", unique_suffix()));
         self.create_file(&tmp, bytes)?;
         if let Some(mode) = self.file_mode(name) {
             let t = c_name(&tmp).map_err(|e| InteropError::io(self.path.join(&tmp), e))?;
@@ -245,6 +279,41 @@ impl Dir {
         }
         self.sync();
         Ok(())
+    }
+
+    /// Removes the temp files a killed [`Dir::replace_file`] left here: regular files whose
+    /// name has exactly cairn's temp shape ([`is_cairn_temp_name`]) and that were last
+    /// modified more than `older_than` ago (a younger one may belong to a writer still
+    /// running). Returns the names removed; nothing else is ever touched.
+    pub(crate) fn remove_stale_temps(
+        &self,
+        older_than: std::time::Duration,
+    ) -> Result<Vec<String>> {
+        let mut removed = Vec::new();
+        for name in self.stale_temps(older_than)? {
+            let os = std::ffi::OsStr::new(&name);
+            match self.remove_file(os) {
+                Ok(()) => removed.push(name),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(InteropError::io(self.path.join(os), e)),
+            }
+        }
+        if !removed.is_empty() {
+            self.sync();
+        }
+        Ok(removed)
+    }
+
+    /// The names [`Dir::remove_stale_temps`] would remove, sorted.
+    pub(crate) fn stale_temps(&self, older_than: std::time::Duration) -> Result<Vec<String>> {
+        stale_temps_in(&self.path, older_than, |name| {
+            let st = self.lstat_at(std::ffi::OsStr::new(name)).ok()??;
+            let regular = st.st_mode & libc::S_IFMT == libc::S_IFREG;
+            // `time_t` is `i64` here but narrower on some 32-bit targets.
+            #[allow(clippy::useless_conversion)]
+            let mtime = i64::from(st.st_mtime);
+            Some((regular, mtime))
+        })
     }
 
     /// The permission bits of the regular file `name` here (not through a link).
@@ -336,6 +405,55 @@ impl Dir {
             libc::fsync(self.fd.as_raw_fd());
         }
     }
+}
+
+/// Temp files of cairn's in `dir` older than `older_than` (see [`Dir::remove_stale_temps`]),
+/// sorted. `stat` gives a name's (is a regular file, mtime in seconds) without following a
+/// link, `None` when it is gone. A missing `dir` has none.
+fn stale_temps_in(
+    dir: &Path,
+    older_than: std::time::Duration,
+    stat: impl Fn(&str) -> Option<(bool, i64)>,
+) -> Result<Vec<String>> {
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(InteropError::io(dir, e)),
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0);
+    let min_age = i64::try_from(older_than.as_secs()).unwrap_or(i64::MAX);
+    let mut out = Vec::new();
+    for ent in rd.flatten() {
+        let Ok(name) = ent.file_name().into_string() else {
+            continue;
+        };
+        if !is_cairn_temp_name(&name) {
+            continue;
+        }
+        if let Some((true, mtime)) = stat(&name)
+            && now.saturating_sub(mtime) >= min_age
+        {
+            out.push(name);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Temp files of cairn's left in `dir` by killed writes, older than [`STALE_TEMP_AGE`]
+/// (read only: `doctor` reports them).
+#[cfg(unix)]
+pub(crate) fn stale_temps(dir: &Path) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    stale_temps_in(dir, STALE_TEMP_AGE, |name| {
+        fs::symlink_metadata(dir.join(name))
+            .ok()
+            .map(|m| (m.file_type().is_file(), m.mtime()))
+    })
+    .unwrap_or_default()
 }
 
 /// Every entry under `dir` (files, symlinks, other non-directories) as paths relative to it,
@@ -440,6 +558,54 @@ mod tests {
             assert_eq!(fs::read_to_string(a.join("x")).unwrap(), "B");
             assert_eq!(fs::read_to_string(b.join("x")).unwrap(), "A");
         }
+    }
+
+    #[test]
+    fn temp_names_match_only_cairns_own_shape() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = Dir::open_beneath(t.path(), t.path(), false).unwrap();
+        // A real temp name, as `replace_file` makes it.
+        let real = format!(".f.md{TEMP_MARK}{}", unique_suffix());
+        assert!(is_cairn_temp_name(&real), "{real}");
+        assert!(is_cairn_temp_name(".MEMORY.md.cairn-tmp-4242-17-0badcafe"));
+        for other in [
+            "f.md.cairn-tmp-4242-17-0badcafe",     // no leading dot
+            ".cairn-tmp-4242-17-0badcafe",         // no name
+            ".f.md.cairn-tmp-4242-17-0badcafe.md", // something after
+            ".f.md.cairn-tmp-4242-17-0BADCAFE",    // not cairn's hex
+            ".f.md.cairn-tmp-4242-17-badcafe",     // 7 digits
+            ".f.md.cairn-tmp-x-17-0badcafe",
+            ".f.md.cairn-tmp-mine",
+            ".f.md.cairn-tmp-4242-0badcafe",
+            "notes.md",
+        ] {
+            assert!(!is_cairn_temp_name(other), "{other}");
+        }
+        // Removal: only old files of that exact shape.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let names = [
+            ".a.md.cairn-tmp-1-2-0badcafe", // stale: removed
+            ".b.md.cairn-tmp-1-3-0badcafe", // young: kept
+            ".c.md.cairn-tmp-mine",         // a user's: kept
+            "d.md.cairn-tmp-1-2-0badcafe",  // a user's: kept
+        ];
+        for (i, n) in names.iter().enumerate() {
+            let f = File::create(t.path().join(n)).unwrap();
+            if i != 1 {
+                f.set_modified(old).unwrap();
+            }
+        }
+        fs::create_dir(t.path().join(".e.md.cairn-tmp-1-4-0badcafe")).unwrap(); // a dir: kept
+        assert_eq!(
+            dir.remove_stale_temps(STALE_TEMP_AGE).unwrap(),
+            vec![names[0].to_string()]
+        );
+        assert!(!t.path().join(names[0]).exists());
+        for n in &names[1..] {
+            assert!(t.path().join(n).exists(), "{n}");
+        }
+        assert!(t.path().join(".e.md.cairn-tmp-1-4-0badcafe").is_dir());
+        assert!(stale_temps(t.path()).is_empty());
     }
 
     /// Found by the hardening suite: a resources dir swapped for a link between the checks

@@ -6,7 +6,9 @@
 //! candidate; a copy whose Claude Code project is gone is a candidate and importing it deletes
 //! the copy; a project that lost its transcripts keeps its copy; selecting a project without a
 //! usable cwd fails with `selected memory was not found: <key>`. On top: `--map KEY=DIR` gives
-//! such a project its directory, the v1 trap is avoided ([`crate::codex_config`]), every
+//! such a project its directory, what cairn exported from Codex is not copied back and a
+//! symlinked memory dir keeps its copy ([`crate::claude_source`]), the v1 trap is avoided
+//! ([`crate::codex_config`]), every
 //! change happens under the workspace locks, and each copy is staged and renamed into place,
 //! so a crash leaves the old or the new copy, never a mix.
 
@@ -222,6 +224,7 @@ fn plan_projects(
     namespaces: &[MemoryVersion],
 ) -> Result<BTreeMap<String, Planned>> {
     let mut keys: BTreeSet<String> = source.projects.iter().map(|p| p.key.clone()).collect();
+    keys.extend(source.linked.iter().map(|l| l.key.clone()));
     for &v in namespaces {
         keys.extend(ws.owned_keys(v)?);
     }
@@ -258,6 +261,40 @@ fn plan_one(
     namespaces: &[MemoryVersion],
     key: &str,
 ) -> Result<Planned> {
+    if let Some(l) = source.linked.iter().find(|l| l.key == key) {
+        // Not followed, like Codex's importer; but the memory is still there, so a copy
+        // imported before the link was made is kept, never deleted as "gone".
+        let kept = namespaces
+            .iter()
+            .any(|&v| fs::symlink_metadata(ws.project_dir(v, key)).is_ok());
+        let mut reason = format!(
+            "{} ({} is a link to {})",
+            claude_source::LINKED_REASON,
+            l.memory_dir.display(),
+            fs::read_link(&l.memory_dir)
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|_| "?".into())
+        );
+        if kept {
+            reason.push_str("; its existing copy is kept");
+        }
+        return Ok(Planned {
+            entry: ProjectEntry {
+                key: key.into(),
+                cwd: None,
+                status: Status::Skipped,
+                files: 0,
+                reason: Some(reason),
+                hint: Some(format!(
+                    "to import it, make {} a real directory (move the linked files into it)",
+                    l.memory_dir.display()
+                )),
+                operations: Vec::new(),
+            },
+            action: Action::Nothing,
+            refused: None,
+        });
+    }
     let Some(p) = source.project(key) else {
         // An owned copy whose Claude Code project is gone.
         let mut present = Vec::new();
@@ -657,7 +694,7 @@ fn replace_copy(
     let new = stage.open_rel(Path::new(&new_name), true)?;
     new.create_file(OsStr::new(SCOPE_FILE), scope)?;
     for f in files {
-        let bytes = fs::read(&f.path).map_err(|e| InteropError::io(&f.path, e))?;
+        let bytes = f.bytes().map_err(|e| InteropError::io(&f.path, e))?;
         let Some(name) = f.relative.file_name() else {
             continue;
         };

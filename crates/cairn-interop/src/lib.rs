@@ -4,7 +4,8 @@
 //! project with auto memory ([`claude_source`]), resolving which Codex memory pipeline (v1
 //! `memories/`, v2 `memories_v2/`) a profile uses ([`codex_config`]), planning and running the
 //! byte-for-byte mirror into `extensions/external_agent_import/resources/<key>/` under the
-//! workspace locks ([`import`], [`workspace`]). (2) Codex → Claude Code export: reading Codex's
+//! workspace locks ([`import`], [`workspace`]), leaving out what cairn itself exported from
+//! Codex (it would echo back as Claude Code memory). (2) Codex → Claude Code export: reading Codex's
 //! memory workspace (task groups, `memory_summary.md`, rollout summaries, ad-hoc notes) and
 //! writing marked topic files plus index lines into a project's Claude Code memory dir
 //! ([`codex_source`], [`export`]). (3) `doctor` checks with their fixes ([`doctor`], including

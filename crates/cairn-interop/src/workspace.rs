@@ -132,7 +132,7 @@ impl Workspace {
             return Ok(TargetState::Differs);
         }
         for f in files {
-            let src = fs::read(&f.path).map_err(|e| InteropError::io(&f.path, e))?;
+            let src = f.bytes().map_err(|e| InteropError::io(&f.path, e))?;
             if fs::read(dir.join(&f.relative)).ok() != Some(src) {
                 return Ok(TargetState::Differs);
             }

@@ -728,19 +728,45 @@ fn codex_to_claude_round_trip_is_within_limits_and_idempotent() {
             .exists()
     );
 
-    // Round trip: the exported files travel back to Codex byte for byte, and the next
-    // export still changes nothing.
+    // Round trip: what cairn exported from Codex never travels back into Codex as Claude
+    // Code memory (audit: it was mirrored into the resources and read back as evidence).
+    // The user's own files do, `MEMORY.md` without cairn's block; the plan says what it
+    // skipped and why.
+    let (r, out) = s.import(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let skipped = r["skipped"].to_string();
+    assert!(
+        skipped.contains("codex_feedback_preferences.md")
+            && skipped.contains("exported from Codex by cairn"),
+        "{skipped}"
+    );
     let (_, out) = s.import(&["--project", &s.key_a]);
     assert!(out.status.success(), "{}", stderr(&out));
     let copy = s.resources("memories_v2").join(&s.key_a);
     assert_eq!(
-        fs::read(copy.join("MEMORY.md")).unwrap(),
-        fs::read(mem_a.join("MEMORY.md")).unwrap()
+        fs::read_to_string(copy.join("MEMORY.md")).unwrap(),
+        MEMORY_MD
     );
     assert_eq!(
-        fs::read(copy.join("codex_feedback_preferences.md")).unwrap(),
-        fs::read(mem_a.join("codex_feedback_preferences.md")).unwrap()
+        fs::read(copy.join("codex_user_profile.md")).unwrap(),
+        user_before,
+        "the user's own file with a cairn-like name is theirs: copied"
     );
+    assert_eq!(
+        fs::read(copy.join("codex_feedback_general_tips.md")).ok(),
+        None,
+        "an edited export is still Codex's memory"
+    );
+    for e in fs::read_dir(&copy).unwrap() {
+        let text = fs::read_to_string(e.unwrap().path()).unwrap_or_default();
+        assert!(
+            !text.contains("source: codex") && !text.contains("cairn:codex"),
+            "{text}"
+        );
+    }
+    // A second import of the same state changes nothing.
+    let (r, _) = s.import(&["--project", &s.key_a]);
+    assert_eq!(project(&r, &s.key_a)["status"], "unchanged", "{r}");
     let before = tree_state(&s.h.claude());
     s.run(&["import", "--from", "codex", "--to", "claude"]);
     assert_eq!(tree_state(&s.h.claude()), before);
@@ -908,4 +934,209 @@ fn doctor_reports_cairn_hook_trust() {
             .contains("SessionStart")
     );
     assert!(untrusted["fix"].as_str().unwrap().contains("/hooks"));
+}
+
+/// Audit: the export cut titles (60/100 characters) before redacting them, so a token cut
+/// short was no longer recognised and its first 33 characters reached `MEMORY.md` and a
+/// topic file's `name:`; a note's first line was cut at 100 the same way.
+#[test]
+fn export_redacts_secrets_before_cutting_titles_and_notes() {
+    let s = Seed::new(Some(MEMORIES_ON));
+    let w = s.h.codex().join("memories_v2");
+    fs::create_dir_all(w.join("rollout_summaries")).unwrap();
+    fs::create_dir_all(w.join("extensions/ad_hoc/notes")).unwrap();
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    fs::write(
+        w.join("rollout_summaries/2026-11-24T10-15-02-Tk9x-tok.md"),
+        format!(
+            "thread_id: t9\nupdated_at: 2026-11-24T10:40:11Z\nrollout_path: /x.jsonl\ncwd: {}\n\n# Set GH {token} and AKIAIOSFODNN7EXAMPLE\n\nbody\n",
+            s.app_a.display()
+        ),
+    )
+    .unwrap();
+    // The note's first line is cut at 100 characters, in the middle of the token.
+    fs::write(
+        w.join("extensions/ad_hoc/notes/2026-11-21T09-30-00-gh-token.md"),
+        format!(
+            "remember for staging deploys {} {token} AKIAIOSFODNN7EXAMPLE\n",
+            "x".repeat(55)
+        ),
+    )
+    .unwrap();
+    let (r, out) = s.run(&["import", "--from", "codex", "--to", "claude"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(project(&r, &s.key_a)["status"], "exported", "{r}");
+    let mem_a = s.source(&s.key_a);
+    let index = fs::read_to_string(mem_a.join("MEMORY.md")).unwrap();
+    assert!(index.contains("REDACTED:github-token"), "{index}");
+    assert!(
+        index.contains("codex_feedback_note_2026_11_21t09_30_00_gh_token.md"),
+        "{index}"
+    );
+    for (p, bytes) in all_bytes_under(&s.h.claude()) {
+        let text = String::from_utf8_lossy(&bytes);
+        for frag in ["ghp_", "AKIA", "abcdefghijklmnop"] {
+            assert!(
+                !text.contains(frag) && !p.to_string_lossy().contains(frag),
+                "{frag} leaked into {}:\n{text}",
+                p.display()
+            );
+        }
+    }
+}
+
+/// Audit: a killed export left `.<name>.cairn-tmp-…` files in the user's Claude Code memory
+/// dir for good. The next export removes its own stale temp files (nothing else) and
+/// `doctor` reports them until then.
+#[test]
+fn export_removes_the_temp_files_a_killed_export_left() {
+    let s = Seed::new(Some(MEMORIES_ON));
+    codex_fixtures(&s.h);
+    let (_, out) = s.run(&["import", "--from", "codex", "--to", "claude"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mem_a = s.source(&s.key_a);
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let stale = ".codex_feedback_preferences.md.cairn-tmp-4242-3-0badcafe";
+    let young = ".codex_user_profile_2.md.cairn-tmp-4242-4-0badcafe";
+    let users = [
+        ".notes.md.cairn-tmp-mine",
+        "notes.md.cairn-tmp-4242-3-0badcafe",
+        ".notes.md.cairn-tmp-4242-3-0badcafe.bak",
+    ];
+    for name in [stale, young].iter().chain(&users) {
+        let f = fs::File::create(mem_a.join(name)).unwrap();
+        if *name != young {
+            f.set_modified(old).unwrap();
+        }
+    }
+
+    let (d, _) = s.run(&["doctor"]);
+    let temps: Vec<&Value> = d["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["id"] == "claude.export_temp")
+        .collect();
+    assert_eq!(temps.len(), 1, "{d}");
+    let msg = temps[0]["message"].as_str().unwrap();
+    assert!(msg.contains(stale) && !msg.contains(young), "{msg}");
+
+    let (r, out) = s.run(&["import", "--from", "codex", "--to", "claude", "--dry-run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        r.to_string().contains(stale),
+        "a dry run lists the removal: {r}"
+    );
+    assert!(mem_a.join(stale).exists());
+
+    let (r, out) = s.run(&["import", "--from", "codex", "--to", "claude"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(project(&r, &s.key_a)["cleaned"][0], stale, "{r}");
+    assert!(
+        r["warnings"].to_string().contains("interrupted export"),
+        "{r}"
+    );
+    assert!(!mem_a.join(stale).exists());
+    assert!(
+        mem_a.join(young).exists(),
+        "a live writer's temp file is left alone"
+    );
+    for name in users {
+        assert!(mem_a.join(name).exists(), "{name} is the user's");
+    }
+    let (d, _) = s.run(&["doctor"]);
+    assert!(!d.to_string().contains("claude.export_temp"), "{d}");
+}
+
+/// Audit: a symlinked Claude Code memory dir was reported as "has no memory any more" and
+/// `--all` deleted its Codex copy. Not followed (like Codex's importer), but said so, and
+/// the copy is kept.
+#[test]
+fn a_symlinked_memory_dir_is_skipped_and_its_copy_kept() {
+    let s = Seed::new(Some(MEMORIES_ON));
+    let (_, out) = s.import(&["--project", &s.key_a]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let copy = s.resources("memories_v2").join(&s.key_a);
+    let before = tree_state(&copy);
+    let mem = s.source(&s.key_a);
+    let real = s.h.root().join("dotfiles/app-a-memory");
+    fs::create_dir_all(real.parent().unwrap()).unwrap();
+    fs::rename(&mem, &real).unwrap();
+    std::os::unix::fs::symlink(&real, &mem).unwrap();
+
+    let (r, out) = s.import(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let p = project(&r, &s.key_a);
+    assert_eq!(p["status"], "skipped", "{p}");
+    let reason = p["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("symbolic link")
+            && reason.contains("not followed")
+            && reason.contains("existing copy is kept"),
+        "{reason}"
+    );
+    assert!(!reason.contains("no memory any more"), "{reason}");
+
+    let (r, out) = s.import(&["--all"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(project(&r, &s.key_a)["status"], "skipped", "{r}");
+    assert_eq!(
+        tree_state(&copy),
+        before,
+        "the Codex copy is kept as it was"
+    );
+
+    // Selecting it by name fails with the reason, and still deletes nothing.
+    let (r, out) = s.import(&["--project", &s.key_a]);
+    assert!(!out.status.success());
+    assert!(
+        project(&r, &s.key_a)["hint"]
+            .as_str()
+            .unwrap()
+            .contains("symbolic link"),
+        "{r}"
+    );
+    assert_eq!(tree_state(&copy), before);
+
+    let (d, _) = s.run(&["doctor"]);
+    assert!(d.to_string().contains("claude.memory_symlink"), "{d}");
+}
+
+/// Audit: Codex memory exported into a Claude Code project that had none was imported back
+/// into Codex's resources as if it were Claude Code memory. Such a project is no source.
+#[test]
+fn a_project_holding_only_codex_exports_is_not_imported_back() {
+    let s = Seed::new(Some(MEMORIES_ON));
+    let app_d = s.h.root().join("work/app-d");
+    fs::create_dir_all(&app_d).unwrap();
+    let w = s.h.codex().join("memories_v2/rollout_summaries");
+    fs::create_dir_all(&w).unwrap();
+    fs::write(
+        w.join("2026-11-24T10-15-02-Wb1x-web.md"),
+        format!(
+            "thread_id: tw\nupdated_at: 2026-11-24T10:40:11Z\nrollout_path: /x.jsonl\ncwd: {}\n\n# Webshop checkout fix\n\nbody\n",
+            app_d.display()
+        ),
+    )
+    .unwrap();
+    let (_, out) = s.run(&["import", "--from", "codex", "--to", "claude"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let key_d = key(&app_d);
+    assert!(s.source(&key_d).join("MEMORY.md").exists());
+
+    let (r, out) = s.import(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !r["projects"].to_string().contains(&key_d),
+        "not a candidate: {r}"
+    );
+    let skipped = r["skipped"].to_string();
+    assert!(
+        skipped.contains("holds only cairn's index") && skipped.contains("exported from Codex"),
+        "{skipped}"
+    );
+    let (_, out) = s.import(&["--all"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!s.resources("memories_v2").join(&key_d).exists());
+    assert!(s.resources("memories_v2").join(&s.key_a).exists());
 }
