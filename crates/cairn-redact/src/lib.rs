@@ -1899,7 +1899,18 @@ fn accept_value(v: &str, next: Option<u8>, family: Family, quote: Quote) -> bool
     if quote == Quote::Data {
         return n >= if family == Family::Password { 4 } else { 8 };
     }
-    if looks_like_code(v, next) {
+    // A password of words and digits (`hunter2hunter2`, `Summer2024`) reads like an
+    // identifier to the code test; one with no `.`, `_` or inner capital is no code.
+    let password_shaped = family == Family::Password
+        && n >= 6
+        && v.bytes().all(|c| c.is_ascii_alphanumeric())
+        && v.bytes().any(|c| c.is_ascii_digit())
+        && v.bytes().any(|c| c.is_ascii_alphabetic())
+        && !v
+            .as_bytes()
+            .windows(2)
+            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    if !password_shaped && looks_like_code(v, next) {
         return false;
     }
     // `secret: expr=70925` is another assignment, not a value (base64 `=`

@@ -1263,3 +1263,26 @@ fn command_line_passwords() {
         assert_eq!(redact(clean), clean);
     }
 }
+
+/// Passwords of words and digits in assignments; identifiers stay.
+#[test]
+fn word_and_digit_passwords_in_assignments() {
+    for (text, want) in [
+        ("password=hunter2hunter2", "password=[REDACTED:password]"),
+        ("PASSWORD=hunter2hunter2", "PASSWORD=[REDACTED:password]"),
+        (
+            "db_password = Summer2024",
+            "db_password = [REDACTED:password]",
+        ),
+    ] {
+        assert_eq!(redact(text), want, "{text}");
+    }
+    for clean in [
+        "password = userPassword2",
+        "password=self.password",
+        "let password = read_password()",
+        "pwd = cwd",
+    ] {
+        assert_eq!(redact(clean), clean);
+    }
+}
