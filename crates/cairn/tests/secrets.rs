@@ -572,11 +572,14 @@ fn no_planted_secret_reaches_anything_cairn_writes_or_prints() {
     let claude_memory = h.claude_project(&proj).join("memory");
     assert!(claude_memory.join("MEMORY.md").exists());
     files.extend(all_bytes_under(&claude_memory));
+    // cairn's own exports do not travel back to Codex (the project holds nothing else): the
+    // workspace copy is checked when there is one.
     let imported = h
         .codex()
         .join("memories_v2/extensions/external_agent_import");
-    assert!(imported.exists());
-    files.extend(all_bytes_under(&imported));
+    if imported.exists() {
+        files.extend(all_bytes_under(&imported));
+    }
     let memo = proj.join("memo.md");
     assert!(memo.exists());
     files.push((memo.clone(), std::fs::read(&memo).unwrap()));
