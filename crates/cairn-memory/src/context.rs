@@ -261,8 +261,10 @@ struct Section {
     share: f64,
     /// Its memories, most useful first.
     ids: Vec<String>,
-    /// The next of `ids` to try.
+    /// The next of `ids` to read.
     next: usize,
+    /// An entry read that did not fit its phase (tried first in the next).
+    pending: Option<(String, Option<String>)>,
     /// The entries listed, with the id of those shown in full.
     entries: Vec<(String, Option<String>)>,
     used: Room,
@@ -431,6 +433,7 @@ impl MemoryStore {
                 .map(|(id, _)| id.clone())
                 .collect(),
             next: 0,
+            pending: None,
             entries: Vec::new(),
             used: Room::default(),
         })
@@ -443,15 +446,26 @@ impl MemoryStore {
                 } else {
                     room
                 };
-                while sec.next < sec.ids.len() {
-                    let id = &sec.ids[sec.next];
-                    examined += 1;
-                    sec.next += 1;
-                    // Forgotten or replaced by another process since the ids were read: skipped.
-                    let Some(m) = self.get(id)?.filter(Memory::is_live) else {
-                        continue;
+                loop {
+                    // The entry that did not fit the last phase comes first, read once.
+                    let (entry, full_id) = match sec.pending.take() {
+                        Some(p) => p,
+                        None => {
+                            let Some(id) = sec.ids.get(sec.next) else {
+                                break;
+                            };
+                            sec.next += 1;
+                            examined += 1;
+                            // Forgotten or replaced by another process since the ids were
+                            // read: skipped.
+                            let Some(m) = self.get(id)?.filter(Memory::is_live) else {
+                                continue;
+                            };
+                            let full =
+                                matches!(m.memory_type, MemoryType::User | MemoryType::Feedback);
+                            (session_entry(&m, now), full.then(|| m.id.clone()))
+                        }
                     };
-                    let entry = session_entry(&m, now);
                     let mut cost = Room::of(&entry);
                     if sec.entries.is_empty() {
                         cost = cost.plus(Room::of(&format!("\n{}\n", sec.title)));
@@ -459,14 +473,12 @@ impl MemoryStore {
                     let (after_sec, after_all) = (sec.used.plus(cost), used.plus(cost));
                     if !after_sec.within(limit) || !after_all.within(room) {
                         // Not now: it stays first in line for the next phase.
-                        sec.next -= 1;
-                        examined -= 1;
+                        sec.pending = Some((entry, full_id));
                         break;
                     }
                     sec.used = after_sec;
                     used = after_all;
-                    let full = matches!(m.memory_type, MemoryType::User | MemoryType::Feedback);
-                    sec.entries.push((entry, full.then(|| m.id.clone())));
+                    sec.entries.push((entry, full_id));
                 }
             }
         }
