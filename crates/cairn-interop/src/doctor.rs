@@ -304,6 +304,29 @@ fn codex_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
             .path(&cfg.path),
         );
     }
+    // The same event run twice (config.toml and hooks.json, or an older install beside a new
+    // one): Codex runs cairn twice per turn.
+    let mut by_event: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for h in &hooks {
+        by_event
+            .entry(h.event.as_str())
+            .or_default()
+            .push(h.key.as_str());
+    }
+    for (event, keys) in by_event.iter().filter(|(_, k)| k.len() > 1) {
+        checks.push(
+            Check::new(
+                "codex.hooks",
+                CheckStatus::Warn,
+                format!(
+                    "cairn's {event} hook is configured {} times ({}): Codex runs it each time",
+                    keys.len(),
+                    keys.join(", ")
+                ),
+            )
+            .fix("run `cairn install codex` again (it keeps one), or remove the extra handler by hand"),
+        );
+    }
     let trust_fix = "start Codex, open /hooks and trust the cairn hooks (Codex asks again after every change to a hook and skips untrusted hooks silently)";
     for h in &hooks {
         let (status, msg, fix) = match (h.enabled, h.trust) {

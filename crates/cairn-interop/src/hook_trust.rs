@@ -52,10 +52,10 @@ pub struct HookEntry {
 }
 
 impl HookEntry {
-    /// A hook installed by cairn (`cairn hook …`).
+    /// A hook installed by cairn: the command shape `cairn install` writes, whatever the
+    /// binary is called (`cairn_install::is_cairn_command`).
     pub fn is_cairn(&self) -> bool {
-        let c = self.command.to_ascii_lowercase();
-        c.contains("cairn") && c.contains(" hook")
+        cairn_install::is_cairn_command(&self.command, cairn_install::Target::Codex)
     }
 }
 

@@ -934,6 +934,26 @@ fn doctor_reports_cairn_hook_trust() {
             .contains("SessionStart")
     );
     assert!(untrusted["fix"].as_str().unwrap().contains("/hooks"));
+
+    // cairn's Stop hook also in hooks.json, from a binary not named cairn: recognised, and
+    // the event that now runs twice is named.
+    fs::write(
+        s.h.codex().join("hooks.json"),
+        serde_json::json!({"hooks": {"Stop": [{"hooks": [
+            {"type": "command", "command": "/opt/tools/mytool --data-dir /d hook --agent codex"}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let (r, _) = s.run(&["doctor"]);
+    let twice: Vec<&Value> = r["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["id"] == "codex.hooks" && c["message"].as_str().unwrap().contains("2 times"))
+        .collect();
+    assert_eq!(twice.len(), 1, "{r}");
+    assert!(twice[0]["message"].as_str().unwrap().contains("Stop"));
 }
 
 /// Audit: the export cut titles (60/100 characters) before redacting them, so a token cut
