@@ -129,11 +129,7 @@ pub fn ingest(
         let meta = match fs::symlink_metadata(&f.path) {
             Ok(m) => m,
             Err(e) => {
-                report.errors.push(Problem::new(
-                    &f.path,
-                    None,
-                    format!("cannot read file: {e}"),
-                ));
+                report.errors.push(unreadable(&f.path, &e));
                 continue;
             }
         };
@@ -181,11 +177,7 @@ pub fn ingest_file(store: &mut Store, file: &TranscriptFile) -> Result<IngestRep
     let meta = match fs::symlink_metadata(&file.path) {
         Ok(m) => m,
         Err(e) => {
-            report.errors.push(Problem::new(
-                &file.path,
-                None,
-                format!("cannot read file: {e}"),
-            ));
+            report.errors.push(unreadable(&file.path, &e));
             return Ok(report);
         }
     };
@@ -265,6 +257,11 @@ impl Identity {
     fn same_as(&self, c: &FileCursor) -> bool {
         self.dev == c.dev && self.ino == c.ino && self.size == c.size && self.mtime_ns == c.mtime_ns
     }
+}
+
+/// The problem of a file that cannot be opened or read.
+fn unreadable(path: &Path, e: &dyn std::fmt::Display) -> Problem {
+    Problem::new(path, None, format!("cannot read file: {e}"))
 }
 
 /// The hash of a file's first `head_len` bytes, and the `tail_len` bytes that end at `offset`.
@@ -369,11 +366,7 @@ fn read_one(
         let (len, hash) = match whole_hash(&file.path) {
             Ok(h) => h,
             Err(e) => {
-                report.errors.push(Problem::new(
-                    &file.path,
-                    None,
-                    format!("cannot read file: {e}"),
-                ));
+                report.errors.push(unreadable(&file.path, &e));
                 return None;
             }
         };
@@ -423,34 +416,21 @@ fn read_one(
     }
     .with_filter(cairn_redact::redact);
 
-    let reader = match cairn_transcript::open_transcript(&file.path, file.compressed) {
-        Ok(mut r) => {
-            if offset > 0 {
-                // Only plain files resume (see above), so a seek on the file is valid; use a
-                // fresh handle to seek.
-                match fs::File::open(&file.path).and_then(|mut f| {
-                    f.seek(SeekFrom::Start(offset))?;
-                    Ok(f)
-                }) {
-                    Ok(f) => r = Box::new(f),
-                    Err(e) => {
-                        report.errors.push(Problem::new(
-                            &file.path,
-                            None,
-                            format!("cannot read file: {e}"),
-                        ));
-                        return None;
-                    }
-                }
-            }
-            r
-        }
+    // Only plain files resume (see above): one of those is opened at the cursor.
+    let opened = if offset > 0 {
+        fs::File::open(&file.path)
+            .and_then(|mut f| {
+                f.seek(SeekFrom::Start(offset))?;
+                Ok(f)
+            })
+            .map(|f| Box::new(f) as Box<dyn Read>)
+    } else {
+        cairn_transcript::open_transcript(&file.path, file.compressed)
+    };
+    let reader = match opened {
+        Ok(r) => r,
         Err(e) => {
-            report.errors.push(Problem::new(
-                &file.path,
-                None,
-                format!("cannot read file: {e}"),
-            ));
+            report.errors.push(unreadable(&file.path, &e));
             return None;
         }
     };
