@@ -1249,40 +1249,47 @@ fn command_line_passwords() {
             "aws configure set aws_secret_access_key [REDACTED:secret]",
         ),
     ];
+    redacts_exactly(
+        &cases,
+        &[
+            "docker login registry.example.com && docker run -p 8080:80 app",
+            "ssh -u deploy -p 22 host",
+            "mysql -u root -p shop < dump.sql",
+            "run the login flow with -p 3000 so the dev server port matches",
+            "aws configure set aws_secret_access_key (ask the admin for it)",
+        ],
+    );
+}
+
+/// Each `(text, redacted)` case comes out as given (and stays so when redacted again), and
+/// each clean text comes out unchanged.
+fn redacts_exactly(cases: &[(&str, &str)], clean: &[&str]) {
     for (text, want) in cases {
-        assert_eq!(redact(text), want, "{text}");
-        assert_eq!(redact(want), want, "idempotent: {want}");
+        assert_eq!(redact(text), *want, "{text}");
+        assert_eq!(redact(want), *want, "idempotent: {want}");
     }
-    for clean in [
-        "docker login registry.example.com && docker run -p 8080:80 app",
-        "ssh -u deploy -p 22 host",
-        "mysql -u root -p shop < dump.sql",
-        "run the login flow with -p 3000 so the dev server port matches",
-        "aws configure set aws_secret_access_key (ask the admin for it)",
-    ] {
-        assert_eq!(redact(clean), clean);
+    for text in clean {
+        assert_eq!(redact(text), *text);
     }
 }
 
 /// Passwords of words and digits in assignments; identifiers stay.
 #[test]
 fn word_and_digit_passwords_in_assignments() {
-    for (text, want) in [
-        ("password=hunter2hunter2", "password=[REDACTED:password]"),
-        ("PASSWORD=hunter2hunter2", "PASSWORD=[REDACTED:password]"),
-        (
-            "db_password = Summer2024",
-            "db_password = [REDACTED:password]",
-        ),
-    ] {
-        assert_eq!(redact(text), want, "{text}");
-    }
-    for clean in [
-        "password = userPassword2",
-        "password=self.password",
-        "let password = read_password()",
-        "pwd = cwd",
-    ] {
-        assert_eq!(redact(clean), clean);
-    }
+    redacts_exactly(
+        &[
+            ("password=hunter2hunter2", "password=[REDACTED:password]"),
+            ("PASSWORD=hunter2hunter2", "PASSWORD=[REDACTED:password]"),
+            (
+                "db_password = Summer2024",
+                "db_password = [REDACTED:password]",
+            ),
+        ],
+        &[
+            "password = userPassword2",
+            "password=self.password",
+            "let password = read_password()",
+            "pwd = cwd",
+        ],
+    );
 }
