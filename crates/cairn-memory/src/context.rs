@@ -647,6 +647,10 @@ fn indent(s: &str) -> String {
 /// "10:00:00Z", "10.0.1.1:5432", "request_id=9f3a1c22e0b4") never, and in a long prompt (a pasted log or stack trace)
 /// no number at all: they match memories by accident, not by subject.
 fn prompt_query(prompt: &str) -> String {
+    // Most prompts hold no digit: nothing to drop, and no pattern compiled for them.
+    if !prompt.bytes().any(|b| b.is_ascii_digit()) {
+        return prompt.to_string();
+    }
     static STAMP: LazyLock<Regex> =
         LazyLock::new(|| re(r"\b\d+(?:[-:./]\d+)+[A-Za-z]?\b|\b\d{4}-\d{2}-\d{2}T[\d:.]+Z?\b"));
     static NUMBER: LazyLock<Regex> = LazyLock::new(|| re(r"\b\d+\b"));
