@@ -35,7 +35,8 @@
 //! See [`Kind`] for the full list. Provider tokens are recognised by their
 //! fixed prefixes (`sk-ant-`, `sk-proj-`, `sk-or-v1-`, `AKIA`, `ghp_`,
 //! `glpat-`, `xoxb-`, `AIza`, `sk_live_`, `dop_v1_`, `hvs.`, `dckr_pat_`,
-//! `shpat_`, `gsk_`, `xai-`, ...); private key blocks by their PEM armour (also when the `END` line is
+//! `shpat_`, `gsk_`, `xai-`, `dapi`, ...) and Telegram bot tokens by their
+//! `<bot id>:AA` shape; private key blocks by their PEM armour (also when the `END` line is
 //! missing); URL credentials by `scheme://user:pass@host` (only the password
 //! is replaced); `Authorization: Bearer|Basic` headers; passwords given to
 //! command-line tools (`mysql -u root -pS3cret`, `sshpass -p`, `docker login
@@ -180,6 +181,10 @@ pub enum Kind {
     GroqKey,
     /// xAI API key (`xai-` + 80).
     XaiKey,
+    /// Databricks personal access token (`dapi` + 32 hex, optionally `-N`).
+    DatabricksToken,
+    /// Telegram bot token (`<bot id>:AA` + 33).
+    TelegramBotToken,
     /// JSON Web Token (`eyJ...eyJ...sig`).
     Jwt,
     /// `Authorization: Basic <base64>` credentials.
@@ -200,7 +205,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in priority order.
-    pub const ALL: [Kind; 31] = [
+    pub const ALL: [Kind; 33] = [
         Kind::PrivateKey,
         Kind::AnthropicKey,
         Kind::OpenAiKey,
@@ -225,6 +230,8 @@ impl Kind {
         Kind::OpenrouterKey,
         Kind::GroqKey,
         Kind::XaiKey,
+        Kind::DatabricksToken,
+        Kind::TelegramBotToken,
         Kind::Jwt,
         Kind::BasicAuth,
         Kind::BearerToken,
@@ -261,6 +268,8 @@ impl Kind {
             Kind::OpenrouterKey => "openrouter-key",
             Kind::GroqKey => "groq-key",
             Kind::XaiKey => "xai-key",
+            Kind::DatabricksToken => "databricks-token",
+            Kind::TelegramBotToken => "telegram-bot-token",
             Kind::Jwt => "jwt",
             Kind::BasicAuth => "basic-auth",
             Kind::BearerToken => "bearer-token",
@@ -645,6 +654,19 @@ const SPECS: &[Spec] = &[
         source: Source::Pattern(r"(?-u:\b)xai-[A-Za-z0-9]{80}(?-u:\b)", Check::Random(4)),
     },
     Spec {
+        kind: Kind::DatabricksToken,
+        triggers: &["dapi"],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)dapi[a-f0-9]{32}(?:-[0-9]+)?(?-u:\b)", Check::None),
+    },
+    Spec {
+        kind: Kind::TelegramBotToken,
+        // The secret half of every bot token BotFather issues starts with `AA`.
+        triggers: &[":AA"],
+        case_insensitive: false,
+        source: Source::Pattern(r"(?-u:\b)[0-9]{8,10}:AA[A-Za-z0-9_-]{33}", Check::None),
+    },
+    Spec {
         kind: Kind::Jwt,
         triggers: &["eyJ"],
         case_insensitive: false,
@@ -693,7 +715,8 @@ const SPECS: &[Spec] = &[
     Spec {
         // `curl -u user:pass`, `--user user:pass`.
         kind: Kind::Password,
-        triggers: &[" -u", "\t-u", "--user"],
+        // `-u` inside `--user` too: one prefilter slot for both spellings.
+        triggers: &["-u"],
         case_insensitive: false,
         source: Source::Pattern(
             r#"(?:[ \t]-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]+:([^\s'"]+)"#,
@@ -717,7 +740,7 @@ const SPECS: &[Spec] = &[
     // random (two character classes), so `-p 8080:80` or `-p 22` stay.
     Spec {
         kind: Kind::Password,
-        triggers: &[" -u", "\t-u"],
+        triggers: &["-u"],
         case_insensitive: false,
         source: Source::Pattern(
             r#"[ \t]-u[ \t]*[^\s'"-]\S*[ \t]+-p([^\s'"-][^\s'"]*)"#,

@@ -188,6 +188,18 @@ fn raw_tokens(rng: &mut Rng) -> Vec<(Kind, String)> {
         (Kind::GroqKey, format!("gsk_{}", mixed(rng, ALNUM, 52))),
         (Kind::XaiKey, format!("xai-{}", mixed(rng, ALNUM, 80))),
         (
+            Kind::DatabricksToken,
+            format!("dapi{}", rng.string(HEX, 32)),
+        ),
+        (
+            Kind::DatabricksToken,
+            format!("dapi{}-2", rng.string(HEX, 32)),
+        ),
+        (
+            Kind::TelegramBotToken,
+            format!("{}:AA{}", rng.string(DIGITS, 10), mixed(rng, B64URL, 33)),
+        ),
+        (
             Kind::Jwt,
             format!(
                 "eyJ{}.eyJ{}.{}",
@@ -1097,6 +1109,8 @@ fn fragments(rng: &mut Rng) -> Vec<String> {
             "sk-or-v1-",
             "gsk_",
             "xai-",
+            "dapi",
+            ":AA",
         ]
         .iter()
         .map(|s| s.to_string()),
