@@ -681,6 +681,31 @@ fn mcp_server_round_trip() {
     );
 }
 
+/// A client that writes junk does not bring the server down: a line that is not JSON is
+/// dropped (as the official MCP SDKs do: no id to answer, and no error storm with a peer
+/// that echoes), JSON that is not a JSON-RPC message gets "Invalid request", and the next
+/// request is answered.
+#[test]
+fn mcp_server_survives_malformed_lines() {
+    use std::io::Write;
+    let h = TestHome::empty();
+    let proj = project(&h, "work/shop");
+    let mut mcp = McpClient::start(&h, &proj);
+    mcp.initialize();
+    {
+        let stdin = mcp.child.stdin.as_mut().expect("stdin");
+        stdin
+            .write_all(b"this is not json\n{\"jsonrpc\": \"2.0\", \"id\": \n\xff\xfe\n\n")
+            .expect("write");
+    }
+    mcp.send(json!({"jsonrpc": "2.0", "id": "odd", "params": 3}));
+    let tools = mcp.request("tools/list", json!({}));
+    assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(5), "{tools}");
+    let (err, r) = mcp.call("memory_remember", json!({"text": "Use pnpm, not npm."}));
+    assert!(!err, "{r}");
+    assert!(mcp.finish().success());
+}
+
 #[test]
 fn eval_locomo_on_a_handmade_fixture() {
     let h = TestHome::empty();
