@@ -4,7 +4,7 @@
 //! network" (cosine 0.89) while "never mock the database in integration tests" scores lower
 //! (0.79), so the decision combines four signals:
 //!
-//! * **content words** (stop words dropped, light stemming, CJK bigrams): Jaccard overlap, and
+//! * **content words** (stop words dropped, Snowball stemming, CJK bigrams): Jaccard overlap, and
 //!   the share of the smaller set found in the larger (same subject);
 //! * **identifiers**: numbers and versions ("18", "v3", "5433", "2026-11-26"), words with
 //!   digits ("svc12"), single capital letters ("service A"), flags ("-q", "--sql"),

@@ -1,6 +1,9 @@
 //! Small text helpers: sentences, content words, token estimates, truncation.
 
 use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
 
 /// Whether `c` is a CJK ideograph or kana (scripts written without spaces).
 pub fn is_cjk(c: char) -> bool {
@@ -141,9 +144,14 @@ fn push_word(word: &mut String, out: &mut HashSet<String>) {
     word.clear();
 }
 
-/// A very light English stemmer (plural `s`), enough to match "tests" with "test".
+/// Snowball's English stemmer for plain words ("commits", "committing" → "commit",
+/// "directly" → "direct"); a word with digits, underscores or other scripts only loses a
+/// plural `s` ("nodes_v2s" stays a name).
 fn stem(w: &str) -> String {
-    if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") {
+    static ENGLISH: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
+    if w.bytes().all(|b| b.is_ascii_alphabetic() || b == b'\'') {
+        ENGLISH.stem(w).into_owned()
+    } else if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") {
         w[..w.len() - 1].to_string()
     } else {
         w.to_string()
@@ -236,8 +244,18 @@ mod tests {
     #[test]
     fn words() {
         let w = content_words("Don't mock the database in these tests");
-        assert!(w.contains("mock") && w.contains("database") && w.contains("test"));
+        assert!(w.contains("mock") && w.contains("databas") && w.contains("test"));
         assert!(!w.contains("the"));
+        // Inflections meet; names with digits or underscores keep their letters.
+        assert_eq!(
+            content_words("never commit directly to main"),
+            content_words("no direct commits to main")
+        );
+        assert_eq!(
+            content_words("committing node_modules"),
+            content_words("commits node_module")
+        );
+        assert!(content_words("the v18s runners").contains("v18"));
         assert!(content_words("日本語で書く").contains("日本"));
     }
 

@@ -700,7 +700,11 @@ fn mcp_server_survives_malformed_lines() {
     }
     mcp.send(json!({"jsonrpc": "2.0", "id": "odd", "params": 3}));
     let tools = mcp.request("tools/list", json!({}));
-    assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(5), "{tools}");
+    assert_eq!(
+        tools["result"]["tools"].as_array().map(Vec::len),
+        Some(5),
+        "{tools}"
+    );
     let (err, r) = mcp.call("memory_remember", json!({"text": "Use pnpm, not npm."}));
     assert!(!err, "{r}");
     assert!(mcp.finish().success());
