@@ -5,8 +5,8 @@
 //! digest (and a memo block); a turn that did not, but whose prompt states a memory ("from now
 //! on …", "remember that …", as the caller's test says), is queued for extraction only
 //! (`memory_only`); and a turn the hook could not look at within [`Limits::HOOK`] (a huge line,
-//! a very long turn) is queued unresolved (`end`): the worker finds it in the file, unhurried,
-//! and decides. Whatever the kind, the worker treats the turn as ended: the Stop said so.
+//! a very long turn) or, for Codex, not yet in the rollout is queued unresolved (`end`): the
+//! worker finds it in the file, unhurried, and decides. Whatever the kind, the worker treats the turn as ended: the Stop said so.
 
 use std::path::Path;
 
@@ -37,12 +37,16 @@ pub struct JobPayload {
     /// Queued only so that the memory its prompt states is extracted now: no digest, no memo.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub memory_only: bool,
-    /// The hook did not find the turn (it was too large to look at on the agent's clock): the
-    /// turn is the one that ended within the file's first `end` bytes, and the worker decides
-    /// whether to record it.
+    /// The hook did not find the turn (it was too large to look at on the agent's clock, or
+    /// not written yet): the turn is the one that ended within the file's first `end` bytes
+    /// ([`WHOLE_FILE`]: anywhere in it), and the worker decides whether to record it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<u64>,
 }
+
+/// [`JobPayload::end`] of a Codex turn the hook did not find in the rollout: Codex writes it
+/// asynchronously, so the worker looks through the whole file as it is by then.
+pub const WHOLE_FILE: u64 = u64::MAX;
 
 /// The turn key of a job the hook queued without finding its turn (Claude Code's turn keys
 /// are record uuids, known only once the turn's first line is found).
@@ -95,6 +99,36 @@ pub fn on_stop(
         turn: turn_id.unwrap_or("(last)").to_owned(),
         path: path.to_owned(),
     };
+    // Left to the worker, keyed by what the hook knows of the turn.
+    let leave_to_worker = |end: u64, why: String, bytes_read: u64| {
+        let session_key = if payload.session_id.is_empty() {
+            file.session_hint.clone()
+        } else {
+            payload.session_id.clone()
+        };
+        let turn_key = turn_id.map_or_else(|| unresolved_turn_key(end), str::to_owned);
+        let project = cwd
+            .as_deref()
+            .map(|c| project_root(Path::new(c)).to_string_lossy().into_owned());
+        let job = JobPayload {
+            transcript_path: path.to_owned(),
+            cwd: cwd.clone(),
+            project,
+            end: Some(end),
+            ..JobPayload::default()
+        };
+        let enqueued = enqueue(store, agent, &session_key, &turn_key, &job, now)?;
+        Ok(StopOutcome {
+            decision: Decision::SkipReadOnly,
+            session_key,
+            turn_key,
+            enqueued,
+            queued: true,
+            memory_only: false,
+            deferred: Some(why),
+            bytes_read,
+        })
+    };
     let (turn, session_key, bytes_read) = match find_turn(&file, turn_id, resume, Limits::HOOK)? {
         Lookup::Found(FoundTurn {
             turn,
@@ -102,42 +136,22 @@ pub fn on_stop(
             bytes_read,
             ..
         }) => (turn, session_key, bytes_read),
+        // Codex names the turn that ended, but its rollout writer is asynchronous: the turn
+        // may not be in the file yet. The worker looks again (and retries while it is not).
+        Lookup::NotFound if turn_id.is_some() => {
+            return leave_to_worker(
+                WHOLE_FILE,
+                "the turn is not in the rollout yet".to_owned(),
+                0,
+            );
+        }
         Lookup::NotFound => return Err(not_found()),
         Lookup::TooLarge {
             len,
             bytes_read,
             why,
             ..
-        } => {
-            // Left to the worker, keyed by what the hook knows of the turn.
-            let session_key = if payload.session_id.is_empty() {
-                file.session_hint.clone()
-            } else {
-                payload.session_id.clone()
-            };
-            let turn_key = turn_id.map_or_else(|| unresolved_turn_key(len), str::to_owned);
-            let project = cwd
-                .as_deref()
-                .map(|c| project_root(Path::new(c)).to_string_lossy().into_owned());
-            let job = JobPayload {
-                transcript_path: path.to_owned(),
-                cwd,
-                project,
-                end: Some(len),
-                ..JobPayload::default()
-            };
-            let enqueued = enqueue(store, agent, &session_key, &turn_key, &job, now)?;
-            return Ok(StopOutcome {
-                decision: Decision::SkipReadOnly,
-                session_key,
-                turn_key,
-                enqueued,
-                queued: true,
-                memory_only: false,
-                deferred: Some(why),
-                bytes_read,
-            });
-        }
+        } => return leave_to_worker(len, why, bytes_read),
     };
     let session_key = if payload.session_id.is_empty() {
         session_key

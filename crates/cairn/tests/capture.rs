@@ -370,6 +370,44 @@ fn codex_stop_classifies_a_table_of_commands_and_honours_memo_tags() {
     assert_eq!(st["hook_errors"]["count"], 0, "{st}");
 }
 
+/// Codex writes its rollout asynchronously: a Stop can name a turn the file does not hold
+/// yet. The hook leaves it to the worker, which finds it once written (retrying until then),
+/// and what the user said in it is remembered; no hook error is recorded.
+#[test]
+fn a_codex_stop_ahead_of_its_rollout_is_left_to_the_worker() {
+    let h = TestHome::empty();
+    let proj = project(&h, "infra");
+    let cwd = cwd_str(&proj);
+    std::fs::create_dir_all(h.data()).unwrap();
+    std::fs::write(
+        h.data().join("config.toml"),
+        "[worker]\nretry_delay_secs = 1\n",
+    )
+    .unwrap();
+    let rollout = codex_rollout(&h, cwd);
+    assert_eq!(codex_stop(&h, &rollout, cwd, "t1", &[]), "");
+    // The rollout writer catches up.
+    append(
+        &rollout,
+        codex_turn(
+            "t1",
+            "remember that the build server is build01.internal",
+            "cat Makefile",
+            0,
+        )
+        .as_bytes(),
+    );
+    let st = h.wait_for_worker();
+    assert_eq!(st["jobs"]["done"], 1, "{st}");
+    assert_eq!(st["jobs"]["failed"], 0, "{st}");
+    assert_eq!(st["hook_errors"]["count"], 0, "{st}");
+    let bodies = memory_bodies(&h);
+    assert!(
+        bodies.iter().any(|b| b.contains("build01.internal")),
+        "{bodies:?}"
+    );
+}
+
 #[test]
 fn double_stop_gives_one_job_and_one_memo_block() {
     let h = TestHome::empty();
