@@ -60,6 +60,15 @@ const NEGATORS: &[&str] = &[
     "not", "no", "never", "don't", "dont", "avoid", "instead", "without", "rather", "stop",
 ];
 
+/// Words that open a preference, after which `over` names the rejected choice.
+const PREFERENCES: &[&str] = &["prefer", "favor", "favour", "choose", "pick"];
+
+/// Words that say a fact changed ("the staging DB *moved to* db2", "the API *is now* on
+/// v2"): with them, a new identifier replaces the old one instead of naming another thing.
+const CHANGE_WORDS: &[&str] = &[
+    "moved", "now", "changed", "migrated", "switched", "renamed", "replaced", "longer",
+];
+
 /// Content words split by polarity: (wanted, rejected).
 fn polarity(text: &str) -> (HashSet<String>, HashSet<String>) {
     let mut pos = HashSet::new();
@@ -68,14 +77,17 @@ fn polarity(text: &str) -> (HashSet<String>, HashSet<String>) {
     // the dot in `console.log` does not).
     for clause in clauses(text) {
         let mut negated = false;
+        let mut preference = false;
         for raw in clause.split_whitespace() {
             let w = raw
                 .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
                 .to_lowercase();
-            if NEGATORS.contains(&w.as_str()) {
+            // "prefer tabs over spaces": after a preference, `over` rejects what follows.
+            if NEGATORS.contains(&w.as_str()) || (preference && w == "over") {
                 negated = true;
                 continue;
             }
+            preference |= PREFERENCES.iter().any(|p| w.starts_with(p));
             for cw in content_words(&w) {
                 if negated {
                     neg.insert(cw);
@@ -236,9 +248,10 @@ pub fn relation(
     let other_choice = an.intersection(&bn).next().is_some()
         && ap.difference(&bp).next().is_some()
         && bp.difference(&ap).next().is_some();
-    let contradiction = other_choice
-        || ap.intersection(&bn).next().is_some()
-        || an.intersection(&bp).next().is_some();
+    // The new memory rejects what the old one asserts ("use vitest, not jest" after "tests
+    // use jest").
+    let overturned = an.intersection(&bp).next().is_some();
+    let contradiction = other_choice || overturned || ap.intersection(&bn).next().is_some();
     let ia = identity_words(new_text);
     let ib = identity_words(old_text);
     let only_new: Vec<&String> = ia.difference(&ib).collect();
@@ -280,14 +293,30 @@ pub fn relation(
     {
         return Relation::Duplicate;
     }
+    // A contradiction retires the old memory, a rule a fact as well as a fact a rule: "use
+    // vitest, not jest" replaces "tests use jest". Rejecting what the old memory asserts is
+    // explicit enough to need less of the embeddings' agreement (short rules in other words).
+    if (same_subject && contradiction) || (overturned && overlap >= 0.5 && cosine >= 0.6) {
+        return Relation::Supersedes;
+    }
     if new_type != old_type {
         return Relation::Distinct;
     }
     // Every differing word, on both sides, is a value: the same statement with a new value.
+    // Said to be a change ("moved to", "is now"), new names and numbers replace the old ones.
+    let changed = new_text
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| CHANGE_WORDS.iter().any(|c| w.eq_ignore_ascii_case(c)));
+    let change_stems = content_words(&CHANGE_WORDS.join(" "));
+    let is_new_value =
+        |w: &&String| is_value(w) || (changed && (is_identifier(w) || change_stems.contains(*w)));
     let changed_value = !only_new.is_empty()
         && !only_old.is_empty()
-        && only_new.iter().chain(&only_old).all(|w| is_value(w));
-    if same_subject && (contradiction || changed_value) {
+        && only_new.iter().all(is_new_value)
+        && only_old
+            .iter()
+            .all(|w| is_value(w) || (changed && is_identifier(w)));
+    if same_subject && changed_value {
         return Relation::Supersedes;
     }
     // A fact given more words says more ("we use Postgres *17 with pgvector*").
@@ -391,6 +420,89 @@ mod tests {
         );
         assert_eq!(
             relation(Feedback, "Use pnpm.", User, "Use pnpm.", 1.0),
+            Relation::Distinct
+        );
+    }
+
+    /// A correction retires what it rejects, across rule and fact; a reversed preference is
+    /// not "already remembered"; a fact said to have changed replaces the old one.
+    #[test]
+    fn corrections_reversals_and_changes() {
+        let cross = |new_t, new: &str, old_t, old: &str| {
+            let c = cairn_embed::cosine(&cairn_embed::embed(new), &cairn_embed::embed(old));
+            relation(new_t, new, old_t, old, c)
+        };
+        assert_eq!(
+            cross(
+                Feedback,
+                "No, use vitest for tests, not jest",
+                Project,
+                "Tests use jest"
+            ),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            cross(
+                Feedback,
+                "From now on use uv, not poetry.",
+                Project,
+                "We use poetry for this project, run poetry install."
+            ),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            rel(
+                Feedback,
+                "Use pnpm instead of npm from now on",
+                "Use npm for installing packages"
+            ),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            rel(
+                User,
+                "I prefer spaces over tabs",
+                "I prefer tabs over spaces"
+            ),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            rel(
+                Project,
+                "The staging DB moved to db2.staging.internal",
+                "The staging DB is db1.staging.internal"
+            ),
+            Relation::Supersedes
+        );
+        // Not overturned: another subject that names the same tool, or another thing.
+        assert_eq!(
+            cross(
+                Feedback,
+                "use pnpm, not npm",
+                Project,
+                "npm audit runs in CI"
+            ),
+            Relation::Distinct
+        );
+        assert_eq!(
+            cross(
+                Feedback,
+                "don't use Postgres for the job queue, use Redis",
+                Project,
+                "We use Postgres for the main database"
+            ),
+            Relation::Distinct
+        );
+        assert_eq!(
+            rel(
+                Project,
+                "The prod DB is db2.prod.internal",
+                "The staging DB is db1.staging.internal"
+            ),
+            Relation::Distinct
+        );
+        assert_eq!(
+            rel(User, "I run tests over SSH", "I run tests locally"),
             Relation::Distinct
         );
     }
