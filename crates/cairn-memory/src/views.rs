@@ -321,6 +321,14 @@ fn create_private_dir(dir: &Path) -> Result<()> {
     b.create(dir).map_err(|e| MemoryError::io(dir, e))
 }
 
+/// Whether `name` is one of [`write_atomic`]'s temporary files (`.NAME.tmp-PID`).
+fn is_temp_file(name: &str) -> bool {
+    name.starts_with('.')
+        && name
+            .rsplit_once(".tmp-")
+            .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Writes a file atomically: a private temporary file in the same directory, fsync, rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -463,6 +471,12 @@ impl MemoryStore {
                 files.sort_by_key(|e| e.file_name());
                 for f in files {
                     let name = f.file_name().to_string_lossy().into_owned();
+                    // Every view write holds the lock we hold: a temp file here is what a
+                    // killed writer left.
+                    if is_temp_file(&name) {
+                        let _ = std::fs::remove_file(f.path());
+                        continue;
+                    }
                     if name.starts_with('.')
                         || name == INDEX_FILE
                         || !name.to_ascii_lowercase().ends_with(".md")

@@ -117,6 +117,23 @@ fn generated_views_match_the_golden_files() {
     }
 }
 
+/// A writer killed between writing its temp file and renaming it leaves `.NAME.tmp-PID`;
+/// the next refresh (which holds the lock every writer holds) removes it, and nothing else.
+#[test]
+fn a_killed_writer_s_temp_file_is_swept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("memory");
+    let mut mem = fixture(&root);
+    let dir = root.join(scope_slug(SCOPE));
+    let stale = dir.join(".feedback_use-pnpm-not-npm.md.tmp-4242");
+    let mine = dir.join(".draft.tmp-notes");
+    std::fs::write(&stale, "half a view").unwrap();
+    std::fs::write(&mine, "the user's own dot file").unwrap();
+    mem.refresh_views(NOW + 100).unwrap();
+    assert!(!stale.exists(), "the dead writer's temp file is gone");
+    assert!(mine.exists(), "a file that only looks alike stays");
+}
+
 #[test]
 fn a_hand_edit_is_read_back_not_overwritten() {
     let tmp = tempfile::tempdir().unwrap();
