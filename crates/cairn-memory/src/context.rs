@@ -270,6 +270,19 @@ struct Section {
     used: Room,
 }
 
+/// Whether the session-start summary shows all a memory says: user and feedback memories in
+/// full, a project or reference memory whose description already holds its whole body (one
+/// sentence, no Why or How). Those are not injected again in the same session.
+fn shown_whole(m: &Memory) -> bool {
+    matches!(m.memory_type, MemoryType::User | MemoryType::Feedback)
+        || (m.why.is_none()
+            && m.how.is_none()
+            && m.description.chars().count() <= 200
+            && m.description
+                .trim_end_matches('.')
+                .contains(m.rule.trim().trim_end_matches('.')))
+}
+
 /// One memory's line in the session-start summary: user and feedback memories in full (the
 /// rule and its Why), the others by their description.
 fn session_entry(m: &Memory, now: i64) -> String {
@@ -461,9 +474,10 @@ impl MemoryStore {
                             let Some(m) = self.get(id)?.filter(Memory::is_live) else {
                                 continue;
                             };
-                            let full =
-                                matches!(m.memory_type, MemoryType::User | MemoryType::Feedback);
-                            (session_entry(&m, now), full.then(|| m.id.clone()))
+                            (
+                                session_entry(&m, now),
+                                shown_whole(&m).then(|| m.id.clone()),
+                            )
                         }
                     };
                     let mut cost = Room::of(&entry);
@@ -671,8 +685,14 @@ fn prompt_query(prompt: &str) -> String {
     }
 }
 
-/// Whether a memory shares a word with a CJK prompt: a pair of characters, or a Latin word
-/// (one shared kana or hanzi is no evidence, though the search matches single characters).
+/// Words of requests that say what to do, not what about ("run the deploy script", "fix the
+/// lint errors"): sharing only these with a memory is no evidence that it bears on the prompt.
+const WEAK_WORDS: &str = "run add fix check show tell help want need like work try thing way go \
+    see look new good sure okay ok thanks thank continue yes hi hello hey";
+
+/// Whether a memory shares a word with the prompt's `prompt_words`: a Latin word, or a pair
+/// of CJK characters (one shared kana or hanzi is no evidence, though the search matches
+/// single characters).
 fn shares_words(prompt_words: &HashSet<String>, m: &Memory) -> bool {
     let text = format!("{} {} {}", m.name, m.body, m.keywords.join(" "));
     content_words(&text)
@@ -693,15 +713,12 @@ fn shares_words(prompt_words: &HashSet<String>, m: &Memory) -> bool {
 /// words decide alone.
 fn relevant(prompt: &str, hits: &[crate::store::Recalled]) -> Vec<bool> {
     let prompt_cjk = crate::text::mostly_cjk(prompt);
-    let has_cjk = prompt.chars().any(crate::text::is_cjk);
-    let prompt_words = if has_cjk {
-        content_words(prompt)
-    } else {
-        HashSet::new()
-    };
-    let lexical = |h: &crate::store::Recalled| {
-        h.lexical && (!has_cjk || shares_words(&prompt_words, &h.memory))
-    };
+    let weak = content_words(WEAK_WORDS);
+    let prompt_words: HashSet<String> = content_words(prompt)
+        .into_iter()
+        .filter(|w| !weak.contains(w))
+        .collect();
+    let lexical = |h: &crate::store::Recalled| h.lexical && shares_words(&prompt_words, &h.memory);
     // The best-ranked hit that shares the prompt's words is kept whatever its cosine: it is
     // what `cairn recall` would answer first.
     let first_lexical = hits.iter().position(&lexical);

@@ -1032,6 +1032,54 @@ fn prompt_context_picks_only_relevant_memories() {
     );
     assert!(injected(&mut mem, "rename the variable foo to bar").is_empty());
     assert!(injected(&mut mem, "fix the NaN shipping bug in the cart").is_empty());
+    // Sharing only the verb of a request ("run", "use") is no evidence.
+    mem.remember(
+        manual(
+            MemoryType::User,
+            GLOBAL,
+            "I use neovim with the fish shell.",
+        ),
+        NOW,
+    )
+    .unwrap();
+    assert!(
+        injected(&mut mem, "run the deploy script")
+            .iter()
+            .all(|m| !m.contains("cargo fmt")),
+        "{:?}",
+        injected(&mut mem, "run the deploy script")
+    );
+    assert!(injected(&mut mem, "which allocator do we use?").is_empty());
+}
+
+/// A project or reference memory the session start already showed whole is not injected
+/// again in that session.
+#[test]
+fn a_memory_listed_at_session_start_is_not_injected_again() {
+    let mut mem = store();
+    let p = "/w/webshop";
+    mem.remember(
+        manual(
+            MemoryType::Project,
+            p,
+            "Deploy to staging is done by merging into the staging branch.",
+        ),
+        NOW,
+    )
+    .unwrap();
+    let start = mem
+        .session_start_context(p, Some("s1"), 2_500, NOW)
+        .unwrap();
+    assert!(start.contains("merging into the staging branch"), "{start}");
+    let again = mem
+        .prompt_context(p, Some("s1"), "deploy to staging", NOW)
+        .unwrap();
+    assert!(again.is_none(), "{again:?}");
+    assert!(
+        mem.prompt_context(p, Some("s2"), "deploy to staging", NOW)
+            .unwrap()
+            .is_some()
+    );
 }
 
 #[test]
