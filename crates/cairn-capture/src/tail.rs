@@ -10,7 +10,8 @@
 //! kept as its pieces and put together once. The hook searches within [`Limits::HOOK`] (one line
 //! of at most 8 MiB held, at most 64 MiB read); past them the search gives up
 //! ([`Lookup::TooLarge`]) and the turn is left to the worker, which searches with
-//! [`Limits::NONE`] within the bytes the file had at the Stop.
+//! [`Limits::WORKER`] (no line over the 256 MiB ingest keeps) within the bytes the file had
+//! at the Stop.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -30,7 +31,7 @@ const MAX_CHUNK: u64 = 1024 * 1024;
 
 /// How much of the file a search may hold and read. The hook is on the agent's clock: it looks
 /// at most [`Limits::HOOK`] and leaves anything bigger to the worker (which ingests the file
-/// and finds the turn with [`Limits::NONE`]).
+/// and finds the turn with [`Limits::WORKER`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// The longest line assembled in memory; a longer line stops the search.
@@ -45,10 +46,15 @@ impl Limits {
         max_line: 8 * 1024 * 1024,
         max_scan: 64 * 1024 * 1024,
     };
-    /// No limit (the worker, off the agent's clock): time stays linear in the bytes read and
-    /// memory in the longest line.
+    /// No limit: time stays linear in the bytes read and memory in the longest line.
     pub const NONE: Limits = Limits {
         max_line: u64::MAX,
+        max_scan: u64::MAX,
+    };
+    /// The worker's, off the agent's clock: the whole file, but no line longer than ingest
+    /// keeps (a multi-gigabyte file without a newline is not held in memory).
+    pub const WORKER: Limits = Limits {
+        max_line: cairn_transcript::reader::MAX_LINE_BYTES as u64,
         max_scan: u64::MAX,
     };
 }
@@ -569,6 +575,24 @@ mod tests {
             Lookup::TooLarge { bytes_read, .. } => {
                 assert!(bytes_read <= (3 << 20) + MAX_CHUNK, "read {bytes_read}")
             }
+            other => panic!("expected TooLarge, got {other:?}"),
+        }
+    }
+
+    /// A file that is one line longer than ingest keeps (sparse here: no disk used) is given
+    /// up on by the worker's search instead of being held in memory.
+    #[test]
+    fn the_worker_does_not_hold_a_line_longer_than_ingest_keeps() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path(), Agent::Claude, "");
+        File::options()
+            .write(true)
+            .open(&f.path)
+            .unwrap()
+            .set_len(Limits::WORKER.max_line + (1 << 20))
+            .unwrap();
+        match find_turn(&f, None, None, Limits::WORKER).unwrap() {
+            Lookup::TooLarge { .. } => {}
             other => panic!("expected TooLarge, got {other:?}"),
         }
     }

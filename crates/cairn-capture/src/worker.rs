@@ -193,7 +193,7 @@ impl Worker<'_> {
             Some(end) => {
                 let id = (agent == Agent::Codex && !job.turn_key.starts_with(UNRESOLVED_PREFIX))
                     .then_some(job.turn_key.as_str());
-                find_turn_before(&file, id, None, Limits::NONE, Some(end))?
+                find_turn_before(&file, id, None, Limits::WORKER, Some(end))?
                     .found()
                     .map(|f| f.turn.key)
                     .ok_or_else(|| CaptureError::TurnNotFound {
