@@ -527,6 +527,8 @@ impl MemoryStore {
         prompt: &str,
         now: i64,
     ) -> Result<Option<String>> {
+        let prompt = prompt_window(prompt);
+        let prompt = prompt.as_ref();
         if ignores_memory(prompt) || content_words(prompt).is_empty() {
             return Ok(None);
         }
@@ -685,6 +687,27 @@ fn prompt_query(prompt: &str) -> String {
     }
 }
 
+/// Characters of a prompt's start and of its end that are searched: a pasted log or file
+/// costs the prompt hook milliseconds, and the request is at one end or the other.
+const PROMPT_WINDOW: usize = 2_000;
+
+/// The prompt, or its first and last [`PROMPT_WINDOW`] characters when it is longer.
+fn prompt_window(prompt: &str) -> std::borrow::Cow<'_, str> {
+    let head_end = prompt
+        .char_indices()
+        .nth(PROMPT_WINDOW)
+        .map_or(prompt.len(), |(i, _)| i);
+    if head_end == prompt.len() {
+        return prompt.into();
+    }
+    let tail_start = prompt[head_end..]
+        .char_indices()
+        .rev()
+        .nth(PROMPT_WINDOW - 1)
+        .map_or(head_end, |(i, _)| head_end + i);
+    format!("{}\n…\n{}", &prompt[..head_end], &prompt[tail_start..]).into()
+}
+
 /// Words of requests that say what to do, not what about ("run the deploy script", "fix the
 /// lint errors"): sharing only these with a memory is no evidence that it bears on the prompt.
 const WEAK_WORDS: &str = "run add fix check show tell help want need like work try thing way go \
@@ -760,6 +783,21 @@ fn relevant(prompt: &str, hits: &[crate::store::Recalled]) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pasted log is searched by its two ends: the request survives, the cost is bounded.
+    #[test]
+    fn a_long_prompt_is_searched_by_its_ends() {
+        assert_eq!(
+            prompt_window("which package manager?"),
+            "which package manager?"
+        );
+        let log = "é".repeat(1_000_000);
+        let long = format!("here is the log: {log} — which package manager should I use?");
+        let w = prompt_window(&long);
+        assert_eq!(w.chars().count(), 2 * PROMPT_WINDOW + 3);
+        assert!(w.starts_with("here is the log"));
+        assert!(w.ends_with("which package manager should I use?"));
+    }
 
     /// 1,200 memories of every type in a project and globally, with update times shared by
     /// dozens (ties at every cut), some recalled, some forgotten.

@@ -721,6 +721,19 @@ fn other_events_bad_input_and_recursion_do_nothing_but_errors_are_recorded() {
     );
 }
 
+/// Hook input over 16 MiB is refused as too large (not as broken JSON), and the hook exits 0.
+#[test]
+fn oversized_hook_input_is_named_as_such() {
+    let h = TestHome::empty();
+    let prompt = "x".repeat(17 << 20);
+    let input = json!({"session_id": "s", "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+        .to_string();
+    assert_eq!(hook(&h, "claude", &input, &[]), "");
+    let st = h.json(&["status"]);
+    let last = st["hook_errors"]["last"].as_str().unwrap_or_default();
+    assert!(last.contains("larger than 16 MiB"), "{st}");
+}
+
 #[test]
 fn a_broken_config_is_named_with_its_line_and_the_hook_still_exits_0() {
     let h = TestHome::empty();

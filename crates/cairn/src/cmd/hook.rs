@@ -73,10 +73,19 @@ fn now() -> i64 {
 
 fn handle(homes: &Homes, agent: Agent, log: &CaptureLog) -> Result<Option<String>> {
     let mut input = String::new();
-    std::io::stdin()
-        .take(MAX_INPUT)
+    let mut stdin = std::io::stdin();
+    (&mut stdin)
+        .take(MAX_INPUT + 1)
         .read_to_string(&mut input)
         .context("cannot read the hook input on stdin")?;
+    if input.len() as u64 > MAX_INPUT {
+        // Drained, so that the agent's write does not fail on a closed pipe.
+        let _ = std::io::copy(&mut stdin, &mut std::io::sink());
+        anyhow::bail!(
+            "the hook input is larger than {} MiB: not read (no agent sends that much)",
+            MAX_INPUT >> 20
+        );
+    }
     let payload = HookPayload::parse(&input)?;
     match payload.event {
         HookEvent::Stop if payload.transcript_path.is_none() => {
