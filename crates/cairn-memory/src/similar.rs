@@ -146,6 +146,10 @@ fn identity_words(text: &str) -> HashSet<String> {
             // Uppercase, so it never equals a content word.
             out.insert(raw.to_string());
         }
+        // A single digit ("service number 2", "step 3") names one thing among others.
+        if raw.len() == 1 && raw.chars().all(|c| c.is_ascii_digit()) {
+            out.insert(raw.to_string());
+        }
     }
     for raw in text.split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',')) {
         let flag = raw.trim_end_matches(['.', ';', ':', ')']);
@@ -310,8 +314,12 @@ pub fn relation(
     let change_stems = content_words(&CHANGE_WORDS.join(" "));
     let is_new_value =
         |w: &&String| is_value(w) || (changed && (is_identifier(w) || change_stems.contains(*w)));
+    // Several numbers differing together name another thing ("service number 2 listens on
+    // port 8002" after "service number 1 … 8001"), unless the memory says it changed.
+    let values_differing = only_new.iter().filter(|w| is_value(w)).count();
     let changed_value = !only_new.is_empty()
         && !only_old.is_empty()
+        && (changed || values_differing < 2)
         && only_new.iter().all(is_new_value)
         && only_old
             .iter()
@@ -471,6 +479,23 @@ mod tests {
                 Project,
                 "The staging DB moved to db2.staging.internal",
                 "The staging DB is db1.staging.internal"
+            ),
+            Relation::Supersedes
+        );
+        // Numbered things are things, not values of one.
+        assert_eq!(
+            rel(
+                Project,
+                "the service number 2 listens on port 10002.",
+                "the service number 1 listens on port 10001."
+            ),
+            Relation::Distinct
+        );
+        assert_eq!(
+            rel(
+                Project,
+                "Postgres moved to 17 on port 5433",
+                "Postgres 16 on port 5432"
             ),
             Relation::Supersedes
         );
