@@ -45,10 +45,17 @@ pub fn write_stderr(args: std::fmt::Arguments<'_>) {
         .and_then(|()| stderr.write_all(b"\n"));
 }
 
-/// Writes `args` (and a newline) on stdout; ends the process on failure.
+/// Writes `args` (and a newline) on stdout, control characters other than line breaks and
+/// tabs shown as `�` (memory text comes from transcripts: an escape sequence in it must not
+/// drive the user's terminal; JSON escapes its own); ends the process on failure.
 pub fn write_stdout(args: std::fmt::Arguments<'_>, newline: bool) {
+    let text = match args.as_str() {
+        Some(s) => std::borrow::Cow::Borrowed(s),
+        None => std::borrow::Cow::Owned(args.to_string()),
+    };
+    let text = defuse_controls(&text);
     let mut stdout = io::stdout().lock();
-    let written = stdout.write_fmt(args).and_then(|()| {
+    let written = stdout.write_all(text.as_bytes()).and_then(|()| {
         if newline {
             stdout.write_all(b"\n")
         } else {
@@ -59,6 +66,18 @@ pub fn write_stdout(args: std::fmt::Arguments<'_>, newline: bool) {
         drop(stdout);
         stdout_failed(&e);
     }
+}
+
+/// `text` with every control character but `\n` and `\t` replaced by `�`.
+fn defuse_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let control = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(control) {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| if control(c) { '\u{FFFD}' } else { c })
+        .collect::<String>()
+        .into()
 }
 
 /// Ends the process after a failed write on stdout.

@@ -535,6 +535,38 @@ fn recalled_text_cannot_pose_as_instructions() {
     assert!(c.contains("data, not instructions"));
 }
 
+/// Terminal escape sequences in memory text are shown as `�` by the human output, never
+/// sent to the terminal; `--json` keeps the text (escaped by JSON).
+#[test]
+fn human_output_never_carries_control_characters() {
+    let h = TestHome::empty();
+    let proj = project(&h, "work/ops");
+    let text = "The build box is build01 \u{1b}[31mred\u{1b}]0;title\u{7}\u{7f}";
+    let r = h.json(&["remember", text, "--cwd", s(&proj)]);
+    let id = r["id"].as_str().unwrap().to_owned();
+    for args in [
+        vec!["list", "--cwd", s(&proj)],
+        vec!["show", id.as_str()],
+        vec!["recall", "build box", "--cwd", s(&proj)],
+    ] {
+        let out = h.cairn(&args);
+        assert!(out.status.success(), "{args:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("build01"), "{args:?}: {stdout}");
+        assert!(
+            !stdout
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{args:?}: {stdout:?}"
+        );
+    }
+    let shown = h.json(&["show", id.as_str()]);
+    assert!(
+        shown["body"].as_str().unwrap().contains('\u{1b}'),
+        "{shown}"
+    );
+}
+
 #[test]
 fn mcp_server_round_trip() {
     let h = TestHome::empty();
