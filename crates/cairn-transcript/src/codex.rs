@@ -3,6 +3,22 @@
 //! A turn runs from `event_msg` `task_started` / `turn_started` (with its `turn_id`) to
 //! `task_complete` / `turn_complete` or `turn_aborted`. Old rollouts without those events fall
 //! back to `turn_context` boundaries.
+//!
+//! The file's session is its first `session_meta`. A fork's rollout goes on with a copy of its
+//! parent's rollout, the parent's `session_meta` included: a later `session_meta` changes
+//! nothing. That copy carries no marker of where it ends, so its turns (under the parent's
+//! turn ids) are read as the fork's; only a thread whose `session_meta` gives
+//! `subagent_history_start_ordinal` tells which lines (by `ordinal`) are replayed history,
+//! and those are skipped.
+//!
+//! `session_meta.source` says who drives the thread. A subagent thread
+//! (`{"subagent": "review" | "compact" | "memory_consolidation" | {"thread_spawn": {…}} |
+//! {"other": …}}`, `{"internal": …}`, or `thread_source` `subagent`) gets its prompts from
+//! another agent: its turns are sidechain turns, like Claude Code's.
+//!
+//! Codex writes context as user-role messages too (AGENTS.md, `<environment_context>`,
+//! `<skill>`, `<plugins>`, a `!command`'s output, a Stop hook's `<hook_prompt>`…): those are
+//! recognised by their start and end markers, in any case, and are never a prompt.
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -17,6 +33,9 @@ use crate::text::{self, MAX_ARGS, MAX_ASSISTANT_TEXT, MAX_COMMAND, MAX_PROMPT};
 struct Line<'a> {
     #[serde(borrow, default)]
     timestamp: Str<'a>,
+    /// The line's position in the thread's history (newer rollouts).
+    #[serde(default)]
+    ordinal: Int,
     #[serde(rename = "type", borrow, default)]
     kind: Str<'a>,
     #[serde(borrow, default)]
@@ -39,6 +58,14 @@ struct Payload<'a> {
     forked_from_id: Str<'a>,
     #[serde(borrow, default)]
     git: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    source: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    thread_source: Str<'a>,
+    #[serde(borrow, default)]
+    parent_thread_id: Str<'a>,
+    #[serde(default)]
+    subagent_history_start_ordinal: Int,
     // turn events
     #[serde(borrow, default)]
     turn_id: Str<'a>,
@@ -160,17 +187,131 @@ fn content_text(raw: Option<&RawValue>) -> Vec<String> {
         .collect()
 }
 
-/// Context Codex injects as user messages: not the user's words.
+/// The start and end markers of the context fragments Codex writes as user-role messages
+/// (codex-rs/core `contextual_user_message.rs`, `model_visible_context.rs` and
+/// `model_visible_fragments.rs` across versions; `<subagents>` is developer-role in the versions
+/// seen, kept in case one writes it as user). A Stop hook's continuation is
+/// `<hook_prompt hook_run_id="…">reason</hook_prompt>` (codex-rs/protocol `items.rs`,
+/// `build_hook_prompt_message`), matched by [`is_hook_prompt`].
+const CONTEXT_FRAGMENT_MARKERS: &[(&str, &str)] = &[
+    ("# AGENTS.md instructions for ", "</INSTRUCTIONS>"),
+    ("<INSTRUCTIONS>", "</INSTRUCTIONS>"),
+    ("<user_instructions>", "</user_instructions>"),
+    ("<environment_context>", "</environment_context>"),
+    ("<skill>", "</skill>"),
+    ("<skills_section>", "</skills_section>"),
+    ("<plugins>", "</plugins>"),
+    ("<subagents>", "</subagents>"),
+    ("<subagent_notification>", "</subagent_notification>"),
+    ("<user_shell_command>", "</user_shell_command>"),
+    ("<turn_aborted>", "</turn_aborted>"),
+    ("<additional_context>", "</additional_context>"),
+    ("<js_repl_instructions>", "</js_repl_instructions>"),
+    (
+        "<child_agents_instructions>",
+        "</child_agents_instructions>",
+    ),
+];
+
+/// `text` (trimmed) starts with `start` and ends with `end`, ASCII case ignored, as Codex
+/// matches its own fragments.
+fn wrapped_in(text: &str, start: &str, end: &str) -> bool {
+    let starts = text
+        .get(..start.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(start));
+    let ends = text
+        .len()
+        .checked_sub(end.len())
+        .and_then(|at| text.get(at..))
+        .is_some_and(|tail| tail.eq_ignore_ascii_case(end));
+    starts && ends
+}
+
+/// A Stop hook's reason Codex feeds back as a user-role message:
+/// `<hook_prompt hook_run_id="…">…</hook_prompt>`.
+fn is_hook_prompt(text: &str) -> bool {
+    const OPEN: &str = "<hook_prompt";
+    let after_open = text.get(OPEN.len()..).and_then(|rest| rest.chars().next());
+    wrapped_in(text, OPEN, "</hook_prompt>")
+        && after_open.is_some_and(|c| c == '>' || c.is_ascii_whitespace())
+}
+
+/// Context Codex writes as a user-role message: not the user's words.
 fn is_injected(text: &str) -> bool {
-    let t = text.trim_start();
-    t.starts_with("<environment_context>")
-        || t.starts_with("<user_instructions>")
-        || t.starts_with("<INSTRUCTIONS>")
-        || t.starts_with("# AGENTS.md instructions")
-        || t.starts_with("<skill>")
-        || t.starts_with("<user_shell_command>")
-        || t.starts_with("<turn_aborted>")
-        || t.starts_with("<subagent_notification>")
+    let text = text.trim();
+    is_hook_prompt(text)
+        || CONTEXT_FRAGMENT_MARKERS
+            .iter()
+            .any(|(start, end)| wrapped_in(text, start, end))
+}
+
+/// Longest subagent kind kept; the kind is part of the session key.
+const MAX_SUBAGENT_KIND: usize = 64;
+
+/// A Codex thread that another agent drives, from its `session_meta`.
+#[derive(Debug, PartialEq)]
+struct SubagentThread {
+    /// `thread_spawn`, `review`, `compact`, `memory_consolidation`, or the name Codex gives
+    /// another kind.
+    kind: String,
+    /// The spawning thread (`thread_spawn.parent_thread_id`).
+    parent: Option<String>,
+}
+
+/// Who drives a thread, from `SessionSource` (codex-rs/protocol `protocol.rs`; serialised as
+/// a lowercase string for the user's own sessions, `{"subagent": …}` or `{"internal": …}`
+/// otherwise) and, on newer rollouts, `thread_source`. `None`: the user's own thread.
+fn subagent_thread(
+    source: Option<&RawValue>,
+    thread_source: Option<&str>,
+) -> Option<SubagentThread> {
+    use serde_json::Value;
+    let kind_of = |name: &str| -> String {
+        let name = if name.is_empty() { "subagent" } else { name };
+        name.chars().take(MAX_SUBAGENT_KIND).collect()
+    };
+    let source: Option<Value> = source.and_then(|raw| serde_json::from_str(raw.get()).ok());
+    let from_source = match source.as_ref().and_then(Value::as_object) {
+        Some(map) => match (map.get("subagent"), map.get("internal")) {
+            (Some(Value::String(kind)), _) => Some(SubagentThread {
+                kind: kind_of(kind),
+                parent: None,
+            }),
+            (Some(Value::Object(variant)), _) => {
+                let (name, body) = variant
+                    .iter()
+                    .next()
+                    .map_or(("subagent", &Value::Null), |(k, v)| (k.as_str(), v));
+                let parent = body
+                    .get("parent_thread_id")
+                    .and_then(Value::as_str)
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_owned);
+                let kind = match (name, body) {
+                    ("other", Value::String(other)) => kind_of(other),
+                    _ => kind_of(name),
+                };
+                Some(SubagentThread { kind, parent })
+            }
+            (Some(_), _) => Some(SubagentThread {
+                kind: kind_of("subagent"),
+                parent: None,
+            }),
+            (None, Some(internal)) => Some(SubagentThread {
+                kind: kind_of(internal.as_str().unwrap_or("internal")),
+                parent: None,
+            }),
+            (None, None) => None,
+        },
+        None => None,
+    };
+    from_source.or_else(|| match thread_source {
+        Some(kind @ ("subagent" | "memory_consolidation")) => Some(SubagentThread {
+            kind: kind_of(kind),
+            parent: None,
+        }),
+        _ => None,
+    })
 }
 
 /// Exit code of a function_call_output: a JSON envelope with `metadata.exit_code`, or the
@@ -257,32 +398,17 @@ pub(crate) fn feed(core: &mut ParserCore, line: &[u8], line_no: u64) -> Result<(
     };
     let kind = l.kind.get().unwrap_or("");
     let filter = core.filter;
+    if let (Some(own_from), Some(ordinal)) = (core.state.own_lines_from_ordinal, l.ordinal.0)
+        && ordinal < own_from
+    {
+        // The parent's history, replayed so a subagent thread has its context.
+        return Ok(());
+    }
     match kind {
-        "session_meta" => {
-            let s = &mut core.state.session;
-            if let Some(id) = p.id.non_empty() {
-                s.id = id.to_owned();
-            }
-            if let Some(cwd) = p.cwd.non_empty() {
-                s.cwd = Some(cwd.to_owned());
-            }
-            if s.cli_version.is_none() {
-                s.cli_version = p.cli_version.non_empty().map(str::to_owned);
-            }
-            if s.parent.is_none() {
-                s.parent = p.forked_from_id.non_empty().map(str::to_owned);
-            }
-            if s.started_at.is_none() {
-                s.started_at = ts;
-            }
-            if let Some(g) = p
-                .git
-                .and_then(|g| serde_json::from_str::<Git>(g.get()).ok())
-                && let Some(b) = g.branch.non_empty()
-            {
-                s.git_branch = Some(b.to_owned());
-            }
+        "session_meta" if core.state.own_session_meta_seen => {
+            // Another thread's session_meta: the start of the history this file copies.
         }
+        "session_meta" => own_session_meta(core, &p, ts),
         "turn_context" => {
             let cwd = p.cwd.non_empty().map(str::to_owned);
             if let Some(c) = &cwd {
@@ -432,6 +558,46 @@ pub(crate) fn feed(core: &mut ParserCore, line: &[u8], line_no: u64) -> Result<(
         _ => {}
     }
     Ok(())
+}
+
+/// The file's first `session_meta`: the session the whole file is filed under.
+fn own_session_meta(core: &mut ParserCore, p: &Payload, ts: Option<String>) {
+    let st = &mut core.state;
+    st.own_session_meta_seen = true;
+    let s = &mut st.session;
+    if let Some(id) = p.id.non_empty() {
+        s.id = id.to_owned();
+    }
+    if let Some(cwd) = p.cwd.non_empty() {
+        s.cwd = Some(cwd.to_owned());
+    }
+    if let Some(v) = p.cli_version.non_empty() {
+        s.cli_version = Some(v.to_owned());
+    }
+    if ts.is_some() {
+        s.started_at = ts;
+    }
+    if let Some(g) = p
+        .git
+        .and_then(|g| serde_json::from_str::<Git>(g.get()).ok())
+        && let Some(b) = g.branch.non_empty()
+    {
+        s.git_branch = Some(b.to_owned());
+    }
+    let subagent = subagent_thread(p.source, p.thread_source.non_empty());
+    let spawned_by = subagent.as_ref().and_then(|t| t.parent.clone());
+    s.parent = spawned_by
+        .or_else(|| p.forked_from_id.non_empty().map(str::to_owned))
+        .or_else(|| p.parent_thread_id.non_empty().map(str::to_owned))
+        .or_else(|| s.parent.take());
+    if let Some(thread) = subagent {
+        s.subagent = Some(thread.kind);
+        st.sidechain = true;
+        if let Some(t) = st.current.as_mut() {
+            t.sidechain = true;
+        }
+    }
+    st.own_lines_from_ordinal = p.subagent_history_start_ordinal.0.filter(|&n| n > 0);
 }
 
 fn user_prompt(core: &mut ParserCore, msg: &str, ts: Option<String>, line_no: u64) {
@@ -608,5 +774,92 @@ mod tests {
         let (t, c) =
             envelope(r#"{"output":"ok\n","metadata":{"exit_code":1,"duration_seconds":0.2}}"#);
         assert_eq!((t.as_str(), c), ("ok\n", Some(1)));
+    }
+
+    #[test]
+    fn context_fragments_need_both_markers_in_any_case() {
+        for injected in [
+            "# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>\nbody\n</INSTRUCTIONS>",
+            "  <environment_context>\n  <cwd>/w</cwd>\n</environment_context>\n",
+            "<PLUGINS>\nAlways use the figma plugin.\n</Plugins>",
+            "<Subagent_Notification>{\"agent_id\":\"a\"}</subagent_notification>",
+            "<user_shell_command>\n<command>ls</command>\n</user_shell_command>",
+            r#"<hook_prompt hook_run_id="stop:0:/h/hooks.json">run make lint</hook_prompt>"#,
+            "<HOOK_PROMPT hook_run_id=\"x\">again</HOOK_PROMPT>",
+        ] {
+            assert!(is_injected(injected), "{injected:?}");
+        }
+        for typed in [
+            "what does <skill> do in codex?",
+            "<plugins> are loaded from where?",
+            "<hook_promptly>hi</hook_prompt>",
+            "fix the </environment_context> parser",
+            "remember to use pnpm",
+            "",
+        ] {
+            assert!(!is_injected(typed), "{typed:?}");
+        }
+    }
+
+    fn source_of(json: &str) -> Option<SubagentThread> {
+        let raw: Box<RawValue> = serde_json::from_str(json).expect("test JSON");
+        subagent_thread(Some(&raw), None)
+    }
+
+    #[test]
+    fn session_sources_tell_subagent_threads() {
+        for user in [
+            r#""cli""#,
+            r#""vscode""#,
+            r#""exec""#,
+            r#""mcp""#,
+            r#""unknown""#,
+            r#"{"custom":"atlas"}"#,
+            "null",
+            "7",
+        ] {
+            assert_eq!(source_of(user), None, "{user}");
+        }
+        let kind = |json: &str| source_of(json).map(|t| t.kind);
+        assert_eq!(kind(r#"{"subagent":"review"}"#).as_deref(), Some("review"));
+        assert_eq!(
+            kind(r#"{"subagent":"compact"}"#).as_deref(),
+            Some("compact")
+        );
+        assert_eq!(
+            kind(r#"{"subagent":"memory_consolidation"}"#).as_deref(),
+            Some("memory_consolidation")
+        );
+        assert_eq!(
+            kind(r#"{"internal":"memory_consolidation"}"#).as_deref(),
+            Some("memory_consolidation")
+        );
+        assert_eq!(
+            kind(r#"{"subagent":{"other":"guardian"}}"#).as_deref(),
+            Some("guardian")
+        );
+        assert_eq!(
+            source_of(
+                r#"{"subagent":{"thread_spawn":{"parent_thread_id":"p1","depth":1,"agent_nickname":"Euclid","agent_role":"explorer"}}}"#
+            ),
+            Some(SubagentThread {
+                kind: "thread_spawn".into(),
+                parent: Some("p1".into())
+            })
+        );
+        // A kind this parser does not know yet is still another agent's thread.
+        assert_eq!(
+            kind(r#"{"subagent":{"batch_job":{"depth":2}}}"#).as_deref(),
+            Some("batch_job")
+        );
+        assert_eq!(
+            subagent_thread(None, Some("subagent"))
+                .map(|t| t.kind)
+                .as_deref(),
+            Some("subagent")
+        );
+        assert_eq!(subagent_thread(None, Some("user")), None);
+        let long = format!(r#"{{"subagent":{{"other":"{}"}}}}"#, "x".repeat(500));
+        assert_eq!(kind(&long).map(|k| k.len()), Some(MAX_SUBAGENT_KIND));
     }
 }

@@ -4,11 +4,14 @@
 //! session transcripts and auto memory (`~/.claude/projects/<key>/…`) and where Codex keeps its
 //! rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`), how their JSONL records look, and
 //! how to slice them into [`Turn`]s made of [`Event`]s (prompts, assistant text, tool calls with
-//! their commands, results with exit codes, file edits with paths). Parsing is incremental and
-//! resumable ([`Parser`] + [`ParserState`]), tolerant (unknown record types and fields are
-//! skipped; a field of the wrong type reads as absent; a bad line costs only itself), and
-//! bounded (long texts are capped, head and tail). It must not write anything, open a
-//! database, or know about memories: it only reads files and returns values.
+//! their commands, results with exit codes, file edits with paths). Turns whose prompt another
+//! agent wrote (Claude Code sidechains, Codex subagent threads) are marked `sidechain`; context
+//! an agent writes as a user message (AGENTS.md, environment, skills, hook feedback) is never a
+//! prompt; a Codex fork is filed under its own id, not under the parent it copies. Parsing is
+//! incremental and resumable ([`Parser`] + [`ParserState`]), tolerant (unknown record types
+//! and fields are skipped; a field of the wrong type reads as absent; a bad line costs only
+//! itself), and bounded (long texts are capped, head and tail). It must not write anything,
+//! open a database, or know about memories: it only reads files and returns values.
 //!
 //! ```
 //! use cairn_transcript::{Agent, Parser};

@@ -38,8 +38,11 @@ impl std::fmt::Display for Agent {
 pub struct Session {
     /// The agent's own session id (Claude Code `sessionId`, Codex thread id).
     pub id: String,
-    /// For Claude Code subagent transcripts: the subagent id. Sidechain sessions are
-    /// stored as their own session, keyed `<session id>/<agent id>`.
+    /// Set for a subagent's transcript, whose turns are sidechain turns: Claude Code, the
+    /// subagent id (the session id is then the main session's); Codex, the kind of subagent
+    /// thread (`thread_spawn`, `review`, `compact`, `memory_consolidation`, or the name Codex
+    /// gives another kind; the session id is the thread's own). Such a session is stored as
+    /// its own session, keyed `<session id>/<subagent>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subagent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -50,7 +53,9 @@ pub struct Session {
     pub started_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cli_version: Option<String>,
-    /// Codex: `forked_from_id`; Claude Code: the parent session of a subagent.
+    /// Codex: the thread that spawned this one (`source.subagent.thread_spawn.parent_thread_id`),
+    /// else the thread it was forked from (`forked_from_id`); Claude Code: the parent session
+    /// of a subagent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
     /// Claude Code: the session was continued in another one (`continued-in`).
@@ -59,7 +64,8 @@ pub struct Session {
 }
 
 impl Session {
-    /// The key a session is stored under: the session id, plus the subagent id for sidechains.
+    /// The key a session is stored under: the session id, plus `/<subagent>` for a subagent's
+    /// transcript.
     pub fn key(&self) -> String {
         match &self.subagent {
             Some(a) => format!("{}/{}", self.id, a),
@@ -105,7 +111,8 @@ pub struct Turn {
     pub cwd: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_branch: Option<String>,
-    /// A Claude Code subagent (sidechain) turn.
+    /// A subagent's turn (Claude Code sidechain, Codex subagent thread): its prompt was
+    /// written by another agent, not by the user.
     #[serde(default)]
     pub sidechain: bool,
     /// The user's prompt text (empty when the file shows none, e.g. a resumed turn).

@@ -34,7 +34,9 @@ pub struct ParserState {
     pub current: Option<Turn>,
     #[serde(default)]
     pub next_seq: u32,
-    /// Claude Code: this file is a subagent sidechain.
+    /// This file is a subagent's, whose prompts come from another agent, not from the user:
+    /// a Claude Code sidechain, or a Codex subagent thread (spawned agent, `/review`,
+    /// compaction, memory consolidation). Every turn of the file is a sidechain turn.
     #[serde(default)]
     pub sidechain: bool,
     /// Codex: the rollout uses `task_started` / `task_complete` events (else `turn_context`
@@ -44,6 +46,15 @@ pub struct ParserState {
     /// Codex: the current turn was opened by a `turn_context`, not by `task_started`.
     #[serde(default)]
     pub current_from_context: bool,
+    /// Codex: the file's own `session_meta` (its first) was read. A later one belongs to the
+    /// history the file carries (a fork's copy of its parent's rollout) and changes nothing.
+    #[serde(default)]
+    pub own_session_meta_seen: bool,
+    /// Codex: the first line `ordinal` that is the thread's own
+    /// (`session_meta.subagent_history_start_ordinal`); lines below it replay the parent's
+    /// history and are skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_lines_from_ordinal: Option<i64>,
 }
 
 pub(crate) struct ParserCore {

@@ -1,5 +1,5 @@
 //! Property tests of both transcript parsers and the line reader: arbitrary bytes, real records
-//! (the sample home's) mutated (cut, spliced with bytes, any JSON node replaced by a value of
+//! (the sample home's and this crate's Codex fixtures) mutated (cut, spliced with bytes, any JSON node replaced by a value of
 //! another type or by deep nesting), and resuming from a serialized state at any line.
 //! Properties: no panic; every kept text stays within its cap; a parse resumed from the
 //! serialized state gives the same turns as one pass.
@@ -43,7 +43,8 @@ fn sample_files(dir: &str, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The lines of every sample transcript of `agent`, file by file.
+/// The lines of every sample transcript of `agent`, file by file (for Codex, the crate's own
+/// rollout fixtures too).
 fn seeds(agent: Agent) -> Vec<Vec<String>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sample-home");
     let sub = match agent {
@@ -52,6 +53,10 @@ fn seeds(agent: Agent) -> Vec<Vec<String>> {
     };
     let mut files = Vec::new();
     sample_files(root.join(sub).to_str().unwrap(), &mut files);
+    if agent == Agent::Codex {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex");
+        sample_files(fixtures.to_str().unwrap(), &mut files);
+    }
     files.sort();
     let out: Vec<Vec<String>> = files
         .iter()

@@ -1,0 +1,247 @@
+//! Codex rollouts whose turns are not all the user's own: subagent threads (spawned agents,
+//! `/review`), contextual fragments Codex writes as user-role messages, and forks that carry
+//! their parent's history. The files are in `tests/fixtures/codex/` (see the README there).
+
+use std::path::PathBuf;
+
+use cairn_transcript::reader::{LineItem, read_lines};
+use cairn_transcript::{Agent, Event, Parser, ParserState, Session, Turn};
+
+const PARENT: &str = "019ad3f1-6c2e-7b40-9a51-3e8f2c7d1a01";
+const SPAWNED: &str = "019ad402-1b7c-7e21-8c3d-5f60a9b4e202";
+const REVIEW: &str = "019ad40e-93a1-7c55-b2e4-0d1f7a6c3303";
+const FORK: &str = "019ad5a0-44f2-7a19-9e07-c2b83d5f1404";
+const INHERITING: &str = "019ad61b-7d03-7b88-8f15-a3c4e6b09606";
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/codex")
+        .join(name)
+}
+
+/// Parses a fixture whole, the way ingest does: the session id hint is the id in the name a
+/// rollout would have (`rollout-<time>-<id>.jsonl`).
+fn parse(name: &str, id_from_file_name: &str) -> (Vec<Turn>, ParserState) {
+    let file = std::fs::File::open(fixture(name)).expect("fixture");
+    let mut parser = Parser::new(Agent::Codex, id_from_file_name);
+    let mut turns = Vec::new();
+    read_lines(file, 0, |item| {
+        if let LineItem::Line { bytes, number } = item {
+            let (result, lossy) = parser.feed_bytes(bytes, number);
+            assert!(result.is_ok(), "{name} line {number}: {result:?}");
+            assert!(!lossy);
+            turns.extend(parser.take_closed());
+        }
+    })
+    .expect("read");
+    let (rest, state) = parser.finish();
+    turns.extend(rest);
+    (turns, state)
+}
+
+/// Parses a fixture in two parts, saving and restoring the parser state after `cut` lines, as
+/// ingest does when a file grows between two passes.
+fn parse_resumed(name: &str, id_from_file_name: &str, cut: usize) -> (Vec<Turn>, Session) {
+    let data = std::fs::read(fixture(name)).expect("fixture");
+    let lines: Vec<&[u8]> = data
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut parser = Parser::new(Agent::Codex, id_from_file_name);
+    let mut turns = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if i == cut {
+            let saved = serde_json::to_string(parser.state()).expect("state serializes");
+            let state: ParserState = serde_json::from_str(&saved).expect("state deserializes");
+            turns.extend(parser.take_closed());
+            parser = Parser::resume(Agent::Codex, state);
+        }
+        parser
+            .feed_bytes(line, i as u64 + 1)
+            .0
+            .expect("line parses");
+        turns.extend(parser.take_closed());
+    }
+    let (rest, state) = parser.finish();
+    turns.extend(rest);
+    (turns, state.session)
+}
+
+fn user_prompts(t: &Turn) -> Vec<&str> {
+    t.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::UserPrompt { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+// D1: a subagent thread's prompts are written by the parent agent, not by the user.
+
+#[test]
+fn the_users_own_session_is_not_a_sidechain() {
+    let (turns, state) = parse("parent-cli.jsonl", PARENT);
+    assert_eq!(turns.len(), 2);
+    assert!(turns.iter().all(|t| !t.sidechain));
+    assert_eq!(state.session.id, PARENT);
+    assert_eq!(state.session.subagent, None);
+    assert_eq!(state.session.parent, None);
+    assert_eq!(state.session.key(), PARENT);
+}
+
+#[test]
+fn a_spawned_agents_turns_are_sidechain_turns_of_its_parent() {
+    let (turns, state) = parse("subagent-thread-spawn.jsonl", SPAWNED);
+    assert_eq!(turns.len(), 1);
+    let turn = &turns[0];
+    assert!(
+        turn.prompt.starts_with("You are a read-only explorer"),
+        "{}",
+        turn.prompt
+    );
+    assert!(
+        turn.sidechain,
+        "the parent model's instructions are not the user's"
+    );
+    let session = &state.session;
+    assert_eq!(session.id, SPAWNED);
+    assert_eq!(session.parent.as_deref(), Some(PARENT));
+    assert_eq!(session.subagent.as_deref(), Some("thread_spawn"));
+    assert_eq!(session.key(), format!("{SPAWNED}/thread_spawn"));
+}
+
+#[test]
+fn a_review_thread_is_a_sidechain_without_a_parent() {
+    let (turns, state) = parse("subagent-review.jsonl", REVIEW);
+    assert_eq!(turns.len(), 1);
+    assert!(turns[0].prompt.starts_with("Review the current changes"));
+    assert!(turns[0].sidechain);
+    assert_eq!(state.session.subagent.as_deref(), Some("review"));
+    assert_eq!(state.session.parent, None);
+}
+
+#[test]
+fn a_subagent_thread_stays_a_sidechain_across_a_resumed_parse() {
+    for cut in 1..14 {
+        let (turns, session) = parse_resumed("subagent-thread-spawn.jsonl", SPAWNED, cut);
+        assert_eq!(turns.len(), 1, "cut {cut}");
+        assert!(turns[0].sidechain, "cut {cut}");
+        assert_eq!(
+            session.key(),
+            format!("{SPAWNED}/thread_spawn"),
+            "cut {cut}"
+        );
+    }
+}
+
+// D2: context Codex writes as user-role messages is not what the user said.
+
+#[test]
+fn injected_context_opens_no_turn_and_is_no_prompt() {
+    let (turns, _) = parse(
+        "injected-context.jsonl",
+        "019ad4c7-2e90-7f3a-a1b6-48e9d0c27505",
+    );
+    let keys: Vec<&str> = turns.iter().map(|t| t.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "7c8d9e0f-0000-4d00-8000-000000000001",
+            "7c8d9e0f-0000-4d00-8000-000000000002",
+            "7c8d9e0f-0000-4d00-8000-000000000003",
+        ],
+        "the <plugins> message before the first turn opens no turn of its own"
+    );
+    // The skill text sent with the prompt, and the Stop hook's continuation, are not prompts.
+    assert_eq!(turns[0].prompt, "add a health endpoint");
+    assert_eq!(user_prompts(&turns[0]), ["add a health endpoint"]);
+    // `!git log` typed in the TUI: Codex records its output as context, the turn has no prompt.
+    assert_eq!(turns[1].prompt, "");
+    assert!(user_prompts(&turns[1]).is_empty());
+    assert_eq!(
+        turns[2].prompt,
+        "from now on keep endpoints under src/routes"
+    );
+    for t in &turns {
+        for text in user_prompts(t) {
+            for injected in ["figma", "make lint", "openapi.yaml", "git log", "AGENTS.md"] {
+                assert!(!text.contains(injected), "{injected:?} in {text:?}");
+            }
+        }
+    }
+}
+
+// D5: a fork is its own session; the history it copies is its parent's.
+
+#[test]
+fn a_fork_keeps_its_own_id_cwd_and_branch_and_names_its_parent() {
+    let (turns, state) = parse("fork-copied-history.jsonl", FORK);
+    let session = &state.session;
+    assert_eq!(
+        session.id, FORK,
+        "the parent's session_meta does not take over"
+    );
+    assert_eq!(session.key(), FORK);
+    assert_eq!(session.parent.as_deref(), Some(PARENT));
+    assert_eq!(session.cwd.as_deref(), Some("/home/dev/work/webshop-flags"));
+    assert_eq!(session.git_branch.as_deref(), Some("flags"));
+    assert_eq!(
+        session.started_at.as_deref(),
+        Some("2026-11-29T11:00:02.274Z")
+    );
+    let own = turns.last().expect("the fork's own turn");
+    assert_eq!(
+        own.prompt,
+        "remember that the feature flag service is flagd on port 8013"
+    );
+    assert_eq!(own.cwd.as_deref(), Some("/home/dev/work/webshop-flags"));
+    assert!(!own.sidechain);
+    // The copied history carries no marker of where it ends; its turns keep the parent's
+    // turn ids, so a reader holding the parent's turns can tell them apart.
+    let parent_turns: Vec<String> = parse("parent-cli.jsonl", PARENT)
+        .0
+        .into_iter()
+        .map(|t| t.key)
+        .collect();
+    let copied: Vec<&String> = turns
+        .iter()
+        .map(|t| &t.key)
+        .filter(|k| parent_turns.contains(k))
+        .collect();
+    assert_eq!(copied.len(), turns.len() - 1, "every other turn is a copy");
+}
+
+#[test]
+fn a_fork_resumed_after_the_parents_session_meta_stays_itself() {
+    let lines = std::fs::read_to_string(fixture("fork-copied-history.jsonl"))
+        .expect("fixture")
+        .lines()
+        .count();
+    for cut in 1..lines {
+        let (turns, session) = parse_resumed("fork-copied-history.jsonl", FORK, cut);
+        assert_eq!(session.id, FORK, "cut {cut}");
+        assert_eq!(session.parent.as_deref(), Some(PARENT), "cut {cut}");
+        assert_eq!(
+            session.cwd.as_deref(),
+            Some("/home/dev/work/webshop-flags"),
+            "cut {cut}"
+        );
+        assert!(turns.last().is_some_and(|t| t.prompt.contains("flagd")));
+    }
+}
+
+#[test]
+fn history_before_the_subagent_start_ordinal_is_not_the_threads_own() {
+    let (turns, state) = parse("subagent-inherited-history.jsonl", INHERITING);
+    assert_eq!(state.session.id, INHERITING);
+    assert_eq!(state.session.parent.as_deref(), Some(PARENT));
+    let keys: Vec<&str> = turns.iter().map(|t| t.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["9e0f1a2b-0000-4f00-8000-000000000001"],
+        "the parent's two turns, replayed as context, are not this thread's"
+    );
+    assert_eq!(turns[0].prompt, "Add a test for the router.");
+    assert!(turns[0].sidechain);
+}
