@@ -180,7 +180,7 @@ pub fn on_stop(
         // Not recorded, but what the user said there is to be remembered: the next session
         // must know it, so it is extracted now rather than at the next `cairn sync`.
         Decision::SkipReadOnly | Decision::SkipNoMemo
-            if !turn.sidechain && states_memory(&turn.prompt) =>
+            if !turn.sidechain && turn.user_texts().into_iter().any(states_memory) =>
         {
             outcome.memory_only = true;
             false

@@ -71,7 +71,7 @@ fn fingerprint(t: &StoredTurn, agent_wrote: bool) -> String {
     let h = xxhash_rust::xxh3::xxh3_64(
         format!(
             "{EXTRACTOR_VERSION}\u{0}{agent_wrote}\u{0}{}",
-            t.turn.prompt
+            t.turn.user_texts().join("\u{0}")
         )
         .as_bytes(),
     );
@@ -126,7 +126,7 @@ impl MemoryStore {
         let mut opened = false;
         for (revision, t) in &turns {
             mark = mark.max(*revision);
-            if t.turn.sidechain || t.turn.prompt.trim().is_empty() {
+            if t.turn.sidechain || t.turn.user_texts().is_empty() {
                 continue;
             }
             let wrote = dirs.agent_wrote_memory(&t.turn);
@@ -209,7 +209,13 @@ impl MemoryStore {
             report.agent_wrote += 1;
             "agent-wrote"
         } else {
-            let found = candidates(&t.turn.prompt);
+            // The prompt and what the user added while the turn ran.
+            let found: Vec<_> = t
+                .turn
+                .user_texts()
+                .into_iter()
+                .flat_map(candidates)
+                .collect();
             report.statements += found.len();
             let project = t
                 .turn

@@ -775,6 +775,29 @@ fn forgotten_memories_never_come_back_from_the_same_turn() {
     assert!(e.contains("cairn list"), "{e}");
 }
 
+/// What the user types while a turn runs (a Codex steering message, a correction given while
+/// rejecting a tool call) is the user's own words: a memory stated there is extracted, and
+/// one added to a turn already extracted is picked up when the turn is read again.
+#[test]
+fn a_memory_said_while_the_turn_ran_is_extracted() {
+    let mut mem = store();
+    let mut t = turn("t1", "fix the build", "/w/webshop", "2026-11-20T10:00:00Z");
+    ingest(&mut mem, Agent::Codex, "s1", std::slice::from_ref(&t));
+    assert_eq!(mem.extract(&dirs(), NOW).unwrap().created, 0);
+    t.events.push(Event::UserPrompt {
+        text: "remember that the build server is build01.internal".into(),
+        at: Some("2026-11-20T10:00:30Z".into()),
+    });
+    ingest(&mut mem, Agent::Codex, "s1", &[t]);
+    let r = mem.extract(&dirs(), NOW).unwrap();
+    assert_eq!(r.created, 1, "{r:?}");
+    assert!(
+        all_live(&mem)
+            .iter()
+            .any(|m| m.rule.contains("build01.internal"))
+    );
+}
+
 #[test]
 fn turns_where_the_agent_wrote_memory_are_skipped() {
     let mut mem = store();

@@ -153,6 +153,24 @@ impl Turn {
         }
     }
 
+    /// What the user said in the turn, each text once: the prompt, then what they added while
+    /// it ran (a Codex steering message, a correction given while rejecting a tool call).
+    pub fn user_texts(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        let said = std::iter::once(self.prompt.as_str()).chain(self.events.iter().filter_map(
+            |e| match e {
+                Event::UserPrompt { text, .. } => Some(text.as_str()),
+                _ => None,
+            },
+        ));
+        for text in said {
+            if !text.trim().is_empty() && !out.contains(&text) {
+                out.push(text);
+            }
+        }
+        out
+    }
+
     /// The last assistant text of the turn, if any.
     pub fn last_assistant_text(&self) -> Option<&str> {
         self.events.iter().rev().find_map(|e| match e {
