@@ -78,20 +78,32 @@ fn fingerprint(t: &StoredTurn, agent_wrote: bool) -> String {
     format!("{h:016x}")
 }
 
-/// The key of one statement of one turn (what a tombstone remembers).
+/// The key of one statement of one turn (what a tombstone remembers):
+/// `agent:session:turn:hash of the rule`.
 fn origin_key(t: &StoredTurn, rule: &str) -> String {
+    format!("{}:{}:{}", t.agent, t.session_key, fork_suffix(t, rule))
+}
+
+/// The part of [`origin_key`] a branched or forked session shares with its original (the
+/// turn keeps its key, the session gets a new one): `turn:hash of the rule`.
+fn fork_suffix(t: &StoredTurn, rule: &str) -> String {
     let norm: String = rule
         .chars()
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)
         .collect();
     format!(
-        "{}:{}:{}:{:016x}",
-        t.agent,
-        t.session_key,
+        "{}:{:016x}",
         t.turn.key,
         xxhash_rust::xxh3::xxh3_64(norm.as_bytes())
     )
+}
+
+/// `s` with LIKE's wildcards escaped (escape character `\`).
+fn like_escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
 }
 
 impl MemoryStore {
@@ -225,7 +237,7 @@ impl MemoryStore {
                 .map(|c| project_scope(Path::new(c)));
             for c in found {
                 let origin = origin_key(t, &c.rule);
-                let known: Option<(String, Option<i64>)> = tx
+                let mut known: Option<(String, Option<i64>)> = tx
                     .query_row(
                         "SELECT o.memory_id, m.forgotten_at FROM memory_origins o
                          LEFT JOIN memories m ON m.id = o.memory_id WHERE o.origin = ?1",
@@ -233,6 +245,23 @@ impl MemoryStore {
                         |r| Ok((r.get(0)?, r.get(1)?)),
                     )
                     .optional()?;
+                if known.is_none() {
+                    // A branched or forked session carries the same turn under another
+                    // session id: what was forgotten there stays forgotten.
+                    known = tx
+                        .query_row(
+                            "SELECT o.memory_id, m.forgotten_at FROM memory_origins o
+                             JOIN memories m ON m.id = o.memory_id
+                             WHERE m.forgotten_at IS NOT NULL AND o.origin LIKE ?1 ESCAPE '\\'
+                               AND o.origin LIKE ?2 ESCAPE '\\'",
+                            params![
+                                format!("{}:%", like_escape(&t.agent)),
+                                format!("%:{}", like_escape(&fork_suffix(t, &c.rule)))
+                            ],
+                            |r| Ok((r.get(0)?, r.get(1)?)),
+                        )
+                        .optional()?;
+                }
                 if let Some((id, forgotten)) = known {
                     if forgotten.is_some() {
                         report.forgotten_skipped += 1;

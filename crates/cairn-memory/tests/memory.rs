@@ -798,6 +798,27 @@ fn a_memory_said_while_the_turn_ran_is_extracted() {
     );
 }
 
+/// A branched or forked session (`/branch`, `--fork-session`) copies the turn under a new
+/// session id: a memory forgotten from the original does not come back from the copy.
+#[test]
+fn a_forgotten_memory_does_not_return_from_a_forked_session() {
+    let mut mem = store();
+    let t = turn(
+        "u-1",
+        "from now on, always use conventional commits",
+        "/w/webshop",
+        "2026-11-20T10:00:00Z",
+    );
+    ingest(&mut mem, Agent::Claude, "s1", std::slice::from_ref(&t));
+    assert_eq!(mem.extract(&dirs(), NOW).unwrap().created, 1);
+    let id = all_live(&mem)[0].id.clone();
+    mem.forget(&id, NOW).unwrap();
+    ingest(&mut mem, Agent::Claude, "s1-fork", &[t]);
+    let r = mem.extract(&dirs(), NOW).unwrap();
+    assert_eq!((r.created, r.forgotten_skipped), (0, 1), "{r:?}");
+    assert!(all_live(&mem).is_empty());
+}
+
 #[test]
 fn turns_where_the_agent_wrote_memory_are_skipped() {
     let mut mem = store();
