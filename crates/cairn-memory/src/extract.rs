@@ -1080,6 +1080,18 @@ impl AgentMemoryDirs {
         if p.contains("/.claude/agent-memory") || p.contains("/extensions/ad_hoc/notes/") {
             return true;
         }
+        // The instruction files each agent loads whole every session (`CLAUDE.md`,
+        // `CLAUDE.local.md`, `.claude/rules/*.md`, Codex's `AGENTS.md`): a rule the agent wrote
+        // there on request is kept by the agent, and a copy here would go stale when the file
+        // is edited.
+        let name = p.rsplit('/').next().unwrap_or("");
+        if matches!(
+            name,
+            "CLAUDE.md" | "CLAUDE.local.md" | "AGENTS.md" | "AGENTS.override.md"
+        ) || (p.contains("/.claude/rules/") && name.ends_with(".md"))
+        {
+            return true;
+        }
         for root in &self.claude_roots {
             let projects = root.join("projects");
             if under(&p, &projects) {
@@ -1567,6 +1579,11 @@ mod tests {
         assert!(d.is_memory_path("/h/mem/x.md"));
         assert!(d.is_memory_path("/h/.cx/memories/extensions/ad_hoc/notes/2026-x.md"));
         assert!(!d.is_memory_path("/h/work/src/memory/x.ts"));
+        // The instruction files the agents load every session.
+        assert!(d.is_memory_path("/h/work/app/CLAUDE.md"));
+        assert!(d.is_memory_path("/h/work/app/.claude/rules/yaml.md"));
+        assert!(d.is_memory_path("AGENTS.md"));
+        assert!(!d.is_memory_path("/h/work/app/docs/CLAUDE-notes.md"));
         assert!(!d.is_memory_path("/h/.cl/projects/-a-b/abc.jsonl"));
     }
 }
