@@ -179,9 +179,7 @@ pub fn find_turn_before(
     let codex_id = turn_id.map(|t| format!("\"{t}\""));
     let mut is_start = |line: &[u8]| match file.agent {
         Agent::Codex => is_codex_turn_start(line, codex_id.as_deref()),
-        Agent::Claude => {
-            memmem::find(line, b"\"type\":\"user\"").is_some() && is_claude_prompt(line)
-        }
+        Agent::Claude => says_type_user(line) && is_claude_prompt(line),
     };
 
     let start = match scan_back(&mut f, len, floor, &mut st, &mut is_start).map_err(io_err)? {
@@ -383,6 +381,19 @@ fn is_codex_turn_start(line: &[u8], quoted_id: Option<&str>) -> bool {
     l.kind == Some("event_msg")
         && matches!(p.kind, Some("task_started" | "turn_started"))
         && quoted_id.is_none_or(|q| p.turn_id.is_some_and(|id| q.trim_matches('"') == id))
+}
+
+/// Whether a line holds `"type":"user"`, spaces allowed around the colon (a transcript
+/// rewritten by a tool that pretty-prints JSON separators is still a transcript).
+fn says_type_user(line: &[u8]) -> bool {
+    let skip_spaces =
+        |s: &[u8]| -> usize { s.iter().take_while(|b| b.is_ascii_whitespace()).count() };
+    memmem::find_iter(line, b"\"type\"").any(|at| {
+        let rest = &line[at + b"\"type\"".len()..];
+        let rest = &rest[skip_spaces(rest)..];
+        rest.strip_prefix(b":")
+            .is_some_and(|r| r[skip_spaces(r)..].starts_with(b"\"user\""))
+    })
 }
 
 /// A line that starts a Claude Code turn: the shared parser, fed this line alone, opens a turn
@@ -595,6 +606,28 @@ mod tests {
             Lookup::TooLarge { .. } => {}
             other => panic!("expected TooLarge, got {other:?}"),
         }
+    }
+
+    /// A transcript rewritten with `", "` / `": "` separators is found all the same.
+    #[test]
+    fn a_turn_in_spaced_json_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let body = concat!(
+            r#"{"type": "user", "uuid": "u-1", "timestamp": "2026-11-20T10:00:00Z", "#,
+            r#""message": {"role": "user", "content": "remember that deploys happen on Mondays"}}"#,
+            "\n",
+            r#"{"type": "assistant", "uuid": "a-1", "timestamp": "2026-11-20T10:00:05Z", "#,
+            r#""message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}]}}"#,
+            "\n"
+        );
+        let f = file(dir.path(), Agent::Claude, body);
+        let found = find_turn(&f, None, None, Limits::HOOK)
+            .unwrap()
+            .found()
+            .expect("turn");
+        assert_eq!(found.turn.key, "u-1");
+        assert!(says_type_user(br#"{"type" :  "user"}"#));
+        assert!(!says_type_user(br#"{"type":"assistant","x":"user"}"#));
     }
 
     #[test]
