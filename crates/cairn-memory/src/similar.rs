@@ -253,8 +253,9 @@ pub fn relation(
         && ap.difference(&bp).next().is_some()
         && bp.difference(&ap).next().is_some();
     // The new memory rejects what the old one asserts ("use vitest, not jest" after "tests
-    // use jest").
-    let overturned = an.intersection(&bp).next().is_some();
+    // use jest") and wants something the old one does not: "use cargo nextest, not cargo
+    // test" restates "run the tests with cargo nextest; plain cargo test is too slow".
+    let overturned = an.intersection(&bp).next().is_some() && !ap.is_subset(&bp);
     let contradiction = other_choice || overturned || ap.intersection(&bn).next().is_some();
     let ia = identity_words(new_text);
     let ib = identity_words(old_text);
@@ -479,6 +480,15 @@ mod tests {
                 Project,
                 "The staging DB moved to db2.staging.internal",
                 "The staging DB is db1.staging.internal"
+            ),
+            Relation::Supersedes
+        );
+        // Wanting nothing new, a "not X" restates an old rule that gave X as its reason.
+        assert_ne!(
+            rel(
+                Feedback,
+                "Use cargo nextest, not cargo test.",
+                "Run the tests with cargo nextest run; plain cargo test is too slow here"
             ),
             Relation::Supersedes
         );
