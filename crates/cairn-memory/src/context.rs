@@ -716,11 +716,33 @@ const WEAK_WORDS: &str = "run add fix check show tell help want need like work t
 /// Whether a memory shares a word with the prompt's `prompt_words`: a Latin word, or a pair
 /// of CJK characters (one shared kana or hanzi is no evidence, though the search matches
 /// single characters).
+///
+/// A pair of katakana is part of a loanword and says nothing alone (ステー*ジ* in ステージング,
+/// メッセー*ジ*): katakana match as whole words.
 fn shares_words(prompt_words: &HashSet<String>, m: &Memory) -> bool {
     let text = format!("{} {} {}", m.name, m.body, m.keywords.join(" "));
     content_words(&text)
         .iter()
-        .any(|w| w.chars().count() >= 2 && prompt_words.contains(w))
+        .any(|w| w.chars().count() >= 2 && !w.chars().all(is_katakana) && prompt_words.contains(w))
+        || katakana_words(&text).any(|k| prompt_words.contains(&format!("\u{0}{k}")))
+}
+
+fn is_katakana(c: char) -> bool {
+    matches!(c, '\u{30A0}'..='\u{30FF}' | '\u{FF66}'..='\u{FF9F}')
+}
+
+/// The runs of two or more katakana in `text` (loanwords: ステージング, メッセージ).
+fn katakana_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !is_katakana(c))
+        .filter(|w| w.chars().count() >= 2)
+}
+
+/// The prompt's content words, and its katakana words marked with a leading NUL (they match
+/// whole, see [`shares_words`]).
+fn prompt_word_set(prompt: &str) -> HashSet<String> {
+    let mut words = content_words(prompt);
+    words.extend(katakana_words(prompt).map(|k| format!("\u{0}{k}")));
+    words
 }
 
 /// Which hits are relevant enough to inject unasked. Static-embedding cosines are high for
@@ -737,7 +759,7 @@ fn shares_words(prompt_words: &HashSet<String>, m: &Memory) -> bool {
 fn relevant(prompt: &str, hits: &[crate::store::Recalled]) -> Vec<bool> {
     let prompt_cjk = crate::text::mostly_cjk(prompt);
     let weak = content_words(WEAK_WORDS);
-    let prompt_words: HashSet<String> = content_words(prompt)
+    let prompt_words: HashSet<String> = prompt_word_set(prompt)
         .into_iter()
         .filter(|w| !weak.contains(w))
         .collect();

@@ -1094,6 +1094,28 @@ fn prompt_context_picks_only_relevant_memories() {
         injected(&mut mem, "run the deploy script")
     );
     assert!(injected(&mut mem, "which allocator do we use?").is_empty());
+    // Katakana loanwords match whole: ステージング and メッセージ share only a syllable pair.
+    mem.remember(
+        manual(
+            MemoryType::Feedback,
+            p,
+            "コミットメッセージを英語で書いてください。",
+        ),
+        NOW,
+    )
+    .unwrap();
+    assert!(
+        injected(&mut mem, "ステージングにデプロイして")
+            .iter()
+            .all(|m| !m.contains("コミットメッセージ")),
+        "{:?}",
+        injected(&mut mem, "ステージングにデプロイして")
+    );
+    assert!(
+        injected(&mut mem, "コミットメッセージは何語で書く？")
+            .iter()
+            .any(|m| m.contains("コミットメッセージ"))
+    );
 }
 
 /// A project or reference memory the session start already showed whole is not injected
