@@ -2,24 +2,34 @@
 //!
 //! This crate owns the edits to Claude Code's `<root>/settings.json` (the `hooks` key; every
 //! other byte of the file is kept, because the JSON is edited in place by byte spans, see
-//! [`json_span`]) and to Codex's `<home>/config.toml` (`[[hooks.<Event>]]` tables edited with
-//! `toml_edit`, so comments and formatting survive, and `[features] hooks` when the user had
-//! turned hooks off). Each change is computed as a [`Plan`] (before/after text, a unified diff
-//! for `--dry-run`) and applied atomically with the file's mode kept. Installing twice changes
-//! nothing; uninstalling removes exactly the handlers that run `<cairn> … hook --agent <agent>`
-//! and what the [`Manifest`] says cairn added. cairn's handlers are recognised by the command
+//! [`json_span`]) and to Codex's `<home>/config.toml` (`[hooks]` events edited with `toml_edit`,
+//! so comments and formatting survive, in the form the user wrote them, `[[hooks.<Event>]]`
+//! tables or inline arrays; `[features] hooks`, or its old name `codex_hooks`, when the user had
+//! turned hooks off; see [`codex_toml`]). Each change is computed as a [`Plan`] (before/after
+//! text, a unified diff for `--dry-run`) and applied atomically with the file's mode kept.
+//! Installing twice changes nothing; uninstalling removes exactly the handlers that run
+//! `<cairn> … hook --agent <agent>`, the `[hooks.state]` trust entries Codex wrote for them
+//! (entries of the user's handlers that moved up follow them), and what the [`Manifest`] says
+//! cairn added. cairn's group is always appended after the user's, so Codex's positional trust
+//! keys of the user's hooks keep pointing at them. cairn's handlers are recognised by the command
 //! shape cairn writes ([`is_cairn_command`]), never by the binary's file name, so a renamed or
 //! moved binary replaces its old handler, and a second cairn handler for an event is dropped.
 //! Codex also runs the handlers in `<home>/hooks.json`: an event cairn already runs from there
 //! gets no handler in `config.toml`; that file is read, never written. It must not touch any
 //! other file, or decide where those files are: callers pass the paths.
 
+pub mod codex_toml;
 pub mod json_span;
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use codex_toml::{
+    HOOKS_FEATURE_KEY, LEGACY_HOOKS_FEATURE_KEY, Moves, TableList, follow_moves_in_state,
+    set_feature, strip_groups,
+};
+pub use codex_toml::{HooksFeature, event_label};
 use json_span::{Edit, Node, append_to, apply, indent_unit, parse, remove_from};
 
 /// The hook events cairn installs, in the order they are written.
@@ -90,6 +100,10 @@ pub struct Record {
     /// Codex: `[features] hooks` was `false` and cairn set it to `true`.
     #[serde(default)]
     pub enabled_hooks_feature: bool,
+    /// Codex: `[features] codex_hooks` (the old name of `hooks`) was `false`, with no `hooks`
+    /// key to override it, and cairn set it to `true`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub enabled_legacy_hooks_feature: bool,
 }
 
 impl Manifest {
@@ -424,6 +438,7 @@ pub fn plan_claude(
         path: settings.to_path_buf(),
         created_file: previous.is_some_and(|r| r.created_file),
         enabled_hooks_feature: false,
+        enabled_legacy_hooks_feature: false,
     };
     let after = if uninstall {
         match &before {
@@ -655,15 +670,23 @@ fn claude_strip(
 
 // ---------------------------------------------------------------- Codex config.toml
 
-use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
+use toml_edit::{ArrayOfTables, DocumentMut, InlineTable, Item, Table, TableLike};
 
-fn codex_handler(command: &str) -> Table {
-    let mut h = Table::new();
-    h.insert("type", value("command"));
-    h.insert("command", value(command));
-    h.insert("timeout", value(TIMEOUT_SECS));
-    h.decor_mut().set_prefix("");
+/// cairn's handler: `{ type = "command", command = …, timeout = 30 }`.
+fn codex_handler(command: &str) -> InlineTable {
+    let mut h = InlineTable::new();
+    h.insert("type", "command".into());
+    h.insert("command", command.into());
+    h.insert("timeout", TIMEOUT_SECS.into());
     h
+}
+
+/// A handler whose command has the shape cairn writes.
+fn is_cairn_handler(handler: &dyn TableLike) -> bool {
+    handler
+        .get("command")
+        .and_then(Item::as_str)
+        .is_some_and(|c| is_cairn_command(c, Target::Codex))
 }
 
 fn toml_syntax(path: &Path, text: &str, e: &toml_edit::TomlError) -> InstallError {
@@ -809,6 +832,7 @@ pub fn plan_codex(
         path: config.to_path_buf(),
         created_file: previous.map_or(before.is_none(), |r| r.created_file),
         enabled_hooks_feature: previous.is_some_and(|r| r.enabled_hooks_feature),
+        enabled_legacy_hooks_feature: previous.is_some_and(|r| r.enabled_legacy_hooks_feature),
     };
     let mut notes = Vec::new();
     let json = match hooks_json.map(|p| read_hooks_json(p, Target::Codex)) {
@@ -830,20 +854,21 @@ pub fn plan_codex(
     };
 
     if uninstall {
-        codex_strip(&mut doc, &mut |_, _| true);
-        if record.enabled_hooks_feature
-            && let Some(f) = doc.get_mut("features").and_then(Item::as_table_like_mut)
-            && let Some(v) = f.get_mut("hooks").and_then(Item::as_value_mut)
-            && v.as_bool() == Some(true)
-        {
-            let decor = v.decor().clone();
-            *v = toml_edit::Value::from(false);
-            *v.decor_mut() = decor;
-            notes.push(
-                "`[features] hooks` is `false` again, as it was before `cairn install codex` \
-                 (every Codex hook is off)."
-                    .to_owned(),
-            );
+        codex_strip(&mut doc, config, &mut |_, _| true);
+        let switched = [
+            (HOOKS_FEATURE_KEY, record.enabled_hooks_feature),
+            (
+                LEGACY_HOOKS_FEATURE_KEY,
+                record.enabled_legacy_hooks_feature,
+            ),
+        ];
+        for (key, _) in switched.into_iter().filter(|(_, by_cairn)| *by_cairn) {
+            if set_feature(&mut doc, key, false) {
+                notes.push(format!(
+                    "`[features] {key}` is `false` again, as it was before `cairn install codex` \
+                     (every Codex hook is off)."
+                ));
+            }
         }
         if let Some(e) = &elsewhere {
             notes.push(format!(
@@ -872,7 +897,7 @@ pub fn plan_codex(
 
     // One cairn handler per event, and none here for an event hooks.json already covers.
     let mut doubled = Vec::new();
-    codex_strip(&mut doc, &mut |event, n| {
+    codex_strip(&mut doc, config, &mut |event, n| {
         let drop = n > 0 || in_json(event);
         if drop && in_json(event) {
             doubled.push(event.to_owned());
@@ -880,20 +905,21 @@ pub fn plan_codex(
         drop
     });
 
-    let mut switched_on = false;
-    // Hooks switched off by the user? Codex then runs no hook at all, cairn's included: switch
-    // them on (and remember to switch them back), and say what else that turns on.
-    if let Some(f) = doc.get_mut("features").and_then(Item::as_table_like_mut)
-        && let Some(v) = f.get_mut("hooks").and_then(Item::as_value_mut)
-        && v.as_bool() == Some(false)
+    // Hooks switched off by the user (under either name of the flag)? Codex then runs no hook at
+    // all, cairn's included: switch on the key Codex goes by (and remember to switch it back),
+    // and say what else that turns on.
+    let mut switched_on = None;
+    if let Some((key, false)) = HooksFeature::read(&doc).deciding()
+        && set_feature(&mut doc, key, true)
     {
-        let decor = v.decor().clone();
-        *v = toml_edit::Value::from(true);
-        *v.decor_mut() = decor;
-        record.enabled_hooks_feature = true;
-        switched_on = true;
+        if key == LEGACY_HOOKS_FEATURE_KEY {
+            record.enabled_legacy_hooks_feature = true;
+        } else {
+            record.enabled_hooks_feature = true;
+        }
+        switched_on = Some(key);
     }
-    if switched_on {
+    if let Some(key) = switched_on {
         let mut others = codex_other_commands(&doc);
         others.extend(json.iter().flat_map(|j| j.others.iter().cloned()));
         let which = if others.is_empty() {
@@ -911,17 +937,33 @@ pub fn plan_codex(
                 shown.join(", ")
             )
         };
+        let old_name = if key == LEGACY_HOOKS_FEATURE_KEY {
+            " (`codex_hooks` is the old name of `hooks`, which Codex still reads)"
+        } else {
+            ""
+        };
         notes.push(format!(
-            "`[features] hooks = false` in {} switches off every Codex hook, cairn's included; \
-             cairn sets it to `true`, which turns every tool's hooks back on ({which}). To keep a \
-             hook off, remove it or disable it in `/hooks`; `cairn install codex --uninstall` sets \
-             the flag back to `false`.",
+            "`[features] {key} = false` in {} switches off every Codex hook, cairn's \
+             included{old_name}; cairn sets it to `true`, which turns every tool's hooks back on \
+             ({which}). To keep a hook off, remove it or disable it in `/hooks`; `cairn install \
+             codex --uninstall` sets the flag back to `false`.",
             config.display()
         ));
     }
 
     let missing: Vec<&str> = EVENTS.iter().copied().filter(|e| !in_json(e)).collect();
     if !missing.is_empty() {
+        // A new event is written the way the others are: `[[hooks.<Event>]]` tables, or an
+        // inline array when `[hooks]` is an inline table or holds only inline arrays.
+        let inline_events = match doc.get("hooks") {
+            Some(Item::Value(_)) => true,
+            Some(Item::Table(t)) => {
+                let mut events = t.iter().filter(|(k, _)| *k != "state").peekable();
+                events.peek().is_some()
+                    && events.all(|(_, v)| matches!(v, Item::Value(toml_edit::Value::Array(_))))
+            }
+            _ => false,
+        };
         let hooks = doc
             .entry("hooks")
             .or_insert_with(|| {
@@ -932,39 +974,51 @@ pub fn plan_codex(
             .as_table_like_mut()
             .ok_or_else(|| shape("`hooks` is not a table"))?;
         for event in missing {
-            let entry = hooks
-                .entry(event)
-                .or_insert(Item::ArrayOfTables(ArrayOfTables::new()));
-            let Item::ArrayOfTables(groups) = entry else {
-                return Err(shape(&format!(
-                    "`hooks.{event}` is not written as [[hooks.{event}]] tables"
-                )));
-            };
+            if hooks.get(event).is_none() {
+                let empty = if inline_events {
+                    Item::Value(toml_edit::Value::Array(toml_edit::Array::new()))
+                } else {
+                    Item::ArrayOfTables(ArrayOfTables::new())
+                };
+                hooks.insert(event, empty);
+            }
+            let mut groups = hooks
+                .get_mut(event)
+                .and_then(TableList::of)
+                .ok_or_else(|| {
+                    shape(&format!(
+                        "`hooks.{event}` is neither [[hooks.{event}]] tables nor an array of \
+                         matcher groups"
+                    ))
+                })?;
             let mut found = false;
-            for g in groups.iter_mut() {
-                let Some(Item::ArrayOfTables(handlers)) = g.get_mut("hooks") else {
+            for g in 0..groups.len() {
+                let Some(mut handlers) = groups
+                    .get_mut(g)
+                    .and_then(|g| g.get_mut("hooks"))
+                    .and_then(TableList::of)
+                else {
                     continue;
                 };
-                for h in handlers.iter_mut() {
-                    let is_ours = h
-                        .get("command")
-                        .and_then(Item::as_str)
-                        .is_some_and(|c| is_cairn_command(c, Target::Codex));
-                    if is_ours {
-                        found = true;
-                        if h.get("command").and_then(Item::as_str) != Some(command) {
-                            h.insert("command", value(command));
-                        }
+                for h in 0..handlers.len() {
+                    let Some(handler) = handlers.get_mut(h) else {
+                        continue;
+                    };
+                    if !is_cairn_handler(handler) {
+                        continue;
+                    }
+                    found = true;
+                    if let Some(v) = handler.get_mut("command").and_then(Item::as_value_mut)
+                        && v.as_str() != Some(command)
+                    {
+                        let decor = v.decor().clone();
+                        *v = command.into();
+                        *v.decor_mut() = decor;
                     }
                 }
             }
             if !found {
-                let mut handlers = ArrayOfTables::new();
-                handlers.push(codex_handler(command));
-                let mut group = Table::new();
-                group.decor_mut().set_prefix("\n");
-                group.insert("hooks", Item::ArrayOfTables(handlers));
-                groups.push(group);
+                groups.push_group(codex_handler(command));
             }
         }
     }
@@ -1023,55 +1077,55 @@ pub fn plan_codex(
     })
 }
 
-/// Removes cairn's handlers from `[[hooks.<Event>]]` tables: every one for which
-/// `remove(event, n)` holds, `n` counting cairn's handlers within the event (0 for the first).
-/// A group left without handlers goes, then an empty event, then an empty `[hooks]`.
-fn codex_strip(doc: &mut DocumentMut, remove: &mut dyn FnMut(&str, usize) -> bool) {
+/// Removes cairn's handlers from the `[hooks]` events of `config`'s document: every one for
+/// which `remove(event, n)` holds, `n` counting cairn's handlers within the event (0 for the
+/// first), whether the groups and handlers are `[[…]]` tables or inline arrays. A group left
+/// without handlers goes, then an event this left empty. The `[hooks.state]` trust entries
+/// follow: a removed handler's entry goes, a handler that moved up takes its entry along. A
+/// `[hooks.state]` or `[hooks]` table this left empty goes when it was only implied by its
+/// subtables' headers (a table the user wrote a header for stays).
+fn codex_strip(doc: &mut DocumentMut, config: &Path, remove: &mut dyn FnMut(&str, usize) -> bool) {
     let Some(hooks) = doc.get_mut("hooks").and_then(Item::as_table_like_mut) else {
         return;
     };
-    let events: Vec<String> = hooks.iter().map(|(k, _)| k.to_owned()).collect();
+    let events: Vec<String> = hooks
+        .iter()
+        .map(|(k, _)| k.to_owned())
+        .filter(|k| k != "state")
+        .collect();
+    let mut moves: Vec<(String, Moves)> = Vec::new();
     for event in events {
-        let Some(Item::ArrayOfTables(groups)) = hooks.get_mut(&event) else {
+        let Some(mut groups) = hooks.get_mut(&event).and_then(TableList::of) else {
             continue;
         };
         let mut n = 0;
-        let mut g = 0;
-        while g < groups.len() {
-            let mut drop_group = false;
-            if let Some(group) = groups.get_mut(g)
-                && let Some(Item::ArrayOfTables(handlers)) = group.get_mut("hooks")
-            {
-                let before = handlers.len();
-                handlers.retain(|h| {
-                    let ours = h
-                        .get("command")
-                        .and_then(Item::as_str)
-                        .is_some_and(|c| is_cairn_command(c, Target::Codex));
-                    if !ours {
-                        return true;
-                    }
-                    let keep = !remove(&event, n);
-                    n += 1;
-                    keep
-                });
-                drop_group = handlers.is_empty() && before > 0;
+        let stripped = strip_groups(&mut groups, &is_cairn_handler, &mut || {
+            let drop = remove(&event, n);
+            n += 1;
+            drop
+        });
+        if let Some(m) = stripped {
+            if groups.len() == 0 {
+                hooks.remove(&event);
             }
-            if drop_group {
-                groups.remove(g);
-            } else {
-                g += 1;
-            }
-        }
-        if groups.is_empty() {
-            hooks.remove(&event);
+            moves.push((event, m));
         }
     }
-    let empty = doc
-        .get("hooks")
-        .and_then(Item::as_table_like)
-        .is_some_and(|t| t.is_empty());
-    if empty {
+    if moves.is_empty() {
+        return;
+    }
+    if follow_moves_in_state(doc, config, &moves)
+        && let Some(Item::Table(hooks)) = doc.get_mut("hooks")
+        && let Some(Item::Table(state)) = hooks.get("state")
+        && state.is_empty()
+        && state.is_implicit()
+    {
+        hooks.remove("state");
+    }
+    if let Some(Item::Table(hooks)) = doc.get("hooks")
+        && hooks.is_empty()
+        && hooks.is_implicit()
+    {
         doc.remove("hooks");
     }
 }

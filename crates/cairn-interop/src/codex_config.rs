@@ -74,8 +74,9 @@ pub struct CodexConfig {
     pub memories_feature: Option<bool>,
     /// `[features] external_agent_memory_import`
     pub import_feature: Option<bool>,
-    /// `[features] hooks`
-    pub hooks_feature: Option<bool>,
+    /// `[features] hooks` and its old name `codex_hooks` (Codex reads both; `hooks` decides
+    /// when both are set).
+    pub hooks_feature: cairn_install::HooksFeature,
     /// `[memories] version`
     pub version: Option<MemoryVersion>,
     /// `[memories] dual_write`
@@ -129,7 +130,7 @@ pub fn read_config(codex_home: &Path) -> Result<CodexConfig> {
     Ok(CodexConfig {
         memories_feature: get_bool(&doc, "features", "memories"),
         import_feature: get_bool(&doc, "features", "external_agent_memory_import"),
-        hooks_feature: get_bool(&doc, "features", "hooks"),
+        hooks_feature: cairn_install::HooksFeature::read(&doc),
         dual_write: get_bool(&doc, "memories", "dual_write"),
         version,
         exists: true,

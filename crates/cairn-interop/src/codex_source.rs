@@ -5,6 +5,8 @@
 //! - v1 `MEMORY.md`: blocks opened by `# Task Group: <title>`, then `scope: …` and
 //!   `applies_to: cwd=<dir>; reuse_rule=…`, then `## Task <n>` sections and block-level
 //!   `## User preferences` / `## Reusable knowledge` / `## Failures and how to do differently`.
+//!   The `cwd=` value may name several directories (`cwd=/a and cwd=/b`, `cwd=/a and /b`,
+//!   `cwd=/a, /b`); a directory's name may hold spaces ([`applies_to_cwds`]).
 //! - `memory_summary.md` (both versions): first line `v1`, then `## User Profile`,
 //!   `## User preferences`, `## General Tips`, `## What's in Memory`; the latter has
 //!   `### <cwd / project scope>` route sections and `### Older Memory Topics` with
@@ -136,22 +138,104 @@ fn first_bullet(text: &str, max: usize) -> String {
     }
 }
 
+/// A scope heading or `cwd=` value without its decoration: backticks, a `cwd=` prefix.
+fn bare_scope(text: &str) -> &str {
+    let t = text.trim().trim_matches('`').trim();
+    t.strip_prefix("cwd=").unwrap_or(t).trim().trim_matches('`')
+}
+
+/// `text` as an absolute directory that exists (trailing `/` dropped).
+fn existing_dir(text: &str) -> Option<String> {
+    let t = bare_scope(text);
+    let t = t.trim_end_matches('/');
+    (t.starts_with('/') && Path::new(t).is_dir()).then(|| t.to_string())
+}
+
 /// A scope heading or `cwd=` value as an absolute directory, when it names one.
+///
+/// The whole text, spaces included, when it is a directory; else the longest existing
+/// directory before an annotation (`/w/app (main)`, `/w/app, branch x`); else the text up to
+/// a `,`, without a trailing parenthesised note (a directory that no longer exists is still
+/// named, spaces included, so it can be reported).
 pub fn scope_cwd(heading: &str) -> Option<String> {
-    let h = heading.trim().trim_matches('`').trim();
-    let h = h.strip_prefix("cwd=").unwrap_or(h).trim().trim_matches('`');
+    let h = bare_scope(heading);
     if !h.starts_with('/') {
         return None;
     }
-    if Path::new(h).is_dir() {
-        return Some(h.trim_end_matches('/').to_string()).filter(|s| !s.is_empty());
+    if let Some(dir) = existing_dir(h) {
+        return Some(dir);
     }
-    let first = h
-        .split(|c: char| c.is_whitespace() || c == ',' || c == '(')
-        .next()
-        .unwrap_or(h)
-        .trim_end_matches('/');
-    (!first.is_empty()).then(|| first.to_string())
+    // Where an annotation may start: a `,`, or a `(` after a space.
+    let cuts: Vec<usize> = h
+        .char_indices()
+        .filter(|&(i, c)| c == ',' || (c == '(' && h[..i].ends_with(char::is_whitespace)))
+        .map(|(i, _)| i)
+        .collect();
+    if let Some(dir) = cuts.iter().rev().find_map(|&i| existing_dir(&h[..i])) {
+        return Some(dir);
+    }
+    let h = h.split(',').next().unwrap_or(h).trim_end();
+    let h = match h.rfind(" (") {
+        Some(i) if h.ends_with(')') => &h[..i],
+        _ => h,
+    };
+    let h = h.trim_end().trim_end_matches('/');
+    (!h.is_empty()).then(|| h.to_string())
+}
+
+/// How far a run of list items is joined back together when looking for a directory whose
+/// name holds a separator.
+const MAX_JOINED_ITEMS: usize = 8;
+
+/// The working directories an `applies_to:` value names, in order, each once.
+///
+/// The value is `cwd=<list>; reuse_rule=…`: the list ends at the first `;`, and its items
+/// are separated by ` and ` or `, ` (each may repeat `cwd=`). A directory's name may hold
+/// spaces, and even a separator: items are joined back together when the joined text is an
+/// existing directory (the longest such run wins). Items that are not absolute paths
+/// (`any Rust repository`) are left out.
+pub fn applies_to_cwds(applies_to: &str) -> Vec<String> {
+    let value = applies_to.trim();
+    let Some(value) = value.strip_prefix("cwd=") else {
+        return Vec::new();
+    };
+    let list = value.split(';').next().unwrap_or("").trim();
+    // Separators as (start, end), the longest first where two start together.
+    let mut seps: Vec<(usize, usize)> = [", and ", " and ", ", "]
+        .iter()
+        .flat_map(|sep| list.match_indices(sep).map(|(i, m)| (i, i + m.len())))
+        .collect();
+    seps.sort_by_key(|&(start, end)| (start, std::cmp::Reverse(end)));
+    let mut items: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    for (sep_start, sep_end) in seps {
+        if sep_start < start {
+            continue;
+        }
+        items.push((start, sep_start));
+        start = sep_end;
+    }
+    items.push((start, list.len()));
+
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < items.len() {
+        let last = (i + MAX_JOINED_ITEMS).min(items.len()) - 1;
+        let joined = (i + 1..=last)
+            .rev()
+            .find_map(|j| existing_dir(&list[items[i].0..items[j].1]).map(|d| (d, j)));
+        let (dir, next) = match joined {
+            Some((dir, j)) => (Some(dir), j + 1),
+            None => (scope_cwd(&list[items[i].0..items[i].1]), i + 1),
+        };
+        if let Some(dir) = dir
+            && !out.contains(&dir)
+        {
+            out.push(dir);
+        }
+        i = next;
+    }
+    out
 }
 
 /// A `# Task Group` block of a v1 `MEMORY.md`.
@@ -159,7 +243,8 @@ pub fn scope_cwd(heading: &str) -> Option<String> {
 pub struct TaskGroup {
     pub title: String,
     pub scope_line: Option<String>,
-    pub cwd: Option<String>,
+    /// The directories of its `applies_to:` line ([`applies_to_cwds`]).
+    pub cwds: Vec<String>,
     /// The whole block, header included.
     pub text: String,
 }
@@ -171,24 +256,22 @@ pub fn parse_task_groups(text: &str) -> Vec<TaskGroup> {
     let finish = |cur: Option<(String, Vec<&str>)>, out: &mut Vec<TaskGroup>| {
         if let Some((title, lines)) = cur {
             let mut scope_line = None;
-            let mut cwd = None;
+            let mut cwds = Vec::new();
             for l in &lines {
                 let t = l.trim();
                 if let Some(s) = t.strip_prefix("scope:") {
                     scope_line.get_or_insert_with(|| s.trim().to_string());
                 }
-                if let Some(a) = t.strip_prefix("applies_to:") {
-                    let a = a.trim();
-                    if let Some(rest) = a.strip_prefix("cwd=") {
-                        let v = rest.split(';').next().unwrap_or("").trim();
-                        cwd = cwd.or_else(|| scope_cwd(v));
-                    }
+                if let Some(a) = t.strip_prefix("applies_to:")
+                    && cwds.is_empty()
+                {
+                    cwds = applies_to_cwds(a);
                 }
             }
             out.push(TaskGroup {
                 title,
                 scope_line,
-                cwd,
+                cwds,
                 text: lines.join("\n").trim_end().to_string() + "\n",
             });
         }
@@ -445,7 +528,7 @@ pub fn read_workspace(codex_home: &Path, order: &[MemoryVersion]) -> CodexMemory
             let src = rel(&memory_md);
             let mut slugs: BTreeSet<String> = BTreeSet::new();
             for g in parse_task_groups(&text) {
-                let Some(cwd) = g.cwd.clone() else {
+                if g.cwds.is_empty() {
                     mem.problems.push(Problem::new(
                         &memory_md,
                         None,
@@ -455,28 +538,37 @@ pub fn read_workspace(codex_home: &Path, order: &[MemoryVersion]) -> CodexMemory
                         ),
                     ));
                     continue;
-                };
-                let mut id = slug(&g.title);
-                let mut n = 2;
-                while !slugs.insert(format!("{cwd}\0{id}")) {
-                    id = format!("{}_{n}", slug(&g.title));
-                    n += 1;
                 }
-                items.push(MemoryItem {
-                    id: format!("task:{id}"),
-                    kind: ItemKind::TaskGroup,
-                    scope: Scope::Cwd(cwd.clone()),
-                    title: format!("Codex: {}", g.title),
-                    description: truncate_chars(
-                        &g.scope_line
-                            .clone()
-                            .unwrap_or_else(|| format!("Codex task group {}", g.title)),
-                        150,
-                    ),
-                    body: capped(&g.text, &src),
-                    source: src.clone(),
-                    provenance: format!("task group \"{}\", applies_to cwd={cwd}", g.title),
-                });
+                let applies_to = g
+                    .cwds
+                    .iter()
+                    .map(|c| format!("cwd={c}"))
+                    .collect::<Vec<_>>()
+                    .join(" and ");
+                // Every directory the group applies to gets it.
+                for cwd in &g.cwds {
+                    let mut id = slug(&g.title);
+                    let mut n = 2;
+                    while !slugs.insert(format!("{cwd}\0{id}")) {
+                        id = format!("{}_{n}", slug(&g.title));
+                        n += 1;
+                    }
+                    items.push(MemoryItem {
+                        id: format!("task:{id}"),
+                        kind: ItemKind::TaskGroup,
+                        scope: Scope::Cwd(cwd.clone()),
+                        title: format!("Codex: {}", g.title),
+                        description: truncate_chars(
+                            &g.scope_line
+                                .clone()
+                                .unwrap_or_else(|| format!("Codex task group {}", g.title)),
+                            150,
+                        ),
+                        body: capped(&g.text, &src),
+                        source: src.clone(),
+                        provenance: format!("task group \"{}\", applies_to {applies_to}", g.title),
+                    });
+                }
             }
         }
 
@@ -566,10 +658,10 @@ mod tests {
         let g = parse_task_groups(text);
         assert_eq!(g.len(), 2);
         assert_eq!(g[0].title, "app-a build");
-        assert_eq!(g[0].cwd.as_deref(), Some("/w/app-a"));
+        assert_eq!(g[0].cwds, ["/w/app-a"]);
         assert_eq!(g[0].scope_line.as_deref(), Some("building app-a"));
         assert!(g[0].text.starts_with("# Task Group: app-a build\n"));
-        assert_eq!(g[1].cwd, None);
+        assert!(g[1].cwds.is_empty());
     }
 
     #[test]
@@ -598,8 +690,50 @@ mod tests {
     fn slugs_and_scopes() {
         assert_eq!(slug("App-A: build & test!"), "app_a_build_test");
         assert_eq!(slug("***"), "memory");
-        assert_eq!(scope_cwd("`/w/app a (main)`").as_deref(), Some("/w/app"));
+        // Not a directory here: named whole, spaces kept, the note in parentheses dropped.
+        assert_eq!(scope_cwd("`/w/app a (main)`").as_deref(), Some("/w/app a"));
         assert_eq!(scope_cwd("cwd=/w/x/"), Some("/w/x".into()));
         assert_eq!(scope_cwd("web shop"), None);
+        assert_eq!(scope_cwd("/w/a, /w/b").as_deref(), Some("/w/a"));
+    }
+
+    #[test]
+    fn applies_to_lists() {
+        let cwds = |s: &str| applies_to_cwds(s);
+        assert_eq!(
+            cwds(" cwd=/a/projB and cwd=/a/projC; reuse_rule=verify per repo"),
+            ["/a/projB", "/a/projC"]
+        );
+        assert_eq!(
+            cwds("cwd=/x/other and /x/repo/.claude/worktrees/feature-a; reuse_rule=x"),
+            ["/x/other", "/x/repo/.claude/worktrees/feature-a"]
+        );
+        assert_eq!(
+            cwds("cwd=/Users/me/20260407 My Project; reuse_rule=a; b"),
+            ["/Users/me/20260407 My Project"]
+        );
+        assert_eq!(cwds("cwd=/a, /b, and cwd=`/c/`"), ["/a", "/b", "/c"]);
+        assert_eq!(cwds("cwd=/x/repo and its worktrees; r"), ["/x/repo"]);
+        assert_eq!(cwds("cwd=/a and /a/; r"), ["/a"]);
+        assert!(cwds("cwd=any repo; reuse_rule=r").is_empty());
+        assert!(cwds("workflow scope /a").is_empty());
+    }
+
+    #[test]
+    fn an_existing_directory_keeps_a_separator_in_its_name() {
+        let t = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(t.path()).unwrap();
+        let tom = base.join("Tom and Jerry");
+        fs::create_dir_all(&tom).unwrap();
+        fs::create_dir_all(base.join("Tom")).unwrap();
+        let b = base.display();
+        assert_eq!(
+            applies_to_cwds(&format!("cwd={b}/Tom and Jerry and {b}/x; r")),
+            [tom.display().to_string(), format!("{b}/x")]
+        );
+        assert_eq!(
+            scope_cwd(&format!("{b}/Tom and Jerry (main)")),
+            Some(tom.display().to_string())
+        );
     }
 }

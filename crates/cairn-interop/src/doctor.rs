@@ -290,15 +290,29 @@ fn codex_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
             CheckStatus::Info,
             "no cairn hooks are configured in Codex",
         ));
-    } else if cfg.hooks_feature == Some(false) {
+    } else if let Some((key, false)) = cfg.hooks_feature.deciding() {
+        let old_name = if key == cairn_install::codex_toml::LEGACY_HOOKS_FEATURE_KEY {
+            " (`codex_hooks` is the old name of `hooks`, which Codex still reads)"
+        } else {
+            ""
+        };
+        let off: Vec<String> = cfg
+            .hooks_feature
+            .keys_off()
+            .iter()
+            .map(|k| format!("`{k} = false`"))
+            .collect();
         checks.push(
             Check::new(
                 "codex.hooks",
                 CheckStatus::Warn,
-                "cairn hooks are configured but `[features] hooks = false` turns every hook off",
+                format!(
+                    "cairn hooks are configured but `[features] {key} = false` turns every hook off{old_name}: Codex runs none of them"
+                ),
             )
             .fix(format!(
-                "remove `hooks = false` from `[features]` in {}",
+                "run `cairn install codex` again (it sets the flag to `true` and says which other hooks that turns on), or remove {} from `[features]` in {}",
+                off.join(" and "),
                 cfg.path.display()
             ))
             .path(&cfg.path),

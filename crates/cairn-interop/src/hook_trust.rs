@@ -59,21 +59,9 @@ impl HookEntry {
     }
 }
 
-/// `PreToolUse` → `pre_tool_use`.
-pub fn event_label(event: &str) -> String {
-    let mut out = String::new();
-    for (i, ch) in event.chars().enumerate() {
-        if ch.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.push(ch.to_ascii_lowercase());
-        } else {
-            out.push(ch);
-        }
-    }
-    out
-}
+/// `PreToolUse` → `pre_tool_use` (the label in trust keys; shared with `cairn install`, which
+/// moves or removes the entries of the handlers it removes).
+pub use cairn_install::event_label;
 
 /// Compact JSON with every object's keys sorted (independent of serde_json's map order).
 fn canonical(v: &Value, out: &mut String) {
