@@ -4,7 +4,9 @@
 //! `prompt` (UserPromptSubmit), `source` (SessionStart), `stop_hook_active` and
 //! `last_assistant_message` (Stop). Codex (`codex-rs/hooks/schema/generated/*.input.schema.json`):
 //! the same names, plus `turn_id` on Stop and UserPromptSubmit, and `transcript_path` may be null.
-//! Fields are read leniently: a field of the wrong type reads as absent.
+//! Fields are read leniently: a field of the wrong type reads as absent. A lone UTF-16
+//! surrogate escape, which serde_json rejects, is replaced by U+FFFD
+//! (`cairn_transcript::lone_surrogates`) rather than costing the whole payload.
 
 use serde_json::Value;
 
@@ -58,10 +60,16 @@ pub struct HookPayload {
 }
 
 impl HookPayload {
-    /// Parses stdin. Only a missing `hook_event_name` or non-object JSON is an error.
+    /// Parses stdin. Only a missing `hook_event_name` or non-object JSON is an error. A lone
+    /// UTF-16 surrogate escape (Node writes one for a prompt cut in the middle of an emoji)
+    /// is replaced by U+FFFD instead of failing the payload.
     pub fn parse(input: &str) -> Result<HookPayload, CaptureError> {
-        let v: Value = serde_json::from_str(input)
-            .map_err(|e| CaptureError::Payload(format!("not JSON: {e}")))?;
+        let v: Value = match serde_json::from_str(input) {
+            Ok(v) => v,
+            Err(e) => cairn_transcript::lone_surrogates::replace_in_json_str(input)
+                .and_then(|repaired| serde_json::from_str(&repaired).ok())
+                .ok_or_else(|| CaptureError::Payload(format!("not JSON: {e}")))?,
+        };
         let Value::Object(m) = v else {
             return Err(CaptureError::Payload("not a JSON object".into()));
         };
@@ -102,6 +110,30 @@ mod tests {
         assert_eq!(p.turn_id.as_deref(), Some("t"));
         assert_eq!(p.transcript_path, None);
         assert_eq!(p.last_assistant_message.as_deref(), Some("done"));
+    }
+
+    /// Node's `JSON.stringify` writes a prompt cut in the middle of an emoji with a lone
+    /// surrogate escape; the payload is still read, the surrogate replaced.
+    #[test]
+    fn a_lone_surrogate_costs_only_itself() {
+        let p = HookPayload::parse(r#"{"session_id":"3f9c2d1e-7a4b-4c8d-9e2f-1a6b5c4d3e2f","transcript_path":"/home/u/.claude/projects/-work-alpha/3f9c2d1e-7a4b-4c8d-9e2f-1a6b5c4d3e2f.jsonl","cwd":"/work/alpha","permission_mode":"default","hook_event_name":"UserPromptSubmit","prompt":"from now on always run cargo fmt \ud83d"}"#).unwrap();
+        assert_eq!(p.event, HookEvent::UserPromptSubmit);
+        assert_eq!(p.session_id, "3f9c2d1e-7a4b-4c8d-9e2f-1a6b5c4d3e2f");
+        assert_eq!(
+            p.prompt.as_deref(),
+            Some("from now on always run cargo fmt \u{fffd}")
+        );
+
+        let p = HookPayload::parse(r#"{"session_id":"s","transcript_path":"/t.jsonl","cwd":"/w","permission_mode":"default","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"\ude00 done, and C:\\ud83d stays text"}"#).unwrap();
+        assert_eq!(p.event, HookEvent::Stop);
+        assert_eq!(
+            p.last_assistant_message.as_deref(),
+            Some("\u{fffd} done, and C:\\ud83d stays text")
+        );
+
+        // Other damage is still an error, named as before.
+        let err = HookPayload::parse(r#"{"hook_event_name":"Stop","prompt":"\ud83d"#).unwrap_err();
+        assert!(err.to_string().contains("not JSON"), "{err}");
     }
 
     #[test]

@@ -461,7 +461,7 @@ fn read_one(
                 problems.push(Problem::new(
                     &file.path,
                     Some(number),
-                    "invalid UTF-8 replaced (line kept)",
+                    "text replaced (invalid UTF-8 or a lone surrogate), line kept",
                 ));
             }
             closed.extend(parser.take_closed());

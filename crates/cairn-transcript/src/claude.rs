@@ -4,6 +4,20 @@
 //! A turn starts at a real user prompt (not a tool result, not a meta record, not a compact
 //! summary) and runs to the next one. `system` records `turn_duration` / `stop_hook_summary`
 //! mark the end of a turn; "[Request interrupted by user…]" aborts it.
+//!
+//! Claude Code writes much that is not the user's words as user-role records: a `!` shell
+//! command and its output, local slash commands and their output, background-task notices,
+//! hook output, messages from agent teammates, a skill the model loads (those records carry
+//! the tool call's `sourceToolUseID`). They are told by how their text starts and never open a
+//! turn nor become a prompt. Context Claude Code puts in front of the typed text
+//! (`<system-reminder>`, the IDE's `<ide_selection>` / `<ide_opened_file>`), in a block of its
+//! own or at the start of the text, is dropped and the typed text kept. A slash command that
+//! asks the model (a custom command, a skill, `/review`) is a prompt: `/name args`.
+//!
+//! What the user types while rejecting a tool call comes inside the tool result, after Claude
+//! Code's rejection text (and before the note on memory it may append). The result is kept as
+//! it is; the words follow it as an [`Event::UserPrompt`] of the turn, as a Codex steering
+//! message does, so what reads the turn's user texts reads the correction too.
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -11,7 +25,10 @@ use serde_json::value::RawValue;
 use crate::lenient::{Bool, Obj, ObjList, Str};
 use crate::model::{Event, TurnStatus};
 use crate::parse::{LineError, ParserCore};
-use crate::text::{self, MAX_ARGS, MAX_ASSISTANT_TEXT, MAX_COMMAND, MAX_PROMPT};
+use crate::text::{
+    self, MAX_ARGS, MAX_ASSISTANT_TEXT, MAX_COMMAND, MAX_PROMPT, OUTPUT_HEAD, OUTPUT_TAIL,
+    json_string_head_tail,
+};
 
 #[derive(Deserialize)]
 struct Record<'a> {
@@ -41,6 +58,9 @@ struct Record<'a> {
     agent_id: Str<'a>,
     #[serde(rename = "continuedInSessionId", borrow, default)]
     continued_in: Str<'a>,
+    /// Set on the user records a tool adds (a skill's loading message and content).
+    #[serde(rename = "sourceToolUseID", borrow, default)]
+    source_tool_use_id: Str<'a>,
     #[serde(borrow, default)]
     message: Obj<Message<'a>>,
 }
@@ -158,16 +178,15 @@ struct RawTextBlock<'a> {
     text: Option<&'a RawValue>,
 }
 
-/// Text of a tool_result `content` (a string or a list of text blocks), capped head and
-/// tail without decoding the middle of long outputs.
-fn tool_result_text(raw: Option<&RawValue>) -> String {
-    use crate::text::{OUTPUT_HEAD, OUTPUT_TAIL, json_string_head_tail};
+/// Text of a tool_result `content` (a string or a list of text blocks), `head` and `tail`
+/// bytes of it, without decoding the middle of long outputs.
+fn tool_result_text(raw: Option<&RawValue>, head: usize, tail: usize) -> String {
     let Some(raw) = raw else {
         return String::new();
     };
     let s = raw.get();
     match s.as_bytes().first() {
-        Some(b'"') => json_string_head_tail(s, OUTPUT_HEAD, OUTPUT_TAIL).unwrap_or_default(),
+        Some(b'"') => json_text(s, head, tail).unwrap_or_default(),
         Some(b'[') => {
             let blocks: ObjList<RawTextBlock> = serde_json::from_str(s).unwrap_or_default();
             let mut out = String::new();
@@ -175,7 +194,7 @@ fn tool_result_text(raw: Option<&RawValue>) -> String {
                 let Some(t) = b.text.filter(|t| t.get().starts_with('"')) else {
                     continue;
                 };
-                if let Some(t) = json_string_head_tail(t.get(), OUTPUT_HEAD, OUTPUT_TAIL) {
+                if let Some(t) = json_text(t.get(), head, tail) {
                     if !out.is_empty() {
                         out.push('\n');
                     }
@@ -188,6 +207,15 @@ fn tool_result_text(raw: Option<&RawValue>) -> String {
     }
 }
 
+/// A raw JSON string's text, `head` and `tail` bytes of it. A tool's output is not decoded
+/// with its record, so a lone surrogate escape in it is replaced here.
+fn json_text(raw: &str, head: usize, tail: usize) -> Option<String> {
+    json_string_head_tail(raw, head, tail).or_else(|| {
+        let paired = crate::lone_surrogates::replace_in_json_str(raw)?;
+        json_string_head_tail(&paired, head, tail)
+    })
+}
+
 fn count_lines(s: Option<&str>) -> u32 {
     match s {
         None | Some("") => 0,
@@ -195,16 +223,65 @@ fn count_lines(s: Option<&str>) -> u32 {
     }
 }
 
-/// Markers of records that look like prompts but are the harness talking.
-fn is_harness_text(t: &str) -> bool {
-    let t = t.trim_start();
-    t.starts_with("<local-command-stdout>")
-        || t.starts_with("<local-command-stderr>")
-        || t.starts_with("<local-command-caveat>")
-        || t.starts_with("<system-reminder>")
+/// Starts of the user-role records Claude Code writes for itself: never a prompt, never the
+/// start of a turn, never what extraction reads.
+const HARNESS_RECORD_STARTS: &[&str] = &[
+    // `!` shell mode: the command the user ran, then its output. The command is the user's,
+    // but it is a command for the shell, not a request to the model nor a statement to
+    // remember; like Codex's `<user_shell_command>`, it is not kept.
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    // A local slash command (`/model sonnet`): Claude Code writes its record `<command-name>`
+    // first (`formatCommandInputTags`), a command that asks the model `<command-message>`
+    // first (see [`slash_command`]). Then the command's output, and the caveat it writes
+    // before local commands (`isMeta` in the versions seen; older ones wrote it untagged).
+    "<command-name>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "Caveat: The messages below were generated by the user while running local commands",
+    // A background task (a shell command or an agent run in the background) finished.
+    "<task-notification>",
+    // A UserPromptSubmit hook's output, as older versions wrote it.
+    "<user-prompt-submit-hook>",
+    // A message from another agent of an agent team.
+    "<teammate-message",
+];
+
+/// Context Claude Code puts in front of the text the user typed, in a text block of its own
+/// or at the start of the text: dropped, the rest kept.
+const CONTEXT_FRAGMENTS: &[(&str, &str)] = &[
+    ("<system-reminder>", "</system-reminder>"),
+    ("<ide_selection>", "</ide_selection>"),
+    ("<ide_opened_file>", "</ide_opened_file>"),
+];
+
+/// What the user typed in a piece of a user record's text: `None` when it is a record the
+/// harness writes ([`HARNESS_RECORD_STARTS`]) or only context ([`CONTEXT_FRAGMENTS`]);
+/// otherwise the text after the context in front of it (the text as it is when there is
+/// none).
+fn typed_part(text: &str) -> Option<&str> {
+    let mut typed = text;
+    let mut rest = text.trim_start();
+    while let Some((_, end)) = CONTEXT_FRAGMENTS
+        .iter()
+        .find(|(start, _)| rest.starts_with(start))
+    {
+        // An unclosed fragment is context to the end.
+        let (_, after) = rest.split_once(end)?;
+        rest = after.trim_start();
+        typed = rest;
+        if rest.is_empty() {
+            return None;
+        }
+    }
+    let harness = HARNESS_RECORD_STARTS.iter().any(|s| rest.starts_with(s));
+    (!harness).then_some(typed)
 }
 
-/// Built-in slash commands that run locally and are not requests to the model.
+/// Built-in slash commands that run locally and are not requests to the model, for a record
+/// written `<command-message>` first (the way of commands that ask the model) that names one.
 const LOCAL_COMMANDS: &[&str] = &[
     "add-dir",
     "agents",
@@ -238,9 +315,11 @@ const LOCAL_COMMANDS: &[&str] = &[
     "vim",
 ];
 
-/// A `<command-name>/x</command-name>` record: `None` if it is not one, `Some(None)` for a
-/// local command (not a prompt), `Some(Some(text))` for a command that asks the model (the
-/// prompt is `/name args`).
+/// A slash command's record, `<command-message>` first (`formatSlashCommandLoadingMetadata`,
+/// a command that asks the model: a custom command, a skill, a built-in prompt like
+/// `/review`): `None` if it is not one, `Some(None)` for a command [`LOCAL_COMMANDS`] names
+/// (not a prompt), `Some(Some(text))` otherwise (the prompt is `/name args`). A record
+/// `<command-name>` first is a local command's, never a prompt ([`HARNESS_RECORD_STARTS`]).
 fn slash_command(t: &str) -> Option<Option<String>> {
     let t = t.trim_start();
     let rest = t
@@ -348,33 +427,12 @@ fn user_record(
         return Ok(());
     };
     let content = msg.content;
-    let filter = core.filter;
 
     // Tool results are events of the current turn, never prompts.
     if let Content::Blocks(blocks) = &content
         && blocks.iter().any(|b| b.kind.get() == Some("tool_result"))
     {
-        let Some(turn) = core.current_mut(line_no) else {
-            return Ok(());
-        };
-        for b in blocks {
-            if b.kind.get() != Some("tool_result") {
-                continue;
-            }
-            let out = tool_result_text(b.content);
-            let exit_code = out
-                .strip_prefix("Exit code ")
-                .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
-                .and_then(|d| d.parse::<i64>().ok());
-            turn.push(Event::ToolResult {
-                call_id: b.tool_use_id.get().unwrap_or("").to_owned(),
-                exit_code,
-                is_error: b.is_error.is_true(),
-                output: filter(&out).into_owned(),
-                at: ts.clone(),
-            });
-        }
-        turn.last_line = line_no;
+        tool_results(core, blocks, rec.uuid.get(), ts, line_no);
         return Ok(());
     }
     if rec.is_compact_summary.is_true() {
@@ -385,22 +443,32 @@ fn user_record(
         }
         return Ok(());
     }
-    if rec.is_meta.is_true() {
+    // `isMeta`: context Claude Code adds (a command's expanded prompt, a caveat); a record
+    // from a tool (a skill the model loaded) carries the tool call's id.
+    if rec.is_meta.is_true() || rec.source_tool_use_id.non_empty().is_some() {
         return Ok(());
     }
     let text = match content {
-        Content::Text(t) => t,
+        Content::Text(t) => match typed_part(&t) {
+            Some(typed) if typed.len() == t.len() => t,
+            Some(typed) => typed.to_owned(),
+            None => return Ok(()),
+        },
         Content::Blocks(bs) => {
             let mut out = String::new();
+            let mut harness = false;
             for b in &bs {
                 match b.kind.get() {
                     Some("text") => {
-                        if let Some(t) = b.text.get() {
-                            if !out.is_empty() {
-                                out.push('\n');
-                            }
-                            out.push_str(t);
+                        let Some(t) = b.text.get() else { continue };
+                        let Some(typed) = typed_part(t) else {
+                            harness = true;
+                            continue;
+                        };
+                        if !out.is_empty() {
+                            out.push('\n');
                         }
+                        out.push_str(typed);
                     }
                     Some("image") => {
                         if !out.is_empty() {
@@ -411,13 +479,13 @@ fn user_record(
                     _ => {}
                 }
             }
+            if harness && out.is_empty() {
+                return Ok(());
+            }
             out
         }
         Content::None => return Ok(()),
     };
-    if is_harness_text(&text) {
-        return Ok(());
-    }
     let text = match slash_command(&text) {
         None => text,
         Some(None) => return Ok(()),
@@ -439,7 +507,7 @@ fn user_record(
         .non_empty()
         .map(str::to_owned)
         .unwrap_or_else(|| format!("line-{line_no}"));
-    let prompt = text::keep(filter, &text, MAX_PROMPT);
+    let prompt = text::keep(core.filter, &text, MAX_PROMPT);
     let sidechain = core.state.sidechain;
     let turn = core.start_turn(key, line_no);
     turn.started_at = ts.clone();
@@ -452,6 +520,102 @@ fn user_record(
         at: ts,
     });
     Ok(())
+}
+
+/// The tool results of a user record, as events of the current turn; a correction the user
+/// typed while rejecting a tool call follows its result as a [`Event::UserPrompt`].
+fn tool_results(
+    core: &mut ParserCore,
+    blocks: &[Block],
+    record_uuid: Option<&str>,
+    ts: Option<String>,
+    line_no: u64,
+) {
+    let filter = core.filter;
+    let mut events = Vec::new();
+    let mut user_said_something = false;
+    for b in blocks {
+        if b.kind.get() != Some("tool_result") {
+            continue;
+        }
+        let out = tool_result_text(b.content, OUTPUT_HEAD, OUTPUT_TAIL);
+        let exit_code = out
+            .strip_prefix("Exit code ")
+            .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|d| d.parse::<i64>().ok());
+        let is_error = b.is_error.is_true();
+        // Detected on the capped output (the preamble is far shorter than its head), read
+        // again longer for the words.
+        let correction = (is_error && rejection_words(&out).is_some())
+            .then(|| tool_result_text(b.content, REJECTION_TEXT_READ, 0))
+            .and_then(|whole| rejection_words(&whole).map(|w| text::keep(filter, w, MAX_PROMPT)));
+        events.push(Event::ToolResult {
+            call_id: b.tool_use_id.get().unwrap_or("").to_owned(),
+            exit_code,
+            is_error,
+            output: filter(&out).into_owned(),
+            at: ts.clone(),
+        });
+        if let Some(text) = correction {
+            user_said_something = true;
+            events.push(Event::UserPrompt {
+                text,
+                at: ts.clone(),
+            });
+        }
+    }
+    // What the user said is kept even when the file shows no turn before it.
+    let turn = if user_said_something {
+        Some(core.current_or_implicit(record_uuid, line_no))
+    } else {
+        core.current_mut(line_no)
+    };
+    if let Some(turn) = turn {
+        for e in events {
+            turn.push(e);
+        }
+        turn.last_line = line_no;
+    }
+}
+
+/// How Claude Code's tool result starts, and the words just before what the user typed, when
+/// the user rejects a tool call and says why (`REJECT_MESSAGE_WITH_REASON_PREFIX`; in a
+/// subagent, `SUBAGENT_REJECT_MESSAGE_WITH_REASON_PREFIX`; `src/utils/messages.ts`).
+const REJECTION_PREAMBLES: &[(&str, &str)] = &[
+    (
+        "The user doesn't want to proceed with this tool use.",
+        "To tell you how to proceed, the user said:\n",
+    ),
+    (
+        "Permission for this tool use was denied.",
+        "The user said:\n",
+    ),
+];
+
+/// The start of the note Claude Code may append to a rejection (`withMemoryCorrectionHint`).
+const MEMORY_CORRECTION_HINT: &str =
+    "\n\nNote: The user's next message may contain a correction or preference.";
+
+/// How much of a rejection's text is read for the user's words: a prompt's worth past the
+/// preamble.
+const REJECTION_TEXT_READ: usize = MAX_PROMPT + 1024;
+
+/// What the user typed when rejecting a tool call, from the tool result's text; `None` for
+/// any other result, and for a rejection without words.
+fn rejection_words(result: &str) -> Option<&str> {
+    let said = REJECTION_PREAMBLES
+        .iter()
+        .find_map(|(start, before_words)| {
+            let rest = result.strip_prefix(start)?;
+            let preamble_end = rest.find(before_words)? + before_words.len();
+            rest.get(preamble_end..)
+        })?;
+    let said = said
+        .rfind(MEMORY_CORRECTION_HINT)
+        .and_then(|hint| said.get(..hint))
+        .unwrap_or(said)
+        .trim();
+    (!said.is_empty()).then_some(said)
 }
 
 fn assistant_record(
@@ -581,5 +745,51 @@ mod tests {
             ),
             Some(Some("/review PR 12".into()))
         );
+    }
+
+    #[test]
+    fn what_the_user_typed_is_told_from_the_harness_and_context() {
+        // Local commands, by the order of the tags, whatever their name.
+        for harness in [
+            "<command-name>/release-notes</command-name>\n            <command-message>release-notes</command-message>\n            <command-args></command-args>",
+            "<command-name>/a-command-newer-than-cairn</command-name>\n            <command-message>a-command-newer-than-cairn</command-message>\n            <command-args>remember that x</command-args>",
+            "<bash-input>git status</bash-input>",
+            "<bash-stdout></bash-stdout><bash-stderr>fatal: not a git repository</bash-stderr>",
+            "  <task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>",
+            "<system-reminder>only context</system-reminder>",
+            "<system-reminder>unclosed context, remember that x",
+            "<system-reminder>a</system-reminder>\n<local-command-stdout>b</local-command-stdout>",
+        ] {
+            assert_eq!(typed_part(harness), None, "{harness:?}");
+        }
+        for (text, typed) in [
+            ("fix the <bash-input> parser", "fix the <bash-input> parser"),
+            ("  indented prompt", "  indented prompt"),
+            ("", ""),
+            (
+                "<system-reminder>a</system-reminder>\n<ide_opened_file>b</ide_opened_file> go on",
+                "go on",
+            ),
+        ] {
+            assert_eq!(typed_part(text), Some(typed), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_words_of_a_rejection_are_what_the_user_typed() {
+        let with_words = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n  use bun  \n\nNote: The user's next message may contain a correction or preference. Pay close attention.";
+        assert_eq!(rejection_words(with_words), Some("use bun"));
+        let subagent = "Permission for this tool use was denied. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). The user said:\nnot in this directory";
+        assert_eq!(rejection_words(subagent), Some("not in this directory"));
+        for no_words in [
+            "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.",
+            "The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell you how to proceed.",
+            "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n\n\nNote: The user's next message may contain a correction or preference.",
+            "[Request interrupted by user for tool use]",
+            "Permission to use Bash has been denied.",
+            "test result: ok",
+        ] {
+            assert_eq!(rejection_words(no_words), None, "{no_words:?}");
+        }
     }
 }

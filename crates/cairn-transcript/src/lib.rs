@@ -6,12 +6,17 @@
 //! how to slice them into [`Turn`]s made of [`Event`]s (prompts, assistant text, tool calls with
 //! their commands, results with exit codes, file edits with paths). Turns whose prompt another
 //! agent wrote (Claude Code sidechains, Codex subagent threads) are marked `sidechain`; context
-//! an agent writes as a user message (AGENTS.md, environment, skills, hook feedback) is never a
-//! prompt; a Codex fork is filed under its own id, not under the parent it copies. Parsing is
-//! incremental and resumable ([`Parser`] + [`ParserState`]), tolerant (unknown record types
-//! and fields are skipped; a field of the wrong type reads as absent; a bad line costs only
-//! itself), and bounded (long texts are capped, head and tail). It must not write anything,
-//! open a database, or know about memories: it only reads files and returns values.
+//! and harness output an agent writes as a user message (AGENTS.md, environment, skills, hook
+//! feedback, reminders, `!` shell commands and their output, local slash commands,
+//! background-task notices) is never a prompt; what the user says besides the prompt (a Codex
+//! steering message, a correction typed while rejecting a Claude Code tool call) is a
+//! [`Event::UserPrompt`] inside the turn; a Codex fork is filed under its own id, not under the
+//! parent it copies. Parsing is incremental and resumable ([`Parser`] + [`ParserState`]),
+//! tolerant (unknown record types and fields are skipped; a field of the wrong type reads as
+//! absent; a bad line costs only itself; a line with invalid UTF-8 or lone UTF-16 surrogate
+//! escapes is read again repaired, see [`lone_surrogates`]), and bounded (long texts are
+//! capped, head and tail). It must not write anything, open a database, or know about
+//! memories: it only reads files and returns values.
 //!
 //! ```
 //! use cairn_transcript::{Agent, Parser};
@@ -25,6 +30,7 @@ mod claude;
 mod codex;
 pub mod layout;
 mod lenient;
+pub mod lone_surrogates;
 mod model;
 mod parse;
 pub mod patch;

@@ -4,6 +4,8 @@
 //! complete line, store the state beside its byte cursor, and resume later with only the
 //! appended bytes.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Agent, Session, Turn, TurnStatus};
@@ -154,9 +156,10 @@ impl Parser {
     }
 
     /// Feeds one line (without its newline). Blank lines are ignored. An error means the line
-    /// was skipped; the parser is still usable.
+    /// was skipped; the parser is still usable. A line kept only after a repair is not told
+    /// apart (see [`Parser::feed_bytes`]).
     pub fn feed(&mut self, line: &str, line_no: u64) -> Result<(), LineError> {
-        self.feed_utf8_checked(line.as_bytes(), line_no)
+        self.feed_bytes(line.as_bytes(), line_no).0
     }
 
     fn feed_utf8_checked(&mut self, line: &[u8], line_no: u64) -> Result<(), LineError> {
@@ -183,15 +186,27 @@ impl Parser {
     }
 
     /// Feeds raw bytes. Strings the parser keeps are validated as they are read (fields it
-    /// skips cost no validation); a line with invalid UTF-8 in a kept field is read again with
-    /// the bad bytes replaced (the line is kept) and reported as `true`.
+    /// skips cost no validation). A line that fails to parse is read again repaired when it
+    /// holds text serde_json rejects: invalid UTF-8 (the bad bytes replaced) or lone UTF-16
+    /// surrogate escapes (`"\ud83d"`, replaced by `\ufffd`, see [`crate::lone_surrogates`]).
+    /// The `bool` is `true` when the line was read repaired (it is kept unless the second
+    /// read fails too). A line that parses pays for none of this.
     pub fn feed_bytes(&mut self, line: &[u8], line_no: u64) -> (Result<(), LineError>, bool) {
-        match self.feed_utf8_checked(line, line_no) {
-            Err(LineError::Json(_)) if std::str::from_utf8(line).is_err() => {
-                let s = String::from_utf8_lossy(line);
-                (self.feed_utf8_checked(s.as_bytes(), line_no), true)
-            }
-            r => (r, false),
+        let first = self.feed_utf8_checked(line, line_no);
+        if !matches!(first, Err(LineError::Json(_))) {
+            return (first, false);
+        }
+        let valid_utf8: Cow<[u8]> = match std::str::from_utf8(line) {
+            Ok(_) => Cow::Borrowed(line),
+            Err(_) => Cow::Owned(String::from_utf8_lossy(line).into_owned().into_bytes()),
+        };
+        let repaired = match crate::lone_surrogates::replace_in_json(&valid_utf8) {
+            Some(paired) => Cow::Owned(paired),
+            None => valid_utf8,
+        };
+        match repaired {
+            Cow::Borrowed(_) => (first, false),
+            Cow::Owned(repaired) => (self.feed_utf8_checked(&repaired, line_no), true),
         }
     }
 
