@@ -721,10 +721,9 @@ const WEAK_WORDS: &str = "run add fix check show tell help want need like work t
 /// メッセー*ジ*): katakana match as whole words.
 fn shares_words(prompt_words: &HashSet<String>, m: &Memory) -> bool {
     let text = format!("{} {} {}", m.name, m.body, m.keywords.join(" "));
-    content_words(&text)
-        .iter()
-        .any(|w| w.chars().count() >= 2 && !w.chars().all(is_katakana) && prompt_words.contains(w))
-        || katakana_words(&text).any(|k| prompt_words.contains(&format!("\u{0}{k}")))
+    crate::text::any_content_word(&text, |w| {
+        w.chars().count() >= 2 && !w.chars().all(is_katakana) && prompt_words.contains(w)
+    }) || katakana_words(&text).any(|k| prompt_words.contains(&format!("\u{0}{k}")))
 }
 
 fn is_katakana(c: char) -> bool {
@@ -763,40 +762,52 @@ fn relevant(prompt: &str, hits: &[crate::store::Recalled]) -> Vec<bool> {
         .into_iter()
         .filter(|w| !weak.contains(w))
         .collect();
-    let lexical = |h: &crate::store::Recalled| h.lexical && shares_words(&prompt_words, &h.memory);
+    // Each hit's words are read once (stemming is most of the gate's cost).
+    let lexical: Vec<bool> = hits
+        .iter()
+        .map(|h| h.lexical && shares_words(&prompt_words, &h.memory))
+        .collect();
+    let same_script: Vec<bool> = hits
+        .iter()
+        .map(|h| crate::text::mostly_cjk(&h.memory.body) == prompt_cjk)
+        .collect();
     // The best-ranked hit that shares the prompt's words is kept whatever its cosine: it is
     // what `cairn recall` would answer first.
-    let first_lexical = hits.iter().position(&lexical);
-    let same_script =
-        |h: &crate::store::Recalled| crate::text::mostly_cjk(&h.memory.body) == prompt_cjk;
+    let first_lexical = lexical.iter().position(|&l| l);
     let cos = |h: &crate::store::Recalled| h.cosine.unwrap_or(0.0);
-    let mut all: Vec<f32> = hits.iter().filter(|h| same_script(h)).map(cos).collect();
+    let mut all: Vec<f32> = hits
+        .iter()
+        .zip(&same_script)
+        .filter(|(_, s)| **s)
+        .map(|(h, _)| cos(h))
+        .collect();
     all.sort_by(|a, b| b.total_cmp(a));
     let median = all.get(all.len() / 2).copied().unwrap_or(0.0);
     let lex_max = hits
         .iter()
-        .filter(|h| lexical(h) && same_script(h))
-        .map(cos)
+        .enumerate()
+        .filter(|(i, _)| lexical[*i] && same_script[*i])
+        .map(|(_, h)| cos(h))
         .fold(f32::MIN, f32::max);
     let top_semantic = hits
         .iter()
         .enumerate()
-        .filter(|(_, h)| same_script(h))
+        .filter(|(i, _)| same_script[*i])
         .max_by(|a, b| cos(a.1).total_cmp(&cos(b.1)))
         .map(|(i, _)| i);
     let stands_out = all.len() >= 3 && all[0] - all[1] >= 0.05 && all[0] - median >= 0.12;
     hits.iter()
         .enumerate()
         .map(|(i, h)| {
-            if lexical(h) {
+            if lexical[i] {
                 Some(i) == first_lexical
-                    || !same_script(h)
+                    || !same_script[i]
                     || cos(h) >= lex_max
                     || cos(h) - median >= (lex_max - median) / 2.0
             } else if h.lexical {
                 false
             } else {
-                same_script(h) && stands_out && Some(i) == top_semantic
+                same_script[i] && stands_out && Some(i) == top_semantic
             }
         })
         .collect()

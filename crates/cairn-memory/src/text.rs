@@ -108,40 +108,52 @@ pub const STOPWORDS: &[&str] = &[
 /// character bigrams.
 pub fn content_words(text: &str) -> HashSet<String> {
     let mut out = HashSet::new();
-    let mut cjk_run: Vec<char> = Vec::new();
-    let flush = |run: &mut Vec<char>, out: &mut HashSet<String>| {
-        if run.len() == 1 {
-            out.insert(run[0].to_string());
-        }
-        for w in run.windows(2) {
-            out.insert(w.iter().collect());
-        }
-        run.clear();
-    };
-    let mut word = String::new();
-    for c in text.chars() {
-        if is_cjk(c) {
-            push_word(&mut word, &mut out);
-            cjk_run.push(c);
-        } else if c.is_alphanumeric() || c == '\'' || c == '_' {
-            flush(&mut cjk_run, &mut out);
-            word.extend(c.to_lowercase());
-        } else {
-            flush(&mut cjk_run, &mut out);
-            push_word(&mut word, &mut out);
-        }
-    }
-    flush(&mut cjk_run, &mut out);
-    push_word(&mut word, &mut out);
+    walk_content_words(text, &mut |w| {
+        out.insert(w);
+        false
+    });
     out
 }
 
-fn push_word(word: &mut String, out: &mut HashSet<String>) {
-    let w = word.trim_matches('\'');
-    if w.chars().count() > 1 && !STOPWORDS.contains(&w) {
-        out.insert(stem(w));
+/// Whether any of `text`'s [`content_words`] satisfies `pred`; stops at the first that does
+/// (the rest of the text is not stemmed).
+pub fn any_content_word(text: &str, mut pred: impl FnMut(&str) -> bool) -> bool {
+    walk_content_words(text, &mut |w| pred(&w))
+}
+
+/// Hands each content word of `text` to `emit` until it returns true; returns whether it did.
+fn walk_content_words(text: &str, emit: &mut dyn FnMut(String) -> bool) -> bool {
+    let mut cjk_run: Vec<char> = Vec::new();
+    let flush = |run: &mut Vec<char>, emit: &mut dyn FnMut(String) -> bool| {
+        let stop = (run.len() == 1 && emit(run[0].to_string()))
+            || run.windows(2).any(|w| emit(w.iter().collect()));
+        run.clear();
+        stop
+    };
+    let push_word = |word: &mut String, emit: &mut dyn FnMut(String) -> bool| {
+        let w = word.trim_matches('\'');
+        let stop = w.chars().count() > 1 && !STOPWORDS.contains(&w) && emit(stem(w));
+        word.clear();
+        stop
+    };
+    let mut word = String::new();
+    for c in text.chars() {
+        let stop = if is_cjk(c) {
+            let stop = push_word(&mut word, emit);
+            cjk_run.push(c);
+            stop
+        } else if c.is_alphanumeric() || c == '\'' || c == '_' {
+            let stop = flush(&mut cjk_run, emit);
+            word.extend(c.to_lowercase());
+            stop
+        } else {
+            flush(&mut cjk_run, emit) || push_word(&mut word, emit)
+        };
+        if stop {
+            return true;
+        }
     }
-    word.clear();
+    flush(&mut cjk_run, emit) || push_word(&mut word, emit)
 }
 
 /// Snowball's English stemmer for plain words ("commits", "committing" → "commit",
