@@ -718,12 +718,22 @@ const WEAK_WORDS: &str = "run add fix check show tell help want need like work t
 /// single characters).
 ///
 /// A pair of katakana is part of a loanword and says nothing alone (ステー*ジ* in ステージング,
-/// メッセー*ジ*): katakana match as whole words.
+/// メッセー*ジ*): katakana match as whole words, or by a common start of three or more
+/// (*タイム*スタンプ, *タイム*ゾーン).
 fn shares_words(prompt_words: &HashSet<String>, m: &Memory) -> bool {
     let text = format!("{} {} {}", m.name, m.body, m.keywords.join(" "));
     crate::text::any_content_word(&text, |w| {
         w.chars().count() >= 2 && !w.chars().all(is_katakana) && prompt_words.contains(w)
-    }) || katakana_words(&text).any(|k| prompt_words.contains(&format!("\u{0}{k}")))
+    }) || katakana_words(&text).any(|k| {
+        prompt_words
+            .iter()
+            .filter_map(|w| w.strip_prefix('\u{0}'))
+            .any(|p| p == k || common_prefix_chars(p, k) >= 3)
+    })
+}
+
+fn common_prefix_chars(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
 }
 
 fn is_katakana(c: char) -> bool {

@@ -1111,6 +1111,20 @@ fn prompt_context_picks_only_relevant_memories() {
         "{:?}",
         injected(&mut mem, "ステージングにデプロイして")
     );
+    mem.remember(
+        manual(
+            MemoryType::Feedback,
+            p,
+            "常にタイムゾーン付きの datetime を使ってください。",
+        ),
+        NOW,
+    )
+    .unwrap();
+    assert!(
+        injected(&mut mem, "タイムスタンプの扱いはどうする？")
+            .iter()
+            .any(|m| m.contains("タイムゾーン"))
+    );
     assert!(
         injected(&mut mem, "コミットメッセージは何語で書く？")
             .iter()
