@@ -12,9 +12,11 @@
 //!
 //! What cairn itself exported from Codex is Codex's own memory and never goes back: topic
 //! files marked `source: codex` with a `cairn_id: codex:…` are skipped and reported, and the
-//! top-level `MEMORY.md` is copied without cairn's block of Codex index lines (skipped when
-//! nothing else is left in it).
+//! top-level `MEMORY.md` is copied without cairn's index lines for them (skipped when nothing
+//! else is left in it): the lines of cairn's marked block, and the same lines wherever Claude
+//! Code's model moved them when it rewrote the index without the markers it never sees.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -32,20 +34,26 @@ pub struct SourceFile {
     /// Path under the memory dir (also the path under the resource dir).
     pub relative: PathBuf,
     pub path: PathBuf,
-    /// The top-level `MEMORY.md` holding cairn's block of Codex index lines: copied without it.
+    /// The top-level `MEMORY.md` holding cairn's index lines for the files it exported from
+    /// Codex (or its markers): copied without them.
     pub strip_codex_index: bool,
+    /// Those exported files, by name.
+    pub codex_index_files: BTreeSet<String>,
 }
 
 impl SourceFile {
     /// The bytes an import writes for this file: the file as it is, or, for a `MEMORY.md`
-    /// with cairn's Codex block, the file without that block.
+    /// with cairn's Codex index lines, the file without them.
     pub fn bytes(&self) -> std::io::Result<Vec<u8>> {
         let raw = fs::read(&self.path)?;
         if !self.strip_codex_index {
             return Ok(raw);
         }
         Ok(match String::from_utf8(raw) {
-            Ok(text) => crate::export::without_codex_block(&text).into_bytes(),
+            Ok(text) => crate::export::without_exported_lines(&text, &|f| {
+                self.codex_index_files.contains(f)
+            })
+            .into_bytes(),
             Err(e) => e.into_bytes(),
         })
     }
@@ -153,6 +161,7 @@ fn classify(relative: PathBuf, path: PathBuf, skipped: &mut Vec<Problem>) -> Opt
         relative,
         path,
         strip_codex_index: false,
+        codex_index_files: BTreeSet::new(),
     };
     let Ok(bytes) = fs::read(&file.path) else {
         return Some(file);
@@ -166,9 +175,18 @@ fn classify(relative: PathBuf, path: PathBuf, skipped: &mut Vec<Problem>) -> Opt
         ));
         return None;
     }
-    let top_index = file.relative == Path::new("MEMORY.md");
-    if top_index && crate::export::has_codex_block(&text) {
+    if file.relative != Path::new("MEMORY.md") {
+        return Some(file);
+    }
+    let exported = file
+        .path
+        .parent()
+        .map(crate::export::ExportedFiles::scan)
+        .unwrap_or_default();
+    let (codex_index_files, markers) = crate::export::exported_lines_in(&text, &exported);
+    if markers || !codex_index_files.is_empty() {
         file.strip_codex_index = true;
+        file.codex_index_files = codex_index_files;
         let left = file.bytes().unwrap_or_default();
         if String::from_utf8_lossy(&left).trim().is_empty() {
             skipped.push(Problem::new(

@@ -61,6 +61,10 @@ impl ItemKind {
     }
 }
 
+/// How a project-scoped item's title and description name its project. An export into a
+/// memory dir several projects share puts the project's name in its place.
+pub const THIS_PROJECT: &str = "this project";
+
 /// One piece of Codex memory.
 #[derive(Debug, Clone)]
 pub struct MemoryItem {
@@ -511,9 +515,9 @@ pub fn read_workspace(codex_home: &Path, order: &[MemoryVersion]) -> CodexMemory
                     id: "routes".into(),
                     kind: ItemKind::Routes,
                     scope: Scope::Cwd(cwd.clone()),
-                    title: "Codex: what's in Codex memory for this project".into(),
+                    title: format!("Codex: what's in Codex memory for {THIS_PROJECT}"),
                     description: format!(
-                        "Where Codex's memory about this project lives, e.g. {}",
+                        "Where Codex's memory about {THIS_PROJECT} lives, e.g. {}",
                         first_bullet(&lines, 80)
                     ),
                     body: capped(&lines, &src),

@@ -230,6 +230,11 @@ fn print_export(r: &ExportReport) {
         for k in &p.kept {
             outln!("             kept {k} (edited since cairn wrote it)");
         }
+        for k in &p.left_deleted {
+            outln!(
+                "             left deleted {k} (deleted since cairn wrote it; written again only when its Codex source changes)"
+            );
+        }
         for op in &p.operations {
             outln!("             {} {}", op.op, op.path);
         }
