@@ -260,7 +260,14 @@ pub fn derive_description(rule: &str, why: Option<&str>) -> String {
     truncate_chars(&d, 150)
 }
 
+/// A memory's text as stored: redacted, trimmed, without the U+FFFD that stands for bytes a
+/// transcript had broken (invalid UTF-8, half an emoji): they carry nothing to remember.
 pub(crate) fn clean(s: &str) -> String {
+    let s = if s.contains('\u{FFFD}') {
+        std::borrow::Cow::Owned(s.replace('\u{FFFD}', ""))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    };
     cairn_redact::redact(s.trim()).into_owned()
 }
 

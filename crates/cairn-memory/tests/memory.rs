@@ -819,6 +819,27 @@ fn a_forgotten_memory_does_not_return_from_a_forked_session() {
     assert!(all_live(&mem).is_empty());
 }
 
+/// A prompt cut mid-emoji (a lone surrogate, repaired to U+FFFD when read) leaves no
+/// replacement character in the memory.
+#[test]
+fn a_broken_character_does_not_reach_the_memory() {
+    let mut mem = store();
+    let t = turn(
+        "u-1",
+        "from now on always run cargo fmt before committing \u{FFFD}",
+        "/w/webshop",
+        "2026-11-20T10:00:00Z",
+    );
+    ingest(&mut mem, Agent::Claude, "s1", &[t]);
+    assert_eq!(mem.extract(&dirs(), NOW).unwrap().created, 1);
+    let m = all_live(&mem).remove(0);
+    assert!(
+        !m.rule.contains('\u{FFFD}') && !m.body.contains('\u{FFFD}'),
+        "{m:?}"
+    );
+    assert!(m.rule.contains("cargo fmt"), "{m:?}");
+}
+
 #[test]
 fn turns_where_the_agent_wrote_memory_are_skipped() {
     let mut mem = store();
