@@ -5,7 +5,7 @@
 //!
 //! | shape | English | Japanese | Chinese | type |
 //! |---|---|---|---|---|
-//! | explicit | "remember (that) …", "keep in mind …", "note to self: …", "don't forget to …" | 覚えて | 记住, 记得, "…，记住这个" | by content |
+//! | explicit | "remember (that) …", "keep in mind …", "…, keep that in mind", "note to self: …", "don't forget to …" | 覚えて | 记住, 记得, "…，记住这个" | by content |
 //! | from now on | "from now on …", "going forward …" | 今後は, これからは | 以后, 从现在开始 | feedback (a fact: by content) |
 //! | always / never | "(we) always …", "never …", "make sure to always …" | 常に, 必ず (a request, or not a problem report) | 总是, 始终 (not a problem report) | feedback ("I always …": user) |
 //! | standing | "prefer / avoid / use … in this codebase, everywhere, by default" | | | feedback |
@@ -249,6 +249,13 @@ enum Shape {
 static EN_REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?i)^(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|make a note|note to self|for the record|save (?:this|that) (?:to|in) (?:your )?memory)(?:\s+(?:this|that)(?:\s+for\s+(?:later|next time|the future|future sessions))?\s*[:\-—]|\s+for\s+(?:later|next time|the future|future sessions)\s*[:,\-—]|\s+that\b|\s*[:,\-—]|\b)\s*(.+)$",
+    )
+});
+/// "I'm on macOS with an M2 laptop, keep that in mind for native deps": the thing to remember,
+/// then the request to keep it in mind.
+static EN_REMEMBER_TAIL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(.+?)\s*[,;—–-]\s*(?:so\s+|and\s+)?(?:please\s+)?(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind\b[^.!?]*[.!]?$",
     )
 });
 /// A rule's occasion: "before deploying", "whenever you touch the schema".
@@ -585,6 +592,7 @@ fn lead_word(s: &str) -> String {
 
 /// Phrases the one unanchored English pattern ends with ("…, from now on").
 const EN_TAIL_PHRASES: &[&str] = &[
+    "in mind",
     "from now on",
     "going forward",
     "moving forward",
@@ -610,6 +618,9 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
 }
 
 fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
+    if let Some(c) = EN_REMEMBER_TAIL.captures(s) {
+        return Some((Shape::Explicit(c[1].trim().to_string()), "explicit"));
+    }
     if !EN_REMEMBER_NOT.is_match(s)
         && let Some(c) = EN_REMEMBER.captures(s)
     {
@@ -1463,6 +1474,16 @@ mod tests {
             (
                 "下周三要发布，记住这个",
                 "下周三要发布。",
+                MemoryType::Project,
+            ),
+            (
+                "I'm on macOS with an M2 laptop, keep that in mind for native deps",
+                "I'm on macOS with an M2 laptop.",
+                MemoryType::User,
+            ),
+            (
+                "the staging DB needs the VPN - please bear this in mind",
+                "The staging DB needs the VPN.",
                 MemoryType::Project,
             ),
         ];
