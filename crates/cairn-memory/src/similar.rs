@@ -175,7 +175,7 @@ fn is_identifier(w: &str) -> bool {
         || w.chars().any(|c| c.is_ascii_digit())
         || (w.len() == 1 && w.chars().all(|c| c.is_ascii_uppercase()))
         || w.starts_with('-')
-        || ENVIRONMENTS.contains(&w)
+        || is_environment(w)
 }
 
 /// Clauses: split at `,`, `;`, dashes, brackets, line ends, and a `.` that ends a sentence.
@@ -213,6 +213,14 @@ const ENVIRONMENTS: &[&str] = &[
     "local",
     "ci",
 ];
+
+/// Whether a content word (stemmed: "staging" → "stage", "production" → "product") names an
+/// environment.
+fn is_environment(w: &str) -> bool {
+    static STEMS: std::sync::LazyLock<HashSet<String>> =
+        std::sync::LazyLock::new(|| content_words(&ENVIRONMENTS.join(" ")));
+    STEMS.contains(w)
+}
 
 /// Decides how a new memory relates to an existing one of the same scope.
 pub fn relation(
@@ -255,8 +263,15 @@ pub fn relation(
     // The new memory rejects what the old one asserts ("use vitest, not jest" after "tests
     // use jest") and wants something the old one does not: "use cargo nextest, not cargo
     // test" restates "run the tests with cargo nextest; plain cargo test is too slow".
-    let overturned = an.intersection(&bp).next().is_some() && !ap.is_subset(&bp);
+    let rejected = an.intersection(&bp).count();
+    let overturned = rejected > 0 && !ap.is_subset(&bp);
     let contradiction = other_choice || overturned || ap.intersection(&bn).next().is_some();
+    // ... and the rejected thing is what the old memory is about (a quarter of its words at
+    // least), replaced by a choice of a word or two, not narrowed to another case: "use jemalloc
+    // on linux only (not on windows)" does not retire "CI covers linux, macos and windows",
+    // nor "deploy preview builds to Netlify, not Vercel" "we deploy the web app to Vercel".
+    let choice = ap.difference(&b).count();
+    let replaces = overturned && rejected * 4 >= b.len() && (1..=2).contains(&choice);
     let ia = identity_words(new_text);
     let ib = identity_words(old_text);
     let only_new: Vec<&String> = ia.difference(&ib).collect();
@@ -301,11 +316,14 @@ pub fn relation(
     // A contradiction retires the old memory, a rule a fact as well as a fact a rule: "use
     // vitest, not jest" replaces "tests use jest". Rejecting what the old memory asserts is
     // explicit enough to need less of the embeddings' agreement (short rules in other words).
-    if (same_subject && contradiction) || (overturned && overlap >= 0.5 && cosine >= 0.6) {
+    if replaces && overlap >= 0.5 && cosine >= 0.6 {
         return Relation::Supersedes;
     }
     if new_type != old_type {
         return Relation::Distinct;
+    }
+    if same_subject && contradiction {
+        return Relation::Supersedes;
     }
     // Every differing word, on both sides, is a value: the same statement with a new value.
     // Said to be a change ("moved to", "is now"), new names and numbers replace the old ones.
@@ -318,8 +336,12 @@ pub fn relation(
     // Several numbers differing together name another thing ("service number 2 listens on
     // port 8002" after "service number 1 … 8001"), unless the memory says it changed.
     let values_differing = only_new.iter().filter(|w| is_value(w)).count();
+    // Another environment is another thing, whatever changed ("the staging DB moved to db2"
+    // says nothing of the prod DB).
+    let other_environment = only_new.iter().chain(&only_old).any(|w| is_environment(w));
     let changed_value = !only_new.is_empty()
         && !only_old.is_empty()
+        && !other_environment
         && (changed || values_differing < 2)
         && only_new.iter().all(is_new_value)
         && only_old
@@ -492,6 +514,54 @@ mod tests {
             ),
             Relation::Supersedes
         );
+        // A change in one environment is not one in another.
+        for (new, old) in [
+            (
+                "The staging DB moved to db2.staging.internal:5433",
+                "The prod DB is db.prod.internal:5432",
+            ),
+            (
+                "The staging server now runs on port 8080",
+                "The dev server runs on port 3000",
+            ),
+            (
+                "Redis now runs on port 6380 in CI",
+                "Redis runs on port 6379 locally",
+            ),
+            (
+                "The production DB moved to db3.internal",
+                "The development DB is db1.internal",
+            ),
+        ] {
+            assert_eq!(rel(Project, new, old), Relation::Distinct, "{new} / {old}");
+        }
+        // Rejecting one word of a broader fact narrows, it does not retire.
+        for (new_t, new, old_t, old) in [
+            (
+                Project,
+                "We use jemalloc on linux only (not on windows)",
+                Project,
+                "CI matrix covers linux, macos and windows on stable and MSRV",
+            ),
+            (
+                Feedback,
+                "Run unit tests without Docker, use the in-memory fake",
+                Project,
+                "Integration tests need Docker running",
+            ),
+            (
+                Feedback,
+                "Deploy preview builds to Netlify, not Vercel",
+                Project,
+                "We deploy the web app to Vercel",
+            ),
+        ] {
+            assert_ne!(
+                cross(new_t, new, old_t, old),
+                Relation::Supersedes,
+                "{new} / {old}"
+            );
+        }
         // Numbered things are things, not values of one.
         assert_eq!(
             rel(
