@@ -1078,6 +1078,40 @@ fn under(p: &str, dir: &Path) -> bool {
     !d.is_empty() && p.starts_with(d) && p[d.len()..].starts_with('/')
 }
 
+/// Whether `path` is an instruction file the agent loads whole every session in `cwd`: the
+/// project's `CLAUDE.md`, `CLAUDE.local.md`, `.claude/CLAUDE.md`, `.claude/rules/*.md` or
+/// `AGENTS.md` (relative, or in the turn's directory), or the user's `~/.claude/CLAUDE.md`.
+/// A rule the agent wrote there on request is kept by the agent, and a copy here would go
+/// stale when the file is edited. A `CLAUDE.md` elsewhere (a template in `docs/`) is not one.
+fn is_instruction_file(path: &str, cwd: Option<&str>, claude_roots: &[PathBuf]) -> bool {
+    let p = norm(path);
+    let (dir, name) = p.rsplit_once('/').unwrap_or(("", p.as_str()));
+    let rules =
+        (dir == ".claude/rules" || dir.ends_with("/.claude/rules")) && name.ends_with(".md");
+    let instruction_name = matches!(
+        name,
+        "CLAUDE.md" | "CLAUDE.local.md" | "AGENTS.md" | "AGENTS.override.md"
+    );
+    if !instruction_name && !rules {
+        return false;
+    }
+    if claude_roots
+        .iter()
+        .any(|r| norm(&r.join(name).to_string_lossy()) == p)
+    {
+        return true;
+    }
+    let project = dir
+        .strip_suffix(".claude/rules")
+        .or_else(|| dir.strip_suffix(".claude"))
+        .map_or(dir, |d| d.trim_end_matches('/'));
+    if !p.starts_with('/') {
+        // Relative: written in the turn's directory.
+        return project.is_empty();
+    }
+    cwd.is_some_and(|c| norm(c).trim_end_matches('/') == project)
+}
+
 impl AgentMemoryDirs {
     /// Whether a written path is one of the agents' memory files.
     pub fn is_memory_path(&self, path: &str) -> bool {
@@ -1089,18 +1123,6 @@ impl AgentMemoryDirs {
             return true;
         }
         if p.contains("/.claude/agent-memory") || p.contains("/extensions/ad_hoc/notes/") {
-            return true;
-        }
-        // The instruction files each agent loads whole every session (`CLAUDE.md`,
-        // `CLAUDE.local.md`, `.claude/rules/*.md`, Codex's `AGENTS.md`): a rule the agent wrote
-        // there on request is kept by the agent, and a copy here would go stale when the file
-        // is edited.
-        let name = p.rsplit('/').next().unwrap_or("");
-        if matches!(
-            name,
-            "CLAUDE.md" | "CLAUDE.local.md" | "AGENTS.md" | "AGENTS.override.md"
-        ) || (p.contains("/.claude/rules/") && name.ends_with(".md"))
-        {
             return true;
         }
         for root in &self.claude_roots {
@@ -1132,11 +1154,13 @@ impl AgentMemoryDirs {
     /// memory dir, a Codex ad-hoc note by patch, shell or the `add_ad_hoc_note` tool). Such a
     /// turn is not extracted again (the agent already kept what it wanted).
     pub fn agent_wrote_memory(&self, turn: &Turn) -> bool {
+        let memory = |p: &String| {
+            self.is_memory_path(p)
+                || is_instruction_file(p, turn.cwd.as_deref(), &self.claude_roots)
+        };
         turn.events.iter().any(|e| match e {
-            Event::FileEdit { paths, .. } => paths.iter().any(|p| self.is_memory_path(p)),
-            Event::PatchApplied { paths, success, .. } => {
-                *success && paths.iter().any(|p| self.is_memory_path(p))
-            }
+            Event::FileEdit { paths, .. } => paths.iter().any(memory),
+            Event::PatchApplied { paths, success, .. } => *success && paths.iter().any(memory),
             Event::ToolCall { tool, command, .. } => {
                 tool.ends_with("add_ad_hoc_note")
                     || command.as_deref().is_some_and(|c| {
@@ -1600,11 +1624,33 @@ mod tests {
         assert!(d.is_memory_path("/h/mem/x.md"));
         assert!(d.is_memory_path("/h/.cx/memories/extensions/ad_hoc/notes/2026-x.md"));
         assert!(!d.is_memory_path("/h/work/src/memory/x.ts"));
-        // The instruction files the agents load every session.
-        assert!(d.is_memory_path("/h/work/app/CLAUDE.md"));
-        assert!(d.is_memory_path("/h/work/app/.claude/rules/yaml.md"));
-        assert!(d.is_memory_path("AGENTS.md"));
-        assert!(!d.is_memory_path("/h/work/app/docs/CLAUDE-notes.md"));
+        // The instruction files the agents load every session in this directory.
+        let cwd = Some("/h/work/app");
+        let roots = [PathBuf::from("/h/.claude")];
+        assert!(is_instruction_file("/h/work/app/CLAUDE.md", cwd, &roots));
+        assert!(is_instruction_file(
+            "/h/work/app/.claude/CLAUDE.md",
+            cwd,
+            &roots
+        ));
+        assert!(is_instruction_file(
+            "/h/work/app/.claude/rules/yaml.md",
+            cwd,
+            &roots
+        ));
+        assert!(is_instruction_file("AGENTS.md", cwd, &roots));
+        assert!(is_instruction_file("/h/.claude/CLAUDE.md", cwd, &roots));
+        assert!(!is_instruction_file(
+            "/h/work/app/docs/templates/CLAUDE.md",
+            cwd,
+            &roots
+        ));
+        assert!(!is_instruction_file("docs/CLAUDE.md", cwd, &roots));
+        assert!(!is_instruction_file(
+            "/h/work/app/docs/CLAUDE-notes.md",
+            cwd,
+            &roots
+        ));
         assert!(!d.is_memory_path("/h/.cl/projects/-a-b/abc.jsonl"));
     }
 }
