@@ -711,29 +711,27 @@ fn prompt_window(prompt: &str) -> std::borrow::Cow<'_, str> {
 /// Words of requests that say what to do, not what about ("run the deploy script", "fix the
 /// lint errors"): sharing only these with a memory is no evidence that it bears on the prompt.
 const WEAK_WORDS: &str = "run add fix check show tell help want need like work try thing way go \
-    see look new good sure okay ok thanks thank continue yes hi hello hey";
+    see look new good sure okay ok thanks thank continue yes hi hello hey file files page code \
+    slow fast";
 
 /// Whether a memory shares a word with the prompt's `prompt_words`: a Latin word, or a pair
 /// of CJK characters (one shared kana or hanzi is no evidence, though the search matches
 /// single characters).
 ///
 /// A pair of katakana is part of a loanword and says nothing alone (ステー*ジ* in ステージング,
-/// メッセー*ジ*): katakana match as whole words, or by a common start of three or more
-/// (*タイム*スタンプ, *タイム*ゾーン).
+/// メッセー*ジ*; *タイム*アウト, *タイム*ゾーン): katakana match as whole words. A pair with
+/// hiragana is grammar (して, を使, こと), not a subject.
 fn shares_words(prompt_words: &HashSet<String>, m: &Memory) -> bool {
     let text = format!("{} {} {}", m.name, m.body, m.keywords.join(" "));
     crate::text::any_content_word(&text, |w| {
-        w.chars().count() >= 2 && !w.chars().all(is_katakana) && prompt_words.contains(w)
-    }) || katakana_words(&text).any(|k| {
-        prompt_words
-            .iter()
-            .filter_map(|w| w.strip_prefix('\u{0}'))
-            .any(|p| p == k || common_prefix_chars(p, k) >= 3)
-    })
+        w.chars().count() >= 2
+            && !w.chars().any(|c| is_katakana(c) || is_hiragana(c))
+            && prompt_words.contains(w)
+    }) || katakana_words(&text).any(|k| prompt_words.contains(&format!("\u{0}{k}")))
 }
 
-fn common_prefix_chars(a: &str, b: &str) -> usize {
-    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+fn is_hiragana(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{309F}')
 }
 
 fn is_katakana(c: char) -> bool {
@@ -815,6 +813,8 @@ fn relevant(prompt: &str, hits: &[crate::store::Recalled]) -> Vec<bool> {
                     || cos(h) >= lex_max
                     || cos(h) - median >= (lex_max - median) / 2.0
             } else if h.lexical {
+                // Matched by the search on a word that says nothing (a weak word, a kana):
+                // not evidence either way, and never the semantic pick.
                 false
             } else {
                 same_script[i] && stands_out && Some(i) == top_semantic

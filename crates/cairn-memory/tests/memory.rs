@@ -1132,19 +1132,33 @@ fn prompt_context_picks_only_relevant_memories() {
         "{:?}",
         injected(&mut mem, "ステージングにデプロイして")
     );
-    mem.remember(
-        manual(
-            MemoryType::Feedback,
-            p,
-            "常にタイムゾーン付きの datetime を使ってください。",
-        ),
-        NOW,
-    )
-    .unwrap();
+    // Grammar pairs (して, を使) and loanwords that start alike (タイムアウト, タイムゾーン) are
+    // not shared words.
+    for rule in [
+        "デプロイはステージングブランチにマージして行うこと。",
+        "タイムアウトは30秒にすること。",
+        "インスタンスタイプは t3.medium を使うこと。",
+    ] {
+        mem.remember(manual(MemoryType::Feedback, p, rule), NOW)
+            .unwrap();
+    }
+    for prompt in [
+        "コンテナをビルドして",
+        "タイムゾーンはどう扱う？",
+        "メッセージキューは何を使ってる？",
+    ] {
+        let got = injected(&mut mem, prompt);
+        assert!(
+            got.iter().all(|m| !m.contains("ステージングブランチ")
+                && !m.contains("タイムアウト")
+                && !m.contains("インスタンスタイプ")),
+            "{prompt}: {got:?}"
+        );
+    }
     assert!(
-        injected(&mut mem, "タイムスタンプの扱いはどうする？")
+        injected(&mut mem, "タイムアウトを延ばして")
             .iter()
-            .any(|m| m.contains("タイムゾーン"))
+            .any(|m| m.contains("タイムアウト"))
     );
     assert!(
         injected(&mut mem, "コミットメッセージは何語で書く？")
