@@ -7,7 +7,7 @@ use std::path::Path;
 
 use cairn_interop::codex_config::{MemoryVersion, plan_versions, read_config};
 use cairn_interop::workspace::WorkspaceLock;
-use cairn_memory::{GLOBAL, Memory, MemoryStore, MemoryType};
+use cairn_memory::{GLOBAL, Memory, MemoryStore, MemoryType, neutralise};
 use cairn_stage1::Stage1Output;
 use cairn_workspace::{
     GroupTask, RolloutSummary, SummaryItem, TaskGroup, install_file, install_summary, remove_file,
@@ -51,11 +51,14 @@ fn by_session(outputs: &[Stage1Output]) -> Vec<(RolloutSummary, Vec<&Stage1Outpu
         .filter_map(|mut os| {
             os.sort_by_key(|o| (o.source_updated_at, o.generated_at));
             let last = *os.last()?;
-            let summary = os
-                .iter()
-                .map(|o| o.rollout_summary.trim())
-                .collect::<Vec<_>>()
-                .join("\n\n");
+            // Model text: Codex reads these files as instructions, so tags and steering
+            // phrases are defused as in the hooks' output.
+            let summary = neutralise(
+                &os.iter()
+                    .map(|o| o.rollout_summary.trim())
+                    .collect::<Vec<_>>()
+                    .join("\n\n"),
+            );
             Some((
                 RolloutSummary {
                     thread_id: last.session_id.clone(),
@@ -88,9 +91,9 @@ fn item(m: &Memory) -> SummaryItem {
     SummaryItem {
         kind: m.memory_type.as_str().into(),
         scope: m.scope.clone(),
-        name: m.name.clone(),
-        description: m.description.clone(),
-        keywords: m.keywords.clone(),
+        name: neutralise(&m.name),
+        description: neutralise(&m.description),
+        keywords: m.keywords.iter().map(|k| neutralise(k)).collect(),
         updated_at: ts(m.updated_at),
     }
 }
@@ -156,7 +159,7 @@ fn write_inner(
             .collect();
         for o in os {
             for m in &o.memories {
-                keywords.push(m.name.clone());
+                keywords.push(neutralise(&m.name));
             }
         }
         keywords.dedup();
@@ -179,7 +182,7 @@ fn write_inner(
         let g = groups
             .entry(m.scope.clone())
             .or_insert_with(|| empty_group(&m.scope));
-        let line = format!("{} — {}", m.name, m.description);
+        let line = neutralise(&format!("{} — {}", m.name, m.description));
         match m.memory_type {
             MemoryType::Feedback | MemoryType::User => g.preferences.push(line),
             _ => g.knowledge.push(line),
