@@ -66,7 +66,7 @@ const PREFERENCES: &[&str] = &["prefer", "favor", "favour", "choose", "pick"];
 /// Words that say a fact changed ("the staging DB *moved to* db2", "the API *is now* on
 /// v2"): with them, a new identifier replaces the old one instead of naming another thing.
 const CHANGE_WORDS: &[&str] = &[
-    "moved", "now", "changed", "migrated", "switched", "renamed", "replaced", "longer",
+    "moved", "now", "changed", "migrated", "switched", "renamed", "replaced", "longer", "retired",
 ];
 
 /// Content words split by polarity: (wanted, rejected).
@@ -307,6 +307,22 @@ pub fn relation(
             Relation::Distinct
         };
     }
+    // Said to be a change, and saying all the old memory did and more ("deploys go through
+    // Flux now (ArgoCD was retired)" after "deploys go through ArgoCD"): the new one replaces
+    // it, however alike the two read.
+    let changed = new_text
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| CHANGE_WORDS.iter().any(|c| w.eq_ignore_ascii_case(c)));
+    let other_environment = only_new.iter().chain(&only_old).any(|w| is_environment(w));
+    if changed
+        && new_more
+        && same_subject
+        && new_type == old_type
+        && !contradiction
+        && !other_environment
+    {
+        return Relation::Refines;
+    }
     if !contradiction
         && !new_identifier
         && (jaccard >= 0.75 || (cosine >= 0.93 && jaccard >= 0.6) || (old_more && same_subject))
@@ -327,9 +343,6 @@ pub fn relation(
     }
     // Every differing word, on both sides, is a value: the same statement with a new value.
     // Said to be a change ("moved to", "is now"), new names and numbers replace the old ones.
-    let changed = new_text
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|w| CHANGE_WORDS.iter().any(|c| w.eq_ignore_ascii_case(c)));
     let change_stems = content_words(&CHANGE_WORDS.join(" "));
     let is_new_value =
         |w: &&String| is_value(w) || (changed && (is_identifier(w) || change_stems.contains(*w)));
@@ -338,7 +351,6 @@ pub fn relation(
     let values_differing = only_new.iter().filter(|w| is_value(w)).count();
     // Another environment is another thing, whatever changed ("the staging DB moved to db2"
     // says nothing of the prod DB).
-    let other_environment = only_new.iter().chain(&only_old).any(|w| is_environment(w));
     let changed_value = !only_new.is_empty()
         && !only_old.is_empty()
         && !other_environment
@@ -513,6 +525,15 @@ mod tests {
                 "Run the tests with cargo nextest run; plain cargo test is too slow here"
             ),
             Relation::Supersedes
+        );
+        // A fact corrected in place: the new one says all the old did, and what changed.
+        assert_eq!(
+            rel(
+                Project,
+                "Deploys to prod go through Flux now (ArgoCD was retired in November); never kubectl apply by hand.",
+                "Deploys to prod go through ArgoCD; never kubectl apply by hand."
+            ),
+            Relation::Refines
         );
         // A change in one environment is not one in another.
         for (new, old) in [
