@@ -112,7 +112,7 @@ pub fn model_directives(
                 output_tokens: 0,
             },
         ),
-        Err(_) => ("error", Usage::default()),
+        Err(e) => ("error", e.usage()),
     };
     Ledger::record(
         conn,

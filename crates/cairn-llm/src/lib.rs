@@ -47,8 +47,21 @@ pub enum LlmError {
     Timeout(Duration),
     #[error("the model's answer is not valid: {0}")]
     Invalid(String),
+    /// Every answer was invalid; the provider billed them all the same (`usage`).
+    #[error("the model's answer is not valid: {reason}")]
+    InvalidAnswer { reason: String, usage: Usage },
     #[error("command failed: {0}")]
     Command(String),
+}
+
+impl LlmError {
+    /// The tokens the failed request was billed for (invalid answers are paid for too).
+    pub fn usage(&self) -> Usage {
+        match self {
+            LlmError::InvalidAnswer { usage, .. } => *usage,
+            _ => Usage::default(),
+        }
+    }
 }
 
 /// A request for one JSON object matching `schema`.
@@ -144,7 +157,10 @@ impl LlmClient {
                 }
             }
         }
-        Err(LlmError::Invalid(last_err))
+        Err(LlmError::InvalidAnswer {
+            reason: last_err,
+            usage,
+        })
     }
 
     fn call_with_backoff(&self, req: &JsonRequest) -> Result<RawAnswer, LlmError> {

@@ -220,8 +220,12 @@ fn invalid_twice_is_an_error() {
     ]);
     let client = LlmClient::new(config(ProviderKind::Openai, &base)).unwrap();
     match client.complete_json(&request()) {
-        Err(LlmError::Invalid(m)) => assert!(m.contains("memories"), "{m}"),
-        other => panic!("expected Invalid, got {other:?}"),
+        Err(e @ LlmError::InvalidAnswer { .. }) => {
+            assert!(e.to_string().contains("memories"), "{e}");
+            // Both answers were billed; the error carries their tokens.
+            assert_eq!(e.usage().total(), 300, "{e:?}");
+        }
+        other => panic!("expected InvalidAnswer, got {other:?}"),
     }
 }
 

@@ -379,7 +379,7 @@ impl Extractor<'_> {
                         e,
                         LlmError::NotConfigured | LlmError::Config(_) | LlmError::MissingKey(_)
                     );
-                    self.record_call(&p.unit, "error", Usage::default(), now)?;
+                    self.record_call(&p.unit, "error", e.usage(), now)?;
                     let msg = cairn_redact::redact(&e.to_string()).into_owned();
                     record_failure(self.conn(), &p.unit, &msg, now)?;
                     report.failed += 1;
