@@ -130,7 +130,7 @@ impl Source {
     /// A short form for context framing: `claude session 5f3c9a2e, 2026-11-23`.
     pub fn short(&self) -> String {
         match self.kind.as_str() {
-            "transcript" => {
+            "transcript" | "model" => {
                 let sess: String = self
                     .session
                     .as_deref()
@@ -149,7 +149,12 @@ impl Source {
                 s
             }
             "view" => "hand-written note".into(),
-            _ => "saved by hand".into(),
+            "codex-note" => match self.at.as_deref() {
+                Some(at) => format!("a Codex note, {}", at.get(..10).unwrap_or(at)),
+                None => "a Codex note".into(),
+            },
+            "manual" => "saved by hand".into(),
+            other => other.to_string(),
         }
     }
 }
@@ -304,6 +309,24 @@ fn ser_opt_time<S: Serializer>(v: &Option<i64>, s: S) -> std::result::Result<S::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The provenance a hook shows says where a memory came from, not "saved by hand" for
+    /// what the model or a Codex note gave.
+    #[test]
+    fn short_provenance_names_the_source() {
+        let src = |kind: &str| Source {
+            kind: kind.into(),
+            agent: Some("codex".into()),
+            session: Some("0194f5a6-89ab".into()),
+            turn: None,
+            path: Some("/h/.codex/memories/extensions/ad_hoc/notes/deploy.md".into()),
+            line: None,
+            at: Some("2026-11-20T10:00:00Z".into()),
+        };
+        assert_eq!(src("model").short(), "codex session 0194f5a6, 2026-11-20");
+        assert_eq!(src("codex-note").short(), "a Codex note, 2026-11-20");
+        assert_eq!(Source::manual().short(), "saved by hand");
+    }
 
     #[test]
     fn body_round_trips() {
