@@ -510,6 +510,17 @@ const SPECS: &[Spec] = &[
         ),
     },
     Spec {
+        kind: Kind::AwsSecretKey,
+        // A secret access key given in prose next to its key id ("the AWS key is AKIA… with
+        // secret wJalr…"): the first 40-character token within a line's 80 characters after it.
+        triggers: &["AKIA", "ASIA"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r"(?:AKIA|ASIA)[A-Z0-9]{16}[^\n]{0,80}?(?:[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)",
+            Check::Random(0),
+        ),
+    },
+    Spec {
         kind: Kind::GithubToken,
         // `pat_` also starts Docker's and Shopify's tokens, in one prefix.
         triggers: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "pat_"],

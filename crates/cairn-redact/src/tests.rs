@@ -1233,6 +1233,19 @@ fn prefilter_fits_the_simd_budget() {
     );
 }
 
+/// An AWS secret access key written in prose next to its key id is masked with it.
+#[test]
+fn aws_secret_in_prose_next_to_its_key_id() {
+    let text = "the AWS key is AKIAIOSFODNN7EXAMPLE with secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY for prod";
+    let out = redact(text);
+    assert!(!out.contains("wJalrXUtnFEMI"), "{out}");
+    assert!(!out.contains("AKIAIOSFODNN7EXAMPLE"), "{out}");
+    assert!(out.ends_with(" for prod"), "{out}");
+    // A long word of prose after a key id is not a secret.
+    let text = "rotate AKIAIOSFODNN7EXAMPLE: see internationalizationandlocalizationguide";
+    assert!(redact(text).contains("internationalization"));
+}
+
 /// Passwords handed to command-line tools are masked; flags that only look alike stay.
 #[test]
 fn command_line_passwords() {
