@@ -19,6 +19,7 @@ pub fn schema() -> Value {
             "raw_memory": s("Durable notes in the Codex raw-memory style (preference signals, reusable knowledge, failures and how to do differently, references). Empty when nothing is worth keeping."),
             "memories": {
                 "type": "array",
+                "description": "the durable memories this session states, at most 20 (the first 20 are kept)",
                 "items": {
                     "type": "object",
                     "additionalProperties": false,

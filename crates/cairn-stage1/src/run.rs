@@ -460,8 +460,12 @@ fn slug(v: &Value) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
-/// The model's answer as a stored output, redacted again field by field; `None` when it says
-/// nothing is worth keeping.
+/// Memories kept from one answer: a session states a handful; a runaway answer of hundreds
+/// would flood the store and hold the database for a long merge.
+pub const MAX_PROPOSED_MEMORIES: usize = 20;
+
+/// The model's answer as a stored output, redacted again field by field, at most
+/// [`MAX_PROPOSED_MEMORIES`] memories; `None` when it says nothing is worth keeping.
 fn to_output(u: &Unit, v: &Value, now: i64) -> Option<Stage1Output> {
     let project = unit_scope(u);
     let memories: Vec<ProposedMemory> = v["memories"]
@@ -490,6 +494,7 @@ fn to_output(u: &Unit, v: &Value, now: i64) -> Option<Stage1Output> {
                 how_to_apply: clean(&m["how_to_apply"], 2_000),
             })
         })
+        .take(MAX_PROPOSED_MEMORIES)
         .collect();
     let summary = clean(&v["rollout_summary"], MAX_FIELD_BYTES);
     let raw = clean(&v["raw_memory"], MAX_FIELD_BYTES);
@@ -658,4 +663,39 @@ fn try_lock(path: &Path) -> Result<Option<File>> {
         path: path.to_path_buf(),
         source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A runaway answer of hundreds of memories keeps the first [`MAX_PROPOSED_MEMORIES`].
+    #[test]
+    fn an_answer_keeps_at_most_the_cap_of_memories() {
+        let unit = Unit {
+            agent: "codex".into(),
+            session_key: "s".into(),
+            session_id: "s".into(),
+            cwd: Some("/w/app".into()),
+            git_branch: None,
+            source_path: "/h/.codex/sessions/r.jsonl".into(),
+            turns: Vec::new(),
+            through_seq: 1,
+            through_key: "t1".into(),
+            first_seq: 1,
+            agent_wrote: 0,
+            last_activity: 0,
+        };
+        let memories: Vec<Value> = (0..900)
+            .map(|i| {
+                serde_json::json!({"type": "project", "scope": "project", "name": format!("n{i}"),
+                    "description": "d", "body": format!("fact number {i}"), "why": "", "how_to_apply": ""})
+            })
+            .collect();
+        let answer = serde_json::json!({"rollout_summary": "# s", "rollout_slug": null,
+            "raw_memory": "", "memories": memories});
+        let out = to_output(&unit, &answer, 0).expect("output");
+        assert_eq!(out.memories.len(), MAX_PROPOSED_MEMORIES);
+        assert_eq!(out.memories[0].body, "fact number 0");
+    }
 }
