@@ -311,7 +311,7 @@ static EN_ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_GENERAL: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:ever|again|anymore|any more|in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any) tests|(?:from|on) my (?:laptop|machine|computer)|against (?:prod|production|staging)|on (?:main|master|prod|production)|in production|unless|without asking|directly|(?:in|to|from|into) (?:any |all |our |the )?(?:[a-z-]+\s+)?(?:comments|commit messages|messages|tests|specs|prs|pull requests|logs|docs|readmes|migrations|scripts|commits|reviews|code|changelogs|branches)|every (?:line|file|function|method|class|commit|pr|change|time)|^(?:please\s+)?(?:don't|don’t|do not|dont|never)\s+use\s+\S)\b",
+        r"(?i)\b(?:ever|again|anymore|any more|in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any) tests|(?:from|on) my (?:laptop|machine|computer)|against (?:prod|production|staging)|on (?:main|master|prod|production)|in production|unless|without asking|directly|(?:in|to|from|into) (?:any |all |our |the )?(?:[a-z-]+\s+)?(?:comments|commit messages|messages|tests|specs|prs|pull requests|logs|docs|readmes|migrations|scripts|commits|reviews|code|changelogs|branches)|every (?:line|file|function|method|class|commit|pr|change|time)|^(?:please\s+)?(?:don't|don’t|do not|dont|never)\s+use\s+\S+)\b",
     )
 });
 /// A "don't" that names what to do instead states a preference, not a step of the task.
@@ -1499,6 +1499,11 @@ mod tests {
                 "下周三要发布，记住这个",
                 "下周三要发布。",
                 MemoryType::Project,
+            ),
+            (
+                "don't use sed for edits, always use the Edit tool",
+                "Don't use sed for edits, always use the Edit tool.",
+                MemoryType::Feedback,
             ),
             (
                 "I'm on macOS with an M2 laptop, keep that in mind for native deps",
