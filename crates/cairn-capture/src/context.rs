@@ -205,18 +205,32 @@ pub fn gather(
     )
 }
 
-/// The hook's stdout for a piece of context, in the shape both agents read.
+/// The hook's stdout for a piece of context, in the shape both agents read. Control
+/// characters other than line breaks and tabs become `�`: the agent shows `systemMessage` on
+/// the user's terminal, and error or memory text must not drive it.
 pub fn render_output(event: &HookEvent, piece: &ContextPiece) -> String {
     let mut v = json!({
         "hookSpecificOutput": {
             "hookEventName": event.as_str(),
-            "additionalContext": piece.for_agent,
+            "additionalContext": without_controls(&piece.for_agent),
         }
     });
     if let (Some(m), Some(obj)) = (&piece.for_user, v.as_object_mut()) {
-        obj.insert("systemMessage".into(), json!(m));
+        obj.insert("systemMessage".into(), json!(without_controls(m)));
     }
     v.to_string()
+}
+
+fn without_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    let control = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if s.chars().any(control) {
+        s.chars()
+            .map(|c| if control(c) { '\u{FFFD}' } else { c })
+            .collect::<String>()
+            .into()
+    } else {
+        s.into()
+    }
 }
 
 #[cfg(test)]
@@ -260,6 +274,21 @@ mod tests {
         let out: serde_json::Value = serde_json::from_str(&render_output(&ev, &piece)).unwrap();
         assert_eq!(out["hookSpecificOutput"]["hookEventName"], "SessionStart");
         assert!(out["systemMessage"].as_str().unwrap().contains("failed"));
+        // Escape sequences in the text never reach the agent's terminal.
+        let piece = ContextPiece {
+            for_agent: "a \u{1b}[31mred\u{1b}[0m error".into(),
+            for_user: Some("b \u{1b}]0;title\u{7}".into()),
+        };
+        let raw = render_output(&HookEvent::SessionStart, &piece);
+        let out: serde_json::Value = serde_json::from_str(&raw).unwrap();
+        for text in [
+            out["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap(),
+            out["systemMessage"].as_str().unwrap(),
+        ] {
+            assert!(!text.chars().any(|c| c.is_control()), "{text:?}");
+        }
         // Told once.
         assert!(gather(&[&FailedJobsNotice], &s, &req).0.is_none());
         // Another project does not see it.
