@@ -26,7 +26,7 @@ use crate::digest::TurnDigest;
 use crate::log::CaptureLog;
 use crate::memo::{self, Appended, MemoKey};
 use crate::stop::{JobPayload, UNRESOLVED_PREFIX};
-use crate::tail::{Limits, find_turn_before};
+use crate::tail::{Limits, Lookup, find_turn_before};
 use crate::{CaptureError, JOB_KIND, project_root};
 
 /// The single-worker lock file's name in the data dir.
@@ -193,13 +193,21 @@ impl Worker<'_> {
             Some(end) => {
                 let id = (agent == Agent::Codex && !job.turn_key.starts_with(UNRESOLVED_PREFIX))
                     .then_some(job.turn_key.as_str());
-                find_turn_before(&file, id, None, Limits::WORKER, Some(end))?
-                    .found()
-                    .map(|f| f.turn.key)
-                    .ok_or_else(|| CaptureError::TurnNotFound {
-                        turn: id.unwrap_or("(last)").to_owned(),
-                        path: payload.transcript_path.clone(),
-                    })?
+                match find_turn_before(&file, id, None, Limits::WORKER, Some(end))? {
+                    Lookup::Found(f) => f.turn.key,
+                    Lookup::TooLarge { why, .. } => {
+                        return Err(CaptureError::Transcript(format!(
+                            "{}: {why}; the turn cannot be read (ingest skips such lines too)",
+                            payload.transcript_path
+                        )));
+                    }
+                    Lookup::NotFound => {
+                        return Err(CaptureError::TurnNotFound {
+                            turn: id.unwrap_or("(last)").to_owned(),
+                            path: payload.transcript_path.clone(),
+                        });
+                    }
+                }
             }
             None => job.turn_key.clone(),
         };
