@@ -663,8 +663,21 @@ impl MemoryStore {
             {
                 continue;
             }
-            let same =
-                on_disk.is_some() && std::fs::read(&path).is_ok_and(|b| b == content.as_bytes());
+            let current = on_disk.as_ref().and_then(|_| std::fs::read(&path).ok());
+            let same = current.as_deref() == Some(content.as_bytes());
+            // The index is generated: a hand edit of it cannot be read back. It is kept beside
+            // it, and said, instead of vanishing.
+            if !same
+                && rel.ends_with(INDEX_FILE)
+                && let (Some(t), Some(bytes)) = (tracked.get(rel), current.as_deref())
+                && content_hash(bytes) != t.hash
+            {
+                let kept = path.with_file_name(format!("{INDEX_FILE}.edited"));
+                write_atomic(&kept, bytes)?;
+                report.problems.push(format!(
+                    "{rel}: edited by hand; the index is generated from the memory files, so it was written again (your version is kept as {INDEX_FILE}.edited). Add a memory as a new .md file in that folder instead."
+                ));
+            }
             if !same {
                 write_atomic(&path, content.as_bytes())?;
                 report.written += 1;

@@ -134,6 +134,33 @@ fn a_killed_writer_s_temp_file_is_swept() {
     assert!(mine.exists(), "a file that only looks alike stays");
 }
 
+/// The index is generated; a line added to it by hand is not lost without a word: the edited
+/// index is kept beside it and the refresh says so.
+#[test]
+fn a_hand_edit_of_the_index_is_kept_aside_and_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("memory");
+    let mut mem = fixture(&root);
+    let dir = root.join(scope_slug(SCOPE));
+    let index = dir.join("MEMORY.md");
+    let mut text = std::fs::read_to_string(&index).unwrap();
+    text.push_str("- [Handwritten](nowhere.md) — added by hand\n");
+    std::fs::write(&index, &text).unwrap();
+    // The next run (any write) regenerates the index.
+    let r = mem.refresh_views(NOW + 100).unwrap();
+    assert!(
+        r.problems.iter().any(|p| p.contains("MEMORY.md.edited")),
+        "{r:?}"
+    );
+    let kept = std::fs::read_to_string(dir.join("MEMORY.md.edited")).unwrap();
+    assert!(kept.contains("Handwritten"));
+    assert!(
+        !std::fs::read_to_string(&index)
+            .unwrap()
+            .contains("Handwritten")
+    );
+}
+
 #[test]
 fn a_hand_edit_is_read_back_not_overwritten() {
     let tmp = tempfile::tempdir().unwrap();
