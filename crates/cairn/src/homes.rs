@@ -17,6 +17,22 @@ pub struct Homes {
     pub data_dir: PathBuf,
 }
 
+/// `~` or `~/…` as the shell would expand it (a path given as `--data-dir=~/x` or in a quoted
+/// `CAIRN_HOME='~/.cairn'` reaches cairn unexpanded; taken literally it would be a directory
+/// named `~` under the current one).
+fn expand_tilde(p: &Path, home: Option<&Path>) -> Result<PathBuf> {
+    let Ok(rest) = p.strip_prefix("~") else {
+        return Ok(p.to_path_buf());
+    };
+    match home {
+        Some(h) => Ok(h.join(rest)),
+        None => bail!(
+            "cannot expand `~` in {}: $HOME is not set; give the full path",
+            p.display()
+        ),
+    }
+}
+
 fn env_path(name: &str) -> Option<PathBuf> {
     std::env::var_os(name)
         .filter(|v| !v.is_empty())
@@ -28,7 +44,7 @@ impl Homes {
         let home = env_path("HOME");
         let pick = |flag: &Option<PathBuf>, env: &str, dflt: &str| -> Result<PathBuf> {
             if let Some(p) = flag.clone().or_else(|| env_path(env)) {
-                return Ok(absolute(&p));
+                return Ok(absolute(&expand_tilde(&p, home.as_deref())?));
             }
             match &home {
                 Some(h) => Ok(h.join(dflt)),

@@ -119,6 +119,45 @@ fn a_repository_settings_file_never_moves_the_memory_dir() {
     }
 }
 
+/// `~` in a directory given unexpanded (`CAIRN_HOME='~/.cairn'`, `--data-dir=~/x`) is the home
+/// directory, as in a shell: never a directory named `~` in the current one (a project).
+#[test]
+fn a_tilde_in_a_given_directory_is_the_home() {
+    let h = TestHome::empty();
+    let proj = h.project("shop");
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(args)
+            .current_dir(&proj)
+            .env("HOME", h.root())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .env_remove("CAIRN_HOME")
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(
+        &["remember", "Use pnpm, not npm."],
+        &[("CAIRN_HOME", "~/.cairn-env")],
+    );
+    run(
+        &["--data-dir=~/.cairn-flag", "remember", "Use pnpm, not npm."],
+        &[],
+    );
+    assert!(h.root().join(".cairn-env/cairn.db").is_file());
+    assert!(h.root().join(".cairn-flag/cairn.db").is_file());
+    assert!(
+        !proj.join("~").exists(),
+        "a directory named ~ in the project"
+    );
+}
+
 #[test]
 fn routes_and_names_cannot_leave_their_trees() {
     let h = TestHome::empty();
