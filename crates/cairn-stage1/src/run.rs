@@ -379,17 +379,20 @@ impl Extractor<'_> {
                         e,
                         LlmError::NotConfigured | LlmError::Config(_) | LlmError::MissingKey(_)
                     );
-                    self.record_call(&p.unit, "error", e.usage(), now)?;
                     let msg = cairn_redact::redact(&e.to_string()).into_owned();
+                    if fatal {
+                        // Nothing was sent, and the session is not at fault: no call is
+                        // recorded and no backoff is set, so the next run tries again.
+                        report.sessions -= 1;
+                        report.error = Some(msg);
+                        return Ok(true);
+                    }
+                    self.record_call(&p.unit, "error", e.usage(), now)?;
                     record_failure(self.conn(), &p.unit, &msg, now)?;
                     report.failed += 1;
                     report
                         .units
                         .push(outcome(&p.unit, "failed", 0, 0, Some(msg.clone())));
-                    if fatal {
-                        report.error = Some(msg);
-                        return Ok(true);
-                    }
                 }
             }
         }

@@ -642,6 +642,43 @@ fn unused_memories_age_out_unless_pinned() {
 
 /// What the model writes reaches Codex's memory files, which Codex reads as instructions: tags
 /// and steering phrases in it are defused there as in the hooks' output.
+/// A provider that cannot work at all (its API key variable is not set) fails `cairn extract`:
+/// exit 1, the error in the JSON, and a fix in the text.
+#[test]
+fn extract_fails_when_the_provider_cannot_work() {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.data()).unwrap();
+    std::fs::write(
+        h.data().join("config.toml"),
+        "[llm]\nprovider = \"openai\"\nmodel = \"gpt-5-mini\"\napi_key_env = \"CAIRN_TEST_NO_SUCH_KEY\"\n",
+    )
+    .unwrap();
+    let project = h.project("shop");
+    claude_session(&h, &project);
+    h.json(&["ingest"]);
+    let out = h.cairn_input(
+        &["extract", "--json"],
+        "",
+        &[("CAIRN_NOW", "2026-11-20T10:03:00Z")],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("CAIRN_TEST_NO_SUCH_KEY"),
+        "{r}"
+    );
+    let out = h.cairn_input(&["extract"], "", &[("CAIRN_NOW", "2026-11-20T10:04:00Z")]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
 #[test]
 fn model_text_cannot_pose_as_instructions_in_the_codex_workspace() {
     let h = TestHome::empty();

@@ -145,6 +145,16 @@ pub fn run(homes: &Homes, args: &ExtractArgs, json: bool) -> Result<ExitCode> {
                 output::json(&r)?;
             } else {
                 print_report(&r);
+                if r.error.is_some() {
+                    outln!(
+                        "fix the provider settings ([llm] in {}; an API key is read from the variable `api_key_env` names) and run `cairn extract` again",
+                        Config::path_in(&homes.data_dir).display()
+                    );
+                }
+            }
+            // The provider could not work at all (no key, a bad setting): the command failed.
+            if r.error.is_some() {
+                return Ok(ExitCode::FAILURE);
             }
         }
     }
