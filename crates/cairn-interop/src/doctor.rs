@@ -143,8 +143,53 @@ pub fn index_size(text: &str) -> (usize, usize) {
 
 pub fn run(req: &DoctorRequest) -> DoctorReport {
     let mut checks = Vec::new();
-    codex_checks(req, &mut checks);
-    claude_checks(req, &mut checks);
+    // An agent's directory that does not exist: not installed, or a mistyped path. One missing
+    // is information (many use one agent); both missing is a warning.
+    let claude_there = req.claude_root.exists();
+    let codex_there = req.codex_home.exists();
+    for (there, dir, id, agent, flag, var) in [
+        (
+            claude_there,
+            &req.claude_root,
+            "claude.home",
+            "Claude Code",
+            "--claude-dir",
+            "CLAUDE_CONFIG_DIR",
+        ),
+        (
+            codex_there,
+            &req.codex_home,
+            "codex.home",
+            "Codex",
+            "--codex-home",
+            "CODEX_HOME",
+        ),
+    ] {
+        if !there {
+            let status = if claude_there || codex_there {
+                CheckStatus::Info
+            } else {
+                CheckStatus::Warn
+            };
+            checks.push(
+                Check::new(
+                    id,
+                    status,
+                    format!("{} does not exist: is {agent} installed?", dir.display()),
+                )
+                .fix(format!(
+                    "if {agent} keeps its files elsewhere, point cairn there with {flag} (or {var})"
+                ))
+                .path(dir),
+            );
+        }
+    }
+    if codex_there {
+        codex_checks(req, &mut checks);
+    }
+    if claude_there {
+        claude_checks(req, &mut checks);
+    }
     let warnings = checks
         .iter()
         .filter(|c| c.status == CheckStatus::Warn)

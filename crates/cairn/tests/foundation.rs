@@ -506,3 +506,46 @@ fn no_progress_output_when_not_a_terminal() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("new turn(s)"));
 }
+
+/// A mistyped or missing agent directory is named, with the flag that points cairn elsewhere:
+/// `scan` warns; `doctor` tells (a warning when neither agent is there).
+#[test]
+fn a_missing_agent_directory_is_named() {
+    let h = TestHome::empty();
+    let r = h.json(&["scan"]);
+    let warnings: Vec<&str> = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("Claude Code installed") && w.contains("--claude-dir")),
+        "{r}"
+    );
+    assert!(warnings.iter().any(|w| w.contains("--codex-home")), "{r}");
+    let out = h.cairn(&["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "neither agent is there");
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        d["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["id"] == "claude.home" && c["status"] == "warn"),
+        "{d}"
+    );
+    // With Codex there, a missing Claude Code directory is information only.
+    std::fs::create_dir_all(h.codex()).unwrap();
+    let d = h.json(&["doctor"]);
+    assert!(
+        d["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["id"] == "claude.home" && c["status"] == "info"),
+        "{d}"
+    );
+}

@@ -16,6 +16,8 @@ pub struct ScanReport {
     pub claude: ClaudeScan,
     pub codex: CodexScan,
     pub errors: Vec<Problem>,
+    /// An agent's directory that does not exist (not installed, or a mistyped path).
+    pub warnings: Vec<String>,
 }
 
 pub fn scan(homes: &Homes) -> ScanReport {
@@ -39,14 +41,35 @@ pub fn scan(homes: &Homes) -> ScanReport {
         errors.push(Problem::new(&dir, None, what));
     }
     let codex = scan_codex(&homes.codex_home, &mut errors);
+    let mut warnings = Vec::new();
+    for (dir, agent, flag, var) in [
+        (
+            &homes.claude_root,
+            "Claude Code",
+            "--claude-dir",
+            "CLAUDE_CONFIG_DIR",
+        ),
+        (&homes.codex_home, "Codex", "--codex-home", "CODEX_HOME"),
+    ] {
+        if !dir.exists() {
+            warnings.push(format!(
+                "{} does not exist: is {agent} installed? If it keeps its files elsewhere, point cairn there with {flag} (or {var})",
+                dir.display()
+            ));
+        }
+    }
     ScanReport {
         claude,
         codex,
         errors,
+        warnings,
     }
 }
 
 pub fn print_human(r: &ScanReport) {
+    for w in &r.warnings {
+        outln!("warning: {w}");
+    }
     outln!("Claude Code: {}", r.claude.root);
     if let Some(o) = &r.claude.memory_dir_override {
         outln!("  autoMemoryDirectory (user settings): {o}");
