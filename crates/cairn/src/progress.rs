@@ -1,5 +1,5 @@
-//! Progress bars on a terminal (bytes for ingest, sessions for phase 1); nothing on a pipe or
-//! with `--json`.
+//! Progress bars on a terminal (bytes for ingest, sessions for phase 1, memories re-embedded);
+//! nothing on a pipe or with `--json`.
 
 use std::io::IsTerminal;
 
@@ -79,6 +79,23 @@ impl cairn_ingest::Progress for Bar {
         }
     }
     fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Bar {
+    /// `done` of `total` items (a count the caller reports, not increments).
+    pub fn set(&self, done: usize, total: usize) {
+        if let Some(b) = &self.bar {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }
+    }
+
+    /// Removes the bar.
+    pub fn clear(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }

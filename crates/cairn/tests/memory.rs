@@ -795,3 +795,28 @@ fn searches_read_files_beside_the_database_and_status_says_where_they_stand() {
     assert_eq!(files(&h)["lexicon"]["state"], "current");
     assert!(found(&h).contains("pnpm"));
 }
+
+/// The total `sync` reports counts the memories read back from files dropped into the views
+/// during that run.
+#[test]
+fn sync_counts_memories_read_back_from_the_views() {
+    let h = TestHome::empty();
+    let proj = project(&h, "work/shop");
+    h.json(&["remember", "Use pnpm, not npm.", "--cwd", s(&proj)]);
+    let scope_dir = std::fs::read_dir(h.data().join("memory"))
+        .unwrap()
+        .flatten()
+        .find(|e| {
+            e.file_type().unwrap().is_dir() && !e.file_name().to_string_lossy().starts_with('.')
+        })
+        .unwrap()
+        .path();
+    std::fs::write(
+        scope_dir.join("staging-vpn.md"),
+        "---\nname: Staging needs the VPN\ndescription: the staging DB is reachable only over the VPN\ntype: project\n---\n\nThe staging DB is reachable only over the VPN.\n",
+    )
+    .unwrap();
+    let r = h.json(&["sync"]);
+    assert_eq!(r["memories"]["total"], 2, "{}", r["memories"]);
+    assert_eq!(memories(&h, &[]).len(), 2);
+}

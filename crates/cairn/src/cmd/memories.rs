@@ -122,7 +122,7 @@ pub enum Follow {
 
 /// Extracts memories from the turns not seen yet; the views and snapshots follow as `follow`
 /// says.
-pub fn extract(homes: &Homes, follow: Follow) -> Result<SyncMemories> {
+pub fn extract(homes: &Homes, follow: Follow, quiet: bool) -> Result<SyncMemories> {
     let mut mem = open(homes)?;
     let now = now();
     let dirs = agent_dirs(homes);
@@ -132,9 +132,12 @@ pub fn extract(homes: &Homes, follow: Follow) -> Result<SyncMemories> {
     }
     .context("memory extraction failed")?;
     let total = mem.scopes()?.iter().map(|(_, n)| n).sum();
+    // After a change of embedding model every memory is embedded again: minutes for many.
+    let bar = crate::progress::Bar::items(quiet, "re-embedding memories");
     let reembedded = mem
-        .reembed_pending(&mut |_, _| {})
+        .reembed_pending(&mut |done, total| bar.set(done, total))
         .context("recomputing the memory vectors with the active embedding model failed")?;
+    bar.clear();
     if follow == Follow::Now {
         // Only speed is at stake: a failure leaves the snapshots to the next search.
         let _ = mem.prepare_search_snapshots();
@@ -145,6 +148,12 @@ pub fn extract(homes: &Homes, follow: Follow) -> Result<SyncMemories> {
         views: homes.data_dir.join("memory").display().to_string(),
         reembedded,
     })
+}
+
+/// Live memories in every scope.
+pub fn live_total(homes: &Homes) -> Result<usize> {
+    let mem = open(homes)?;
+    Ok(mem.scopes()?.iter().map(|(_, n)| n).sum())
 }
 
 /// Reads hand edits of the views back and regenerates them.

@@ -26,7 +26,7 @@ pub fn sync(homes: &Homes, json: bool) -> Result<SyncReport> {
     let mut i = ingest::ingest(homes, json)?;
     // A directory the scan could not read is the same problem when ingest meets it: once.
     ingest::dedup_problems(&mut i.errors, &s.errors);
-    let m = memories::extract(homes, memories::Follow::Consolidation)?;
+    let m = memories::extract(homes, memories::Follow::Consolidation, json)?;
     let config = extract::load_config(homes)?;
     // A model that cannot work (bad [llm] settings, a missing key) must not stop the main
     // job: it is reported, and consolidation merges deterministically.
@@ -46,6 +46,10 @@ pub fn sync(homes: &Homes, json: bool) -> Result<SyncReport> {
     };
     let c = consolidated?;
     refreshed?;
+    // Counted again at the end: consolidation may have merged, aged out, or read back memory
+    // files dropped into the views.
+    let mut m = m;
+    m.total = memories::live_total(homes)?;
     Ok(SyncReport {
         scan: s,
         ingest: i,

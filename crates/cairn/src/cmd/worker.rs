@@ -67,7 +67,8 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
         // Turns ingested by the jobs: extract their memory statements. Still under the lock, so
         // a worker is alive, and seen alive, until all of its work is done.
         if r.done > 0
-            && let Err(e) = crate::cmd::memories::extract(homes, crate::cmd::memories::Follow::Now)
+            && let Err(e) =
+                crate::cmd::memories::extract(homes, crate::cmd::memories::Follow::Now, true)
         {
             log.error(&format!("memory extraction failed: {e:#}"));
         }
