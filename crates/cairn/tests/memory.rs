@@ -820,3 +820,23 @@ fn sync_counts_memories_read_back_from_the_views() {
     assert_eq!(r["memories"]["total"], 2, "{}", r["memories"]);
     assert_eq!(memories(&h, &[]).len(), 2);
 }
+
+/// `pin` refuses an id that is not a memory, and a forgotten one, with exit 1.
+#[test]
+fn pin_refuses_unknown_and_forgotten_memories() {
+    let h = TestHome::empty();
+    let proj = project(&h, "work/shop");
+    let id = h.json(&["remember", "Use pnpm, not npm.", "--cwd", s(&proj)])["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for args in [vec!["pin", "mnosuch1"], vec!["pin", "mnosuch1", "--off"]] {
+        let out = h.cairn(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no memory"));
+    }
+    h.json(&["forget", &id]);
+    let out = h.cairn(&["pin", &id]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("forgotten"));
+}

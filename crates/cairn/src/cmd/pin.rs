@@ -23,6 +23,13 @@ pub struct PinArgs {
 pub fn run(homes: &Homes, args: &PinArgs, json: bool) -> Result<ExitCode> {
     let mut mem = memories::open(homes)?;
     let id = args.id.trim();
+    match mem.get(id).context("cannot read the memory")? {
+        None => anyhow::bail!("there is no memory {id} (see `cairn list` for ids)"),
+        Some(m) if m.forgotten_at.is_some() => anyhow::bail!(
+            "{id} was forgotten (`cairn forget`): its text is gone and there is nothing to pin; say it again with `cairn remember`"
+        ),
+        Some(_) => {}
+    }
     if args.off {
         let was = cairn_consolidate::unpin(&mut mem, id).context("cannot unpin")?;
         if json {
