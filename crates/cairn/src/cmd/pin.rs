@@ -25,9 +25,18 @@ pub fn run(homes: &Homes, args: &PinArgs, json: bool) -> Result<ExitCode> {
     let id = args.id.trim();
     match mem.get(id).context("cannot read the memory")? {
         None => anyhow::bail!("there is no memory {id} (see `cairn list` for ids)"),
-        Some(m) if m.forgotten_at.is_some() => anyhow::bail!(
-            "{id} was forgotten (`cairn forget`): its text is gone and there is nothing to pin; say it again with `cairn remember`"
-        ),
+        // Aged out or withdrawn by consolidation is retired, and pinning brings it back; a
+        // memory the user forgot is gone.
+        Some(m)
+            if m.forgotten_at.is_some()
+                && cairn_consolidate::retirement(mem.store().connection(), id)
+                    .context("cannot read the memory")?
+                    .is_none() =>
+        {
+            anyhow::bail!(
+                "{id} was forgotten (`cairn forget`): its text is gone and there is nothing to pin; say it again with `cairn remember`"
+            )
+        }
         Some(_) => {}
     }
     if args.off {
