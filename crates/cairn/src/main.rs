@@ -117,18 +117,26 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
-            let usage_error = !matches!(
-                e.kind(),
-                ErrorKind::DisplayHelp
-                    | ErrorKind::DisplayVersion
-                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-            );
-            // A script that asked for JSON gets it for a usage error too.
+            let usage_error =
+                !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+            // A script that asked for JSON gets it for a usage error too (a group command
+            // without its subcommand included): the message up to the usage lines.
             if usage_error && std::env::args_os().any(|a| a == "--json") {
-                let msg = e.to_string();
-                let first = msg.lines().next().unwrap_or("");
+                let msg = match e.kind() {
+                    ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                        "a subcommand is required (see --help)".to_owned()
+                    }
+                    _ => e
+                        .to_string()
+                        .lines()
+                        .map(str::trim)
+                        .take_while(|l| !l.starts_with("Usage:"))
+                        .filter(|l| !l.is_empty())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                };
                 let _ = output::json(
-                    &serde_json::json!({ "error": first.trim_start_matches("error: ") }),
+                    &serde_json::json!({ "error": msg.trim_start_matches("error: ") }),
                 );
             }
             e.exit();

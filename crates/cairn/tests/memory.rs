@@ -189,6 +189,8 @@ fn remember_list_show_forget() {
         &["show", "mnothere", "--json"],
         &["remember", "x", "--type", "opinion", "--json"],
         &["recall", "--json"],
+        &["show", "--json"],
+        &["memo", "--json"],
     ] {
         let out = h.cairn(args);
         assert!(!out.status.success(), "{args:?}");
@@ -200,6 +202,10 @@ fn remember_list_show_forget() {
             "{args:?}: {v}"
         );
     }
+    // A missing argument is named.
+    let out = h.cairn(&["show", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["error"].as_str().unwrap().contains("<ID>"), "{v}");
     // A --cwd that is not a directory (a typo) scopes nothing.
     let gone = h.root().join("work/shpo");
     let out = h.cairn(&["remember", "Use pnpm, not npm.", "--cwd", s(&gone)]);
