@@ -40,7 +40,9 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// The main job: scan the agents' homes, then ingest every new transcript line.
+    /// The main job: scan the agents' homes, ingest every new transcript line, extract memories
+    /// (offline; phase 1 with the model when [llm] is configured), consolidate them and
+    /// regenerate the views (and Codex's memory workspace with [codex] write_workspace).
     Sync,
     /// Report what is in the agents' homes (projects, working directories, memory files,
     /// sessions, rollouts). Read-only.
@@ -66,7 +68,9 @@ pub enum Command {
         #[arg(long, value_enum)]
         agent: cmd::hook::AgentArg,
     },
-    /// Drain the background job queue: turn digests and memo blocks (started by the hook).
+    /// Drain the background job queue (started by the hook): turn digests, memo blocks and the
+    /// memories the turns state; with a model ([llm]), phase 1 over those sessions and then
+    /// consolidation.
     Worker,
     /// The memo journal: `cairn memo check [FILE]` validates its blocks (a pre-commit hook).
     Memo(cmd::memo::MemoArgs),

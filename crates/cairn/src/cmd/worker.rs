@@ -78,6 +78,14 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
             match crate::cmd::extract::phase1(homes, &config, config.extract.mode, true) {
                 Ok(Some(p)) => {
                     total.phase1_stored += p.stored as u64;
+                    for u in &p.units {
+                        if let Some(e) = &u.error {
+                            log.error(&format!(
+                                "phase 1: {} session {}: {e} (retried later; `cairn status` lists failures)",
+                                u.agent, u.session
+                            ));
+                        }
+                    }
                     if let Some(e) = &p.error {
                         log.error(&format!("phase 1: {e}"));
                     }
