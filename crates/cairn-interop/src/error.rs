@@ -22,6 +22,11 @@ pub enum InteropError {
     /// A `--map KEY=DIR` argument that cannot be used.
     #[error("--map {arg}: {message}")]
     Map { arg: String, message: String },
+    /// The agent's home does not exist: it is not created for an import.
+    #[error(
+        "{0} does not exist: is Codex installed? If it keeps its files elsewhere, point cairn there with --codex-home (or CODEX_HOME)"
+    )]
+    NoCodexHome(PathBuf),
     /// A configuration file that cannot be parsed.
     #[error("cannot read {path}: {message}")]
     Config { path: PathBuf, message: String },

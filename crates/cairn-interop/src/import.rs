@@ -452,6 +452,10 @@ pub fn run(req: &ImportRequest) -> Result<ImportReport> {
         Mode::Import
     };
     let ws = Workspace::new(&req.codex_home);
+    // Nothing is created in a Codex home that is not there (not installed, or a typo).
+    if mode == Mode::Import && !req.codex_home.is_dir() {
+        return Err(InteropError::NoCodexHome(req.codex_home.clone()));
+    }
     // Every lock first, before any change (and before reading the workspace state).
     let _lock = match mode {
         Mode::Import => Some(WorkspaceLock::acquire(&req.codex_home, &namespaces)?),

@@ -549,3 +549,18 @@ fn a_missing_agent_directory_is_named() {
         "{d}"
     );
 }
+
+/// An import into a Codex home that does not exist creates nothing there and says why.
+#[test]
+fn an_import_into_a_missing_codex_home_creates_nothing() {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.claude().join("projects")).unwrap();
+    let out = h.cairn(&["import", "--from", "claude", "--to", "codex", "--all"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is Codex installed"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!h.codex().exists());
+}

@@ -356,6 +356,7 @@ fn symlinks_in_memory_dirs_and_at_export_targets_are_not_followed() {
     let out = outside(&h, "inside-link");
     symlink(out.join("keep.txt"), mem.join("secret.md")).unwrap();
     symlink(&out, mem.join("linked-dir")).unwrap();
+    fs::create_dir_all(h.codex()).unwrap();
     h.json(&["import", "--from", "claude", "--to", "codex", "--all"]);
     h.json(&["sync"]);
     for dir in [h.data(), h.codex()] {
