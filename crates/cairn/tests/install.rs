@@ -277,3 +277,37 @@ fn codex_hooks_switched_off_say_what_switching_them_on_does() {
     h.json(&["install", "codex", "--uninstall"]);
     assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
 }
+
+/// Uninstalling with another data dir than the install's removes the hooks (found by their
+/// command), says that the install record is elsewhere, and leaves no record behind.
+#[test]
+fn an_uninstall_from_another_data_dir_says_where_the_record_is() {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.codex()).unwrap();
+    std::fs::write(h.codex().join("config.toml"), "[features]\nhooks = false\n").unwrap();
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_cairn"));
+    let other = h.root().join("other-data");
+    let out = Command::new(&bin)
+        .args(["--claude-dir", h.claude().to_str().unwrap()])
+        .args(["--codex-home", h.codex().to_str().unwrap()])
+        .args(["--data-dir", other.to_str().unwrap(), "install", "codex"])
+        .env("HOME", h.root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = run_json(&h, &bin, &["install", "codex", "--uninstall"]);
+    assert_eq!(r["changed"], true, "{r}");
+    assert!(
+        r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("no install record")),
+        "{r}"
+    );
+    assert!(!h.data().join("install.json").exists());
+}

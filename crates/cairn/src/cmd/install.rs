@@ -123,10 +123,22 @@ pub fn run(homes: &Homes, args: &InstallArgs, json: bool) -> Result<ExitCode> {
         )?,
     };
     let changed = plan.changes_file();
+    let mut plan = plan;
+    if args.uninstall && previous.is_none() && changed {
+        // The hooks are found by their command; what install switched on besides (a feature
+        // flag) is in the record of the data dir it ran with.
+        plan.notes.push(format!(
+            "no install record in {}: if cairn was installed with another --data-dir (or CAIRN_HOME), run this again with it to also restore what install switched on besides its hooks",
+            homes.data_dir.display()
+        ));
+    }
     if !args.dry_run {
         plan.apply()?;
-        manifest.set(target, plan.record.clone());
-        save_manifest(&manifest_path, &manifest)?;
+        // An uninstall with nothing on record leaves no record behind.
+        if !(args.uninstall && previous.is_none() && !manifest_path.exists()) {
+            manifest.set(target, plan.record.clone());
+            save_manifest(&manifest_path, &manifest)?;
+        }
     }
     let next_steps = next_steps(target, args.uninstall, changed);
     let action = if args.uninstall {
