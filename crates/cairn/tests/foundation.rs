@@ -564,3 +564,20 @@ fn an_import_into_a_missing_codex_home_creates_nothing() {
     );
     assert!(!h.codex().exists());
 }
+
+/// An empty filtered list says nothing matches, not that there are no memories.
+#[test]
+fn an_empty_filtered_list_says_nothing_matches() {
+    let h = TestHome::empty();
+    let proj = h.project("shop");
+    h.json(&["remember", "I prefer short answers.", "--type", "user"]);
+    let out = h.cairn(&[
+        "list",
+        "--scope",
+        "project",
+        "--cwd",
+        proj.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("no memories match"), "{text}");
+}

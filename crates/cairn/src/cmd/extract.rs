@@ -171,13 +171,21 @@ fn print_estimate(e: &EstimateOut<'_>) {
         x.sessions,
         x.turns
     );
-    outln!(
-        "tokens: about {} in, at most {} out; cost ${:.4}–${:.4} at the configured prices",
-        x.input_tokens,
-        x.max_output_tokens,
-        x.cost_usd_min,
-        x.cost_usd_max
-    );
+    if x.cost_usd_max > 0.0 {
+        outln!(
+            "tokens: about {} in, at most {} out; cost ${:.4}–${:.4} at the configured prices",
+            x.input_tokens,
+            x.max_output_tokens,
+            x.cost_usd_min,
+            x.cost_usd_max
+        );
+    } else {
+        outln!(
+            "tokens: about {} in, at most {} out (no prices set: [llm] input_price_per_mtok and output_price_per_mtok give a cost)",
+            x.input_tokens,
+            x.max_output_tokens
+        );
+    }
     let lim = |n: u64| {
         if n == 0 {
             "unlimited".to_string()

@@ -45,7 +45,12 @@ pub fn run(homes: &Homes, a: &ListArgs, json: bool) -> Result<ExitCode> {
     if json {
         output::json(&serde_json::json!({ "memories": list }))?;
     } else if list.is_empty() {
-        outln!("no memories yet (add one with `cairn remember \"…\"`, or run `cairn sync`)");
+        match a.scope.as_deref() {
+            None | Some("all") if memory_type.is_none() => {
+                outln!("no memories yet (add one with `cairn remember \"…\"`, or run `cairn sync`)")
+            }
+            _ => outln!("no memories match (`cairn list` shows them all)"),
+        }
     } else {
         for m in &list {
             outln!("{}  {:<30}  {}", m.id, memories::label(m), m.name);
