@@ -195,8 +195,8 @@ pub struct SummaryItem {
 }
 
 /// Renders `memory_summary.md` from memories (most useful first), within the v2 limit: user
-/// facts under `## User Profile`, feedback under `## User preferences`, global references
-/// under `## General Tips`, project memories routed under `## What's in Memory` by scope and
+/// facts under `## User Profile`, feedback under `## User preferences`, global facts and
+/// references under `## General Tips`, project memories routed under `## What's in Memory` by scope and
 /// memory day (the three most recent days in full, older ones as compact topics). Items that
 /// do not fit are dropped from the end, so the result always validates.
 pub fn render_memory_summary(items: &[SummaryItem]) -> String {
@@ -252,7 +252,9 @@ fn render_summary_with(items: &[SummaryItem]) -> String {
     s.push_str("\n## General Tips\n\n");
     let tips: Vec<_> = items
         .iter()
-        .filter(|i| i.kind == "reference" && i.scope == "global")
+        // Global facts and pointers: they hold in every project ("What's in Memory" lists
+        // the project-scoped ones).
+        .filter(|i| (i.kind == "reference" || i.kind == "project") && i.scope == "global")
         .collect();
     if tips.is_empty() {
         s.push_str("- (none recorded yet)\n");
@@ -564,6 +566,14 @@ mod tests {
                 keywords: vec!["pnpm".into()],
                 updated_at: ts("2026-11-21T10:00:00Z"),
             },
+            SummaryItem {
+                kind: "project".into(),
+                scope: "global".into(),
+                name: "argocd".into(),
+                description: "Deploys to prod go through ArgoCD".into(),
+                keywords: vec![],
+                updated_at: ts("2026-11-21T10:00:00Z"),
+            },
         ];
         for d in 1..=28 {
             items.push(SummaryItem {
@@ -578,11 +588,16 @@ mod tests {
         let s = render_memory_summary(&items);
         validate_summary_v2(&s).unwrap();
         assert!(s.contains("- Use pnpm, not npm (in /w/shop)"));
+        // A global fact is a general tip: it holds in every project.
+        assert!(
+            s.contains("## General Tips\n\n- Deploys to prod go through ArgoCD"),
+            "{s}"
+        );
         assert!(s.contains("### /w/shop\n\n#### 2026-10-28"));
         assert!(s.contains("### Older Memory Topics"));
         assert!(s.len() < SUMMARY_MAX_BYTES);
         // Many more items than fit: still valid.
-        let many: Vec<SummaryItem> = (0..2000).map(|_| items[2].clone()).collect();
+        let many: Vec<SummaryItem> = (0..2000).map(|_| items[3].clone()).collect();
         validate_summary_v2(&render_memory_summary(&many)).unwrap();
         validate_summary_v2(&render_memory_summary(&[])).unwrap();
     }
