@@ -20,8 +20,12 @@ pub enum BudgetStop {
 impl std::fmt::Display for BudgetStop {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            BudgetStop::Day => "the daily token budget ([llm] max_tokens_per_day) is spent",
-            BudgetStop::Run => "the per-run token budget ([llm] max_tokens_per_run) is spent",
+            BudgetStop::Day => {
+                "what is left of the daily token budget ([llm] max_tokens_per_day) cannot cover the next session (its input and up to max_output_tokens)"
+            }
+            BudgetStop::Run => {
+                "what is left of the per-run token budget ([llm] max_tokens_per_run) cannot cover the next session (its input and up to max_output_tokens)"
+            }
         })
     }
 }
