@@ -214,6 +214,13 @@ const ENVIRONMENTS: &[&str] = &[
     "ci",
 ];
 
+/// Whether a content word (stemmed) is one of [`CHANGE_WORDS`].
+fn is_change_word(w: &str) -> bool {
+    static STEMS: std::sync::LazyLock<HashSet<String>> =
+        std::sync::LazyLock::new(|| content_words(&CHANGE_WORDS.join(" ")));
+    STEMS.contains(w)
+}
+
 /// Whether a content word (stemmed: "staging" → "stage", "production" → "product") names an
 /// environment.
 fn is_environment(w: &str) -> bool {
@@ -343,9 +350,8 @@ pub fn relation(
     }
     // Every differing word, on both sides, is a value: the same statement with a new value.
     // Said to be a change ("moved to", "is now"), new names and numbers replace the old ones.
-    let change_stems = content_words(&CHANGE_WORDS.join(" "));
     let is_new_value =
-        |w: &&String| is_value(w) || (changed && (is_identifier(w) || change_stems.contains(*w)));
+        |w: &&String| is_value(w) || (changed && (is_identifier(w) || is_change_word(w)));
     // Several numbers differing together name another thing ("service number 2 listens on
     // port 8002" after "service number 1 … 8001"), unless the memory says it changed.
     let values_differing = only_new.iter().filter(|w| is_value(w)).count();
