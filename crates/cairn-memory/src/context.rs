@@ -765,10 +765,10 @@ fn prompt_word_set(prompt: &str) -> HashSet<String> {
 /// words decide alone.
 fn relevant(prompt: &str, hits: &[crate::store::Recalled]) -> Vec<bool> {
     let prompt_cjk = crate::text::mostly_cjk(prompt);
-    let weak = content_words(WEAK_WORDS);
+    static WEAK: LazyLock<HashSet<String>> = LazyLock::new(|| content_words(WEAK_WORDS));
     let prompt_words: HashSet<String> = prompt_word_set(prompt)
         .into_iter()
-        .filter(|w| !weak.contains(w))
+        .filter(|w| !WEAK.contains(w))
         .collect();
     // Each hit's words are read once (stemming is most of the gate's cost).
     let lexical: Vec<bool> = hits
