@@ -719,15 +719,29 @@ const WEAK_WORDS: &str = "run add fix check show tell help want need like work t
 /// single characters).
 ///
 /// A pair of katakana is part of a loanword and says nothing alone (ステー*ジ* in ステージング,
-/// メッセー*ジ*; *タイム*アウト, *タイム*ゾーン): katakana match as whole words. A pair with
-/// hiragana is grammar (して, を使, こと), not a subject.
+/// メッセー*ジ*; *タイム*アウト, *タイム*ゾーン): katakana match as whole words, or a word and
+/// its compound ([`same_loanword`]). A pair with hiragana is grammar (して, を使, こと), not a
+/// subject.
 fn shares_words(prompt_words: &HashSet<String>, m: &Memory) -> bool {
     let text = format!("{} {} {}", m.name, m.body, m.keywords.join(" "));
     crate::text::any_content_word(&text, |w| {
         w.chars().count() >= 2
             && !w.chars().any(|c| is_katakana(c) || is_hiragana(c))
             && prompt_words.contains(w)
-    }) || katakana_words(&text).any(|k| prompt_words.contains(&format!("\u{0}{k}")))
+    }) || katakana_words(&text).any(|k| {
+        prompt_words
+            .iter()
+            .filter_map(|w| w.strip_prefix('\u{0}'))
+            .any(|p| same_loanword(p, k))
+    })
+}
+
+/// Two katakana words name the same thing when equal or when one is the other plus more
+/// (コンテナ / コンテナイメージ, インスタンス / インスタンスタイプ); a common start alone is
+/// not enough (タイムアウト / タイムゾーン, インストール / インスタンス).
+fn same_loanword(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    short.chars().count() >= 3 && long.starts_with(short)
 }
 
 fn is_hiragana(c: char) -> bool {

@@ -1160,6 +1160,12 @@ fn prompt_context_picks_only_relevant_memories() {
             .iter()
             .any(|m| m.contains("タイムアウト"))
     );
+    // A word and its compound are one subject.
+    assert!(
+        injected(&mut mem, "インスタンスを再起動して")
+            .iter()
+            .any(|m| m.contains("インスタンスタイプ"))
+    );
     assert!(
         injected(&mut mem, "コミットメッセージは何語で書く？")
             .iter()
