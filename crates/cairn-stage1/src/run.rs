@@ -387,12 +387,26 @@ impl Extractor<'_> {
                         report.error = Some(msg);
                         return Ok(true);
                     }
-                    self.record_call(&p.unit, "error", e.usage(), now)?;
+                    // Invalid answers are billed: they count against the budget and in
+                    // the report as well as in the ledger.
+                    let usage = match e {
+                        // Answered, so billed: the estimate when the provider reports nothing.
+                        LlmError::InvalidAnswer { .. } => billed(e.usage(), p.estimate),
+                        _ => e.usage(),
+                    };
+                    budget.spend(usage.total());
+                    report.input_tokens += usage.input_tokens;
+                    report.output_tokens += usage.output_tokens;
+                    self.record_call(&p.unit, "error", usage, now)?;
                     record_failure(self.conn(), &p.unit, &msg, now)?;
                     report.failed += 1;
-                    report
-                        .units
-                        .push(outcome(&p.unit, "failed", 0, 0, Some(msg.clone())));
+                    report.units.push(outcome(
+                        &p.unit,
+                        "failed",
+                        0,
+                        usage.total(),
+                        Some(msg.clone()),
+                    ));
                 }
             }
         }

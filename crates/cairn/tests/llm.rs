@@ -679,6 +679,27 @@ fn extract_fails_when_the_provider_cannot_work() {
     assert_eq!(out.status.code(), Some(1));
 }
 
+/// Answers that are not valid are paid for: their tokens count in the run's report, the
+/// ledger and the budget.
+#[test]
+fn invalid_answers_count_their_tokens() {
+    let h = TestHome::empty();
+    let p = FakeProvider::new(&h);
+    p.config(&h, "");
+    std::fs::write(p.dir.join("answer.json"), "this is not JSON").unwrap();
+    let project = h.project("shop");
+    claude_session(&h, &project);
+    h.json(&["ingest"]);
+    let r = run_json(&h, &["extract"], &[("CAIRN_NOW", "2026-11-20T10:03:00Z")]);
+    assert_eq!(r["failed"], 1, "{r}");
+    assert!(r["input_tokens"].as_u64().unwrap() > 0, "{r}");
+    let st = h.json(&["status"]);
+    assert!(
+        st["llm"]["usage"]["input_tokens_total"].as_u64().unwrap() > 0,
+        "{st}"
+    );
+}
+
 #[test]
 fn model_text_cannot_pose_as_instructions_in_the_codex_workspace() {
     let h = TestHome::empty();
