@@ -15,6 +15,10 @@ pub struct Homes {
     pub claude_root: PathBuf,
     pub codex_home: PathBuf,
     pub data_dir: PathBuf,
+    /// The agent directories given by a flag or a variable (not the defaults): a missing one
+    /// is a mistake worth a warning, a missing default only an agent not installed.
+    pub claude_root_given: bool,
+    pub codex_home_given: bool,
 }
 
 /// `~` or `~/…` as the shell would expand it (a path given as `--data-dir=~/x` or in a quoted
@@ -57,6 +61,8 @@ impl Homes {
             claude_root: pick(&cli.claude_dir, "CLAUDE_CONFIG_DIR", ".claude")?,
             codex_home: pick(&cli.codex_home, "CODEX_HOME", ".codex")?,
             data_dir: pick(&cli.data_dir, "CAIRN_HOME", ".cairn")?,
+            claude_root_given: cli.claude_dir.is_some() || env_path("CLAUDE_CONFIG_DIR").is_some(),
+            codex_home_given: cli.codex_home.is_some() || env_path("CODEX_HOME").is_some(),
             home,
         })
     }
@@ -68,6 +74,8 @@ impl Homes {
             claude_root: root.join(".claude"),
             codex_home: root.join(".codex"),
             data_dir: root.join(".cairn"),
+            claude_root_given: false,
+            codex_home_given: false,
         }
     }
 

@@ -88,7 +88,8 @@ impl cairn_ingest::Progress for Bar {
 impl Bar {
     /// `done` of `total` items (a count the caller reports, not increments).
     pub fn set(&self, done: usize, total: usize) {
-        if let Some(b) = &self.bar {
+        // Nothing to count: no bar drawn (it would flash `0/0`).
+        if let (Some(b), true) = (&self.bar, total > 0) {
             b.set_length(total as u64);
             b.set_position(done as u64);
         }

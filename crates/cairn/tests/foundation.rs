@@ -537,8 +537,19 @@ fn a_missing_agent_directory_is_named() {
             .any(|c| c["id"] == "claude.home" && c["status"] == "warn"),
         "{d}"
     );
-    // With Codex there, a missing Claude Code directory is information only.
+    // With Codex there, a missing Claude Code directory is information only, and a scan
+    // with the default directories does not warn about it (many use one agent).
     std::fs::create_dir_all(h.codex()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["scan", "--json"])
+        .env("HOME", h.root())
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env("CAIRN_HOME", h.data())
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["warnings"], serde_json::json!([]), "{r}");
     let d = h.json(&["doctor"]);
     assert!(
         d["checks"]

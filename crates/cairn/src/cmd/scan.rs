@@ -41,17 +41,26 @@ pub fn scan(homes: &Homes) -> ScanReport {
         errors.push(Problem::new(&dir, None, what));
     }
     let codex = scan_codex(&homes.codex_home, &mut errors);
+    // A missing directory that was given (a typo), or both missing: many use one agent only.
     let mut warnings = Vec::new();
-    for (dir, agent, flag, var) in [
+    let neither = !homes.claude_root.exists() && !homes.codex_home.exists();
+    for (dir, given, agent, flag, var) in [
         (
             &homes.claude_root,
+            homes.claude_root_given,
             "Claude Code",
             "--claude-dir",
             "CLAUDE_CONFIG_DIR",
         ),
-        (&homes.codex_home, "Codex", "--codex-home", "CODEX_HOME"),
+        (
+            &homes.codex_home,
+            homes.codex_home_given,
+            "Codex",
+            "--codex-home",
+            "CODEX_HOME",
+        ),
     ] {
-        if !dir.exists() {
+        if !dir.exists() && (given || neither) {
             warnings.push(format!(
                 "{} does not exist: is {agent} installed? If it keeps its files elsewhere, point cairn there with {flag} (or {var})",
                 dir.display()
