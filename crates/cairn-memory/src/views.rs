@@ -672,10 +672,19 @@ impl MemoryStore {
                 && let (Some(t), Some(bytes)) = (tracked.get(rel), current.as_deref())
                 && content_hash(bytes) != t.hash
             {
-                let kept = path.with_file_name(format!("{INDEX_FILE}.edited"));
+                // A name not taken yet: an earlier kept edit is not overwritten.
+                let kept = (1..)
+                    .map(|n| match n {
+                        1 => format!("{INDEX_FILE}.edited"),
+                        n => format!("{INDEX_FILE}.edited-{n}"),
+                    })
+                    .map(|name| path.with_file_name(name))
+                    .find(|p| std::fs::symlink_metadata(p).is_err())
+                    .unwrap_or_else(|| path.with_file_name(format!("{INDEX_FILE}.edited")));
                 write_atomic(&kept, bytes)?;
                 report.problems.push(format!(
-                    "{rel}: edited by hand; the index is generated from the memory files, so it was written again (your version is kept as {INDEX_FILE}.edited). Add a memory as a new .md file in that folder instead."
+                    "{rel}: edited by hand; the index is generated from the memory files, so it was written again (your version is kept as {}). Add a memory as a new .md file in that folder instead.",
+                    kept.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
                 ));
             }
             if !same {

@@ -159,6 +159,19 @@ fn a_hand_edit_of_the_index_is_kept_aside_and_reported() {
             .unwrap()
             .contains("Handwritten")
     );
+    // A second edit is kept beside the first, which stays.
+    let mut text = std::fs::read_to_string(&index).unwrap();
+    text.push_str("- [Second](nowhere2.md) — again by hand\n");
+    std::fs::write(&index, &text).unwrap();
+    let r = mem.refresh_views(NOW + 200).unwrap();
+    assert!(
+        r.problems.iter().any(|p| p.contains("MEMORY.md.edited-2")),
+        "{r:?}"
+    );
+    let first = std::fs::read_to_string(dir.join("MEMORY.md.edited")).unwrap();
+    assert!(first.contains("Handwritten"));
+    let second = std::fs::read_to_string(dir.join("MEMORY.md.edited-2")).unwrap();
+    assert!(second.contains("Second"));
 }
 
 #[test]
