@@ -690,7 +690,14 @@ fn invalid_answers_count_their_tokens() {
     let project = h.project("shop");
     claude_session(&h, &project);
     h.json(&["ingest"]);
-    let r = run_json(&h, &["extract"], &[("CAIRN_NOW", "2026-11-20T10:03:00Z")]);
+    // Every session failed: the command failed (exit 1), and says what it spent.
+    let out = h.cairn_input(
+        &["extract", "--json"],
+        "",
+        &[("CAIRN_NOW", "2026-11-20T10:03:00Z")],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["failed"], 1, "{r}");
     assert!(r["input_tokens"].as_u64().unwrap() > 0, "{r}");
     let st = h.json(&["status"]);

@@ -152,8 +152,15 @@ pub fn run(homes: &Homes, args: &ExtractArgs, json: bool) -> Result<ExitCode> {
                     );
                 }
             }
-            // The provider could not work at all (no key, a bad setting): the command failed.
-            if r.error.is_some() {
+            // The provider could not work at all (no key, a bad setting), or every session
+            // sent failed (each is retried later, with backoff): the command failed.
+            let all_failed = r.sessions > 0 && r.failed == r.sessions;
+            if all_failed && !json {
+                outln!(
+                    "every session failed; they are retried later (`cairn status` lists the errors)"
+                );
+            }
+            if r.error.is_some() || all_failed {
                 return Ok(ExitCode::FAILURE);
             }
         }
