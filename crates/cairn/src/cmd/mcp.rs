@@ -7,6 +7,16 @@ use anyhow::{Context, Result};
 use crate::homes::Homes;
 
 pub fn run(homes: &Homes) -> Result<ExitCode> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        // Started by hand: it would wait in silence for JSON-RPC on stdin.
+        errln!(
+            "cairn mcp serves MCP over stdin/stdout and is meant to be started by an MCP client: \
+             `claude mcp add cairn -- cairn mcp`, or in ~/.codex/config.toml \
+             `[mcp_servers.cairn]` with `command = \"cairn\"` and `args = [\"mcp\"]`. \
+             Waiting for a client on stdin (Ctrl-D ends)."
+        );
+    }
     let config = cairn_mcp::McpConfig {
         db_path: homes.db_path(),
         views_dir: homes.data_dir.join("memory"),
