@@ -110,6 +110,12 @@ pub(crate) fn call(cfg: &LlmConfig, req: &JsonRequest) -> Result<RawAnswer, LlmE
         }
     };
     let status = resp.status().as_u16();
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(std::time::Duration::from_secs);
     let text = match resp.body_mut().read_to_string() {
         Ok(t) => t,
         Err(ureq::Error::Timeout(_)) => return Err(LlmError::Timeout(cfg.timeout())),
@@ -125,7 +131,12 @@ pub(crate) fn call(cfg: &LlmConfig, req: &JsonRequest) -> Result<RawAnswer, LlmE
         if let Some(k) = &key {
             body = body.replace(k.as_str(), "[REDACTED]");
         }
-        return Err(LlmError::Status { url, status, body });
+        return Err(LlmError::Status {
+            url,
+            status,
+            body,
+            retry_after,
+        });
     }
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| LlmError::Invalid(format!("the provider's reply is not JSON: {e}")))?;

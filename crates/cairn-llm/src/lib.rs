@@ -42,6 +42,8 @@ pub enum LlmError {
         url: String,
         status: u16,
         body: String,
+        /// The wait the provider asked for (`Retry-After`, in seconds), if any.
+        retry_after: Option<Duration>,
     },
     #[error("timed out after {0:?}")]
     Timeout(Duration),
@@ -173,13 +175,18 @@ impl LlmClient {
                 ProviderKind::Command => command::call(&self.config, req),
                 _ => http::call(&self.config, req),
             };
-            match r {
-                Err(LlmError::Status { status, .. }) if retryable(status) && n < retries => {}
-                Err(LlmError::Transport { .. }) if n < retries => {}
-                other => return other,
-            }
+            // The provider's own Retry-After is honoured (up to a minute) when it asks longer.
+            let asked = match &r {
+                Err(LlmError::Status {
+                    status,
+                    retry_after,
+                    ..
+                }) if retryable(*status) && n < retries => *retry_after,
+                Err(LlmError::Transport { .. }) if n < retries => None,
+                _ => return r,
+            };
             n += 1;
-            std::thread::sleep(delay);
+            std::thread::sleep(asked.map_or(delay, |a| a.min(Duration::from_secs(60)).max(delay)));
             delay = (delay * 2).min(Duration::from_secs(60));
         }
     }

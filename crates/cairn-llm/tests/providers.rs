@@ -71,8 +71,14 @@ fn fake_server(replies: Vec<(u16, String, Duration)>) -> (String, mpsc::Receiver
             });
             std::thread::sleep(delay);
             let reason = if status == 200 { "OK" } else { "Error" };
+            // A rate limit asks for a wait, as real providers do.
+            let retry_after = if status == 429 {
+                "retry-after: 1\r\n"
+            } else {
+                ""
+            };
             let resp = format!(
-                "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{retry_after}connection: close\r\n\r\n{body}",
                 body.len()
             );
             let _ = stream.write_all(resp.as_bytes());
@@ -245,9 +251,12 @@ fn rate_limits_and_server_errors_back_off_then_succeed() {
         (200, openai_reply(ANSWER), Duration::ZERO),
     ]);
     let client = LlmClient::new(config(ProviderKind::Openai, &base)).unwrap();
+    let started = std::time::Instant::now();
     let a = client.complete_json(&request()).unwrap();
     assert_eq!(a.value["summary"], "switched to pnpm");
     assert_eq!(seen.try_iter().count(), 3);
+    // The 429's `retry-after: 1` was waited out (a lower bound: the provider's wish).
+    assert!(started.elapsed() >= Duration::from_secs(1));
 }
 
 #[test]
