@@ -119,6 +119,13 @@ pub(crate) fn call(cfg: &LlmConfig, req: &JsonRequest) -> Result<RawAnswer, LlmE
     let text = match resp.body_mut().read_to_string() {
         Ok(t) => t,
         Err(ureq::Error::Timeout(_)) => return Err(LlmError::Timeout(cfg.timeout())),
+        // A runaway answer: asking again would bill another one.
+        Err(ureq::Error::BodyExceedsLimit(limit)) => {
+            return Err(LlmError::Invalid(format!(
+                "the provider's reply is larger than {} MiB; not retried (lower [llm] max_output_tokens)",
+                limit >> 20
+            )));
+        }
         Err(e) => {
             return Err(LlmError::Transport {
                 url,

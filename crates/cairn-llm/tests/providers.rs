@@ -259,6 +259,23 @@ fn rate_limits_and_server_errors_back_off_then_succeed() {
     assert!(started.elapsed() >= Duration::from_secs(1));
 }
 
+/// A reply over the 10 MiB read limit is an invalid answer, not retried (each retry would be
+/// another billed generation).
+#[test]
+fn a_huge_reply_is_not_retried() {
+    let huge = openai_reply(&"x".repeat(11 << 20));
+    let (base, seen) = fake_server(vec![
+        (200, huge.clone(), Duration::ZERO),
+        (200, huge, Duration::ZERO),
+    ]);
+    let client = LlmClient::new(config(ProviderKind::Openai, &base)).unwrap();
+    match client.complete_json(&request()) {
+        Err(LlmError::Invalid(m)) => assert!(m.contains("larger than"), "{m}"),
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+    assert_eq!(seen.try_iter().count(), 1);
+}
+
 #[test]
 fn client_errors_are_not_retried() {
     let (base, seen) = fake_server(vec![(400, r#"{"error":"bad"}"#.into(), Duration::ZERO)]);
