@@ -1347,8 +1347,8 @@ mod tests {
         assert_eq!(gone, user);
     }
 
-    /// Audit (defect 3): Claude Code's model rewrote `MEMORY.md` without cairn's markers (its
-    /// loader strips comments), and the next export added every line again.
+    /// Claude Code's model rewrites `MEMORY.md` without cairn's markers (its loader strips
+    /// comments): the next export must not add every line again.
     #[test]
     fn lines_without_markers_are_updated_where_they_are() {
         let rewritten = "- [A](a.md) — mine\n- [Old X](codex_x.md) — old\n- [Z](z.md) — mine\n  * [Old Y](./codex_y.md) — nested\n- [X again](codex_x.md) — dup\n";
@@ -1428,8 +1428,8 @@ mod tests {
         }
     }
 
-    /// Audit (defect 3): a rollout's index line was 215 characters; Claude Code asks for
-    /// "under ~150" and warns past ~200.
+    /// A rollout's index line could reach 215 characters; Claude Code asks for "under ~150"
+    /// and warns past ~200.
     #[test]
     fn index_lines_are_cut_in_their_texts_never_in_their_link() {
         let file = "codex_project_rollout_2026_11_20t10_15_02_ab3x_fix_flaky_vitest_0a1b2c_12.md";
@@ -1527,7 +1527,7 @@ mod tests {
         assert_ne!(h.unwrap(), content_hash(&unhashed));
     }
 
-    /// Audit: titles were cut to 100/60 characters before redaction, so a token cut short
+    /// Titles were cut to 100/60 characters before redaction, so a token cut short
     /// (`ghp_…` at 33 of 36 characters, `AKIAIOS…`) was no longer recognised and written.
     #[test]
     fn secrets_are_redacted_before_any_cut() {

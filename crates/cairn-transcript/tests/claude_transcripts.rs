@@ -65,7 +65,7 @@ fn fixture_lines(name: &str) -> Vec<String> {
         .collect()
 }
 
-// Audit defect 1: `!` shell mode, local commands, task notices and hook output are the
+// `!` shell mode, local commands, task notices and hook output are the
 // harness's records, not the user's words.
 #[test]
 fn shell_mode_local_commands_and_notices_open_no_turn() {
@@ -146,7 +146,7 @@ fn a_harness_line_fed_alone_opens_no_turn() {
     assert!(opens_a_turn(&lines[0]), "a typed prompt does");
 }
 
-// Audit defect 2: what the user types while rejecting a tool call is their correction.
+// What the user types while rejecting a tool call is their correction.
 #[test]
 fn a_correction_typed_while_rejecting_a_tool_call_is_a_user_prompt_of_the_turn() {
     let turns = parse("tool-rejection.jsonl");
@@ -215,7 +215,7 @@ fn rejection_text_in_a_successful_tool_result_is_not_a_correction() {
     assert_eq!(turn.user_texts(), ["install the dependencies"]);
 }
 
-// Audit defect 8: context blocks in front of the typed text are dropped, the text kept.
+// Context blocks in front of the typed text are dropped, the text kept.
 #[test]
 fn context_blocks_in_front_of_a_prompt_are_dropped_and_the_prompt_kept() {
     let turns = parse("context-blocks.jsonl");
@@ -251,7 +251,7 @@ fn a_reminder_and_the_typed_text_in_one_string_keep_the_typed_text() {
     );
 }
 
-// Hostile-input audit D2: a lone surrogate escape costs only itself, not the line.
+// A lone surrogate escape costs only itself, not the line.
 #[test]
 fn a_lone_surrogate_escape_is_replaced_and_the_line_kept() {
     let (turns, repaired) = parse_counting_repairs("lone-surrogates.jsonl");

@@ -729,7 +729,7 @@ fn codex_to_claude_round_trip_is_within_limits_and_idempotent() {
     );
 
     // Round trip: what cairn exported from Codex never travels back into Codex as Claude
-    // Code memory (audit: it was mirrored into the resources and read back as evidence).
+    // Code memory (it was mirrored into the resources and read back as evidence).
     // The user's own files do, `MEMORY.md` without cairn's block; the plan says what it
     // skipped and why.
     let (r, out) = s.import(&[]);
@@ -956,7 +956,7 @@ fn doctor_reports_cairn_hook_trust() {
     assert!(twice[0]["message"].as_str().unwrap().contains("Stop"));
 }
 
-/// Audit: the export cut titles (60/100 characters) before redacting them, so a token cut
+/// The export cut titles (60/100 characters) before redacting them, so a token cut
 /// short was no longer recognised and its first 33 characters reached `MEMORY.md` and a
 /// topic file's `name:`; a note's first line was cut at 100 the same way.
 #[test]
@@ -1005,7 +1005,7 @@ fn export_redacts_secrets_before_cutting_titles_and_notes() {
     }
 }
 
-/// Audit: a killed export left `.<name>.cairn-tmp-…` files in the user's Claude Code memory
+/// A killed export left `.<name>.cairn-tmp-…` files in the user's Claude Code memory
 /// dir for good. The next export removes its own stale temp files (nothing else) and
 /// `doctor` reports them until then.
 #[test]
@@ -1068,7 +1068,7 @@ fn export_removes_the_temp_files_a_killed_export_left() {
     assert!(!d.to_string().contains("claude.export_temp"), "{d}");
 }
 
-/// Audit: a symlinked Claude Code memory dir was reported as "has no memory any more" and
+/// A symlinked Claude Code memory dir was reported as "has no memory any more" and
 /// `--all` deleted its Codex copy. Not followed (like Codex's importer), but said so, and
 /// the copy is kept.
 #[test]
@@ -1122,7 +1122,7 @@ fn a_symlinked_memory_dir_is_skipped_and_its_copy_kept() {
     assert!(d.to_string().contains("claude.memory_symlink"), "{d}");
 }
 
-/// Audit: Codex memory exported into a Claude Code project that had none was imported back
+/// Codex memory exported into a Claude Code project that had none was imported back
 /// into Codex's resources as if it were Claude Code memory. Such a project is no source.
 #[test]
 fn a_project_holding_only_codex_exports_is_not_imported_back() {
