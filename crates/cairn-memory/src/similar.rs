@@ -214,6 +214,75 @@ const ENVIRONMENTS: &[&str] = &[
     "ci",
 ];
 
+/// Environments in Japanese and Chinese: a slot that names one names another thing.
+const CJK_ENVIRONMENTS: &[&str] = &[
+    "本番",
+    "開発",
+    "検証",
+    "ステージング",
+    "ローカル",
+    "生产",
+    "测试",
+    "开发",
+    "预发",
+    "本地",
+];
+
+/// Two mostly-CJK sentences that differ in one short slot holding CJK characters after a
+/// shared start: the same statement with a new choice ([`Relation::Supersedes`]), or another
+/// thing when the slot names an environment ([`Relation::Distinct`]). `None`: not that shape
+/// (or a slot with a number, left to the value rules).
+fn cjk_slot_change(new_text: &str, old_text: &str) -> Option<Relation> {
+    use crate::text::{is_cjk, mostly_cjk};
+    if !mostly_cjk(new_text) || !mostly_cjk(old_text) {
+        return None;
+    }
+    let a: Vec<char> = new_text
+        .trim()
+        .trim_end_matches(['。', '.', '！', '!'])
+        .chars()
+        .collect();
+    let b: Vec<char> = old_text
+        .trim()
+        .trim_end_matches(['。', '.', '！', '!'])
+        .chars()
+        .collect();
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let rest = a.len().min(b.len()) - prefix;
+    let suffix = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(rest)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (slot_a, slot_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+    let shared = prefix + suffix;
+    // The subject shared (a slot at the very start names another subject: フロントエンド /
+    // バックエンド), the slot short, most of the sentence the same.
+    if prefix < 2
+        || slot_a.is_empty()
+        || slot_b.is_empty()
+        || slot_a.len().max(slot_b.len()) > 8
+        || shared * 10 < a.len().max(b.len()) * 6
+        || !slot_a.iter().any(|c| is_cjk(*c))
+        || !slot_b.iter().any(|c| is_cjk(*c))
+    {
+        return None;
+    }
+    let (sa, sb): (String, String) = (slot_a.iter().collect(), slot_b.iter().collect());
+    // Numbers are left to the value rules (a new timeout, or another service).
+    if sa.chars().chain(sb.chars()).any(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let environment = |s: &str| CJK_ENVIRONMENTS.iter().any(|e| s.contains(e));
+    Some(if environment(&sa) || environment(&sb) {
+        Relation::Distinct
+    } else {
+        Relation::Supersedes
+    })
+}
+
 /// Whether a content word (stemmed) is one of [`CHANGE_WORDS`].
 fn is_change_word(w: &str) -> bool {
     static STEMS: std::sync::LazyLock<HashSet<String>> =
@@ -246,6 +315,13 @@ pub fn relation(
         );
     if !kin {
         return Relation::Distinct;
+    }
+    // CJK: one slot of the same sentence filled otherwise ("…は英語で書いて" → "…は日本語で
+    // 書いて") is a changed choice, whatever the character pairs share.
+    if new_type == old_type
+        && let Some(changed) = cjk_slot_change(new_text, old_text)
+    {
+        return changed;
     }
     let a = content_words(new_text);
     let b = content_words(old_text);
@@ -589,6 +665,40 @@ mod tests {
                 "{new} / {old}"
             );
         }
+        // CJK: one slot of the same sentence filled otherwise is a new choice; an environment
+        // slot is another thing.
+        assert_eq!(
+            rel(
+                Feedback,
+                "コミットメッセージは日本語で書いてください。",
+                "コミットメッセージは英語で書いてください。"
+            ),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            rel(Project, "开发数据库在 db2 上。", "生产数据库在 db1 上。"),
+            Relation::Distinct
+        );
+        assert_eq!(
+            rel(Project, "このDBは本番用です。", "このDBは開発用です。"),
+            Relation::Distinct
+        );
+        assert_ne!(
+            rel(
+                Project,
+                "バックエンドはVercelにデプロイする。",
+                "フロントエンドはVercelにデプロイする。"
+            ),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            rel(Project, "订单服务的超时是五秒。", "订单服务的超时是三秒。"),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            rel(Feedback, "以后都用 pnpm 安装依赖", "以后都用 pnpm"),
+            Relation::Duplicate
+        );
         // Numbered things are things, not values of one.
         assert_eq!(
             rel(
