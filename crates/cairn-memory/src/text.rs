@@ -156,13 +156,129 @@ fn walk_content_words(text: &str, emit: &mut dyn FnMut(String) -> bool) -> bool 
     flush(&mut cjk_run, emit) || push_word(&mut word, emit)
 }
 
+/// English irregular verbs, past and participle → base form: Snowball leaves "written" and
+/// "write", "chose" and "choose" apart ("tests are written with vitest" / "we write tests with
+/// vitest"). Forms that are also common nouns or adjectives ("left", "saw", "rose") are left
+/// out.
+const IRREGULAR_VERBS: &[(&str, &str)] = &[
+    ("began", "begin"),
+    ("begun", "begin"),
+    ("bought", "buy"),
+    ("brought", "bring"),
+    ("built", "build"),
+    ("caught", "catch"),
+    ("chose", "choose"),
+    ("chosen", "choose"),
+    ("came", "come"),
+    ("dealt", "deal"),
+    ("did", "do"),
+    ("done", "do"),
+    ("drew", "draw"),
+    ("drawn", "draw"),
+    ("drove", "drive"),
+    ("driven", "drive"),
+    ("ate", "eat"),
+    ("eaten", "eat"),
+    ("fell", "fall"),
+    ("fallen", "fall"),
+    ("felt", "feel"),
+    ("fought", "fight"),
+    ("found", "find"),
+    ("flew", "fly"),
+    ("flown", "fly"),
+    ("forgot", "forget"),
+    ("forgotten", "forget"),
+    ("froze", "freeze"),
+    ("frozen", "freeze"),
+    ("got", "get"),
+    ("gotten", "get"),
+    ("gave", "give"),
+    ("given", "give"),
+    ("went", "go"),
+    ("gone", "go"),
+    ("grew", "grow"),
+    ("grown", "grow"),
+    ("held", "hold"),
+    ("hid", "hide"),
+    ("hidden", "hide"),
+    ("kept", "keep"),
+    ("knew", "know"),
+    ("known", "know"),
+    ("led", "lead"),
+    ("lent", "lend"),
+    ("lost", "lose"),
+    ("made", "make"),
+    ("meant", "mean"),
+    ("met", "meet"),
+    ("paid", "pay"),
+    ("ran", "run"),
+    ("rode", "ride"),
+    ("ridden", "ride"),
+    ("rang", "ring"),
+    ("rung", "ring"),
+    ("risen", "rise"),
+    ("said", "say"),
+    ("seen", "see"),
+    ("sought", "seek"),
+    ("sold", "sell"),
+    ("sent", "send"),
+    ("shook", "shake"),
+    ("shaken", "shake"),
+    ("shot", "shoot"),
+    ("showed", "show"),
+    ("shown", "show"),
+    ("sang", "sing"),
+    ("sung", "sing"),
+    ("sank", "sink"),
+    ("sunk", "sink"),
+    ("sat", "sit"),
+    ("slept", "sleep"),
+    ("spoke", "speak"),
+    ("spoken", "speak"),
+    ("spent", "spend"),
+    ("stood", "stand"),
+    ("stole", "steal"),
+    ("stolen", "steal"),
+    ("stuck", "stick"),
+    ("struck", "strike"),
+    ("swore", "swear"),
+    ("sworn", "swear"),
+    ("took", "take"),
+    ("taken", "take"),
+    ("taught", "teach"),
+    ("tore", "tear"),
+    ("torn", "tear"),
+    ("told", "tell"),
+    ("thought", "think"),
+    ("threw", "throw"),
+    ("thrown", "throw"),
+    ("understood", "understand"),
+    ("woke", "wake"),
+    ("woken", "wake"),
+    ("wore", "wear"),
+    ("worn", "wear"),
+    ("won", "win"),
+    ("wrote", "write"),
+    ("written", "write"),
+    ("rewrote", "rewrite"),
+    ("rewritten", "rewrite"),
+];
+
+/// `w`'s base form when it is an irregular verb's past or participle, else `w`.
+fn irregular_base(w: &str) -> &str {
+    IRREGULAR_VERBS
+        .iter()
+        .find(|(form, _)| *form == w)
+        .map_or(w, |(_, base)| base)
+}
+
 /// Snowball's English stemmer for plain words ("commits", "committing" → "commit",
 /// "directly" → "direct"); a word with digits, underscores or other scripts only loses a
 /// plural `s` ("nodes_v2s" stays a name).
 fn stem(w: &str) -> String {
     static ENGLISH: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
     if w.bytes().all(|b| b.is_ascii_alphabetic() || b == b'\'') {
-        ENGLISH.stem(w).into_owned()
+        ENGLISH.stem(irregular_base(w)).into_owned()
     } else if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") {
         w[..w.len() - 1].to_string()
     } else {
@@ -262,6 +378,10 @@ mod tests {
         assert_eq!(
             content_words("never commit directly to main"),
             content_words("no direct commits to main")
+        );
+        assert_eq!(
+            content_words("tests are written with vitest"),
+            content_words("we write tests with vitest")
         );
         assert_eq!(
             content_words("committing node_modules"),
