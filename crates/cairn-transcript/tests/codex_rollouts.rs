@@ -77,7 +77,7 @@ fn user_prompts(t: &Turn) -> Vec<&str> {
         .collect()
 }
 
-// D1: a subagent thread's prompts are written by the parent agent, not by the user.
+// A subagent thread's prompts are written by the parent agent, not by the user.
 
 #[test]
 fn the_users_own_session_is_not_a_sidechain() {
@@ -135,7 +135,7 @@ fn a_subagent_thread_stays_a_sidechain_across_a_resumed_parse() {
     }
 }
 
-// D2: context Codex writes as user-role messages is not what the user said.
+// Context Codex writes as user-role messages is not what the user said.
 
 #[test]
 fn injected_context_opens_no_turn_and_is_no_prompt() {
@@ -172,7 +172,7 @@ fn injected_context_opens_no_turn_and_is_no_prompt() {
     }
 }
 
-// D5: a fork is its own session; the history it copies is its parent's.
+// A fork is its own session; the history it copies is its parent's.
 
 #[test]
 fn a_fork_keeps_its_own_id_cwd_and_branch_and_names_its_parent() {

@@ -540,11 +540,9 @@ fn a_missing_agent_directory_is_named() {
     // With Codex there, a missing Claude Code directory is information only, and a scan
     // with the default directories does not warn about it (many use one agent).
     std::fs::create_dir_all(h.codex()).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+    let out = h
+        .bare_command()
         .args(["scan", "--json"])
-        .env("HOME", h.root())
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("CODEX_HOME")
         .env("CAIRN_HOME", h.data())
         .output()
         .unwrap();

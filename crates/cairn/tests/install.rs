@@ -287,11 +287,9 @@ fn an_uninstall_from_another_data_dir_says_where_the_record_is() {
     std::fs::write(h.codex().join("config.toml"), "[features]\nhooks = false\n").unwrap();
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_cairn"));
     let other = h.root().join("other-data");
-    let out = Command::new(&bin)
-        .args(["--claude-dir", h.claude().to_str().unwrap()])
-        .args(["--codex-home", h.codex().to_str().unwrap()])
+    let out = h
+        .bare_command()
         .args(["--data-dir", other.to_str().unwrap(), "install", "codex"])
-        .env("HOME", h.root())
         .output()
         .unwrap();
     assert!(

@@ -126,13 +126,10 @@ fn a_tilde_in_a_given_directory_is_the_home() {
     let h = TestHome::empty();
     let proj = h.project("shop");
     let run = |args: &[&str], env: &[(&str, &str)]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        let out = h
+            .bare_command()
             .args(args)
             .current_dir(&proj)
-            .env("HOME", h.root())
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("CODEX_HOME")
-            .env_remove("CAIRN_HOME")
             .envs(env.iter().copied())
             .output()
             .unwrap();

@@ -67,6 +67,17 @@ impl TestHome {
             .env_remove("CAIRN_HOME")
     }
 
+    /// `cairn` with this home as `HOME` and none of the location variables, but no location
+    /// flags either: it finds its directories as a user's shell would start it.
+    pub fn bare_command(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+        cmd.env("HOME", self.root())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .env_remove("CAIRN_HOME");
+        cmd
+    }
+
     /// Runs `cairn` with this home's roots.
     pub fn cairn(&self, args: &[&str]) -> Output {
         self.roots(&mut Command::new(env!("CARGO_BIN_EXE_cairn")))
@@ -303,16 +314,9 @@ impl TestHome {
     /// in the working directory `cwd`.
     pub fn cairn_spawn(&self, args: &[&str], cwd: &Path) -> std::process::Child {
         use std::process::Stdio;
-        Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .args(["--claude-dir", self.claude().to_str().unwrap()])
-            .args(["--codex-home", self.codex().to_str().unwrap()])
-            .args(["--data-dir", self.data().to_str().unwrap()])
+        self.roots(&mut Command::new(env!("CARGO_BIN_EXE_cairn")))
             .args(args)
             .current_dir(cwd)
-            .env("HOME", self.root())
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("CODEX_HOME")
-            .env_remove("CAIRN_HOME")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
