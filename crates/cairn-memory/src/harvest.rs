@@ -99,11 +99,28 @@ fn fork_suffix(t: &StoredTurn, rule: &str) -> String {
     )
 }
 
-/// `s` with LIKE's wildcards escaped (escape character `\`).
-fn like_escape(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_")
+/// An origin of a forgotten memory.
+struct ForgottenOrigin {
+    origin: String,
+    memory_id: String,
+    forgotten_at: i64,
+}
+
+/// Every origin of a forgotten memory (few: what the user forgot), read once per run instead
+/// of a scan of every origin per new statement.
+fn forgotten_origins(conn: &rusqlite::Connection) -> Result<Vec<ForgottenOrigin>> {
+    let mut st = conn.prepare(
+        "SELECT o.origin, o.memory_id, m.forgotten_at FROM memories m
+         JOIN memory_origins o ON o.memory_id = m.id WHERE m.forgotten_at IS NOT NULL",
+    )?;
+    let rows = st.query_map([], |r| {
+        Ok(ForgottenOrigin {
+            origin: r.get(0)?,
+            memory_id: r.get(1)?,
+            forgotten_at: r.get(2)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 impl MemoryStore {
@@ -136,6 +153,8 @@ impl MemoryStore {
             ..ExtractReport::default()
         };
         let mut opened = false;
+        // Origins of forgotten memories, read once per run when first needed.
+        let mut forgotten: Option<Vec<ForgottenOrigin>> = None;
         for (revision, t) in &turns {
             mark = mark.max(*revision);
             if t.turn.sidechain || t.turn.user_texts().is_empty() {
@@ -157,7 +176,7 @@ impl MemoryStore {
                 self.recall_index()?;
                 opened = true;
             }
-            self.extract_turn(t, wrote, at, &fp, now, &mut report)?;
+            self.extract_turn(t, wrote, &fp, now, &mut forgotten, &mut report)?;
         }
         // Every revision read is above `since`, so a hold never takes the mark below it.
         let mark = hold.map_or(mark, |h| mark.min(h));
@@ -210,11 +229,12 @@ impl MemoryStore {
         &mut self,
         t: &StoredTurn,
         wrote: bool,
-        at: i64,
         fp: &str,
         now: i64,
+        forgotten: &mut Option<Vec<ForgottenOrigin>>,
         report: &mut ExtractReport,
     ) -> Result<()> {
+        let at = turn_time(t).unwrap_or(now);
         let (tx, recall) = self.begin_write()?;
         let mut ids: Vec<String> = Vec::new();
         let outcome = if wrote {
@@ -248,19 +268,15 @@ impl MemoryStore {
                 if known.is_none() {
                     // A branched or forked session carries the same turn under another
                     // session id: what was forgotten there stays forgotten.
-                    known = tx
-                        .query_row(
-                            "SELECT o.memory_id, m.forgotten_at FROM memory_origins o
-                             JOIN memories m ON m.id = o.memory_id
-                             WHERE m.forgotten_at IS NOT NULL AND o.origin LIKE ?1 ESCAPE '\\'
-                               AND o.origin LIKE ?2 ESCAPE '\\'",
-                            params![
-                                format!("{}:%", like_escape(&t.agent)),
-                                format!("%:{}", like_escape(&fork_suffix(t, &c.rule)))
-                            ],
-                            |r| Ok((r.get(0)?, r.get(1)?)),
-                        )
-                        .optional()?;
+                    if forgotten.is_none() {
+                        *forgotten = Some(forgotten_origins(&tx)?);
+                    }
+                    let agent = format!("{}:", t.agent);
+                    let suffix = format!(":{}", fork_suffix(t, &c.rule));
+                    known = forgotten.iter().flatten().find_map(|f| {
+                        (f.origin.starts_with(&agent) && f.origin.ends_with(&suffix))
+                            .then(|| (f.memory_id.clone(), Some(f.forgotten_at)))
+                    });
                 }
                 if let Some((id, forgotten)) = known {
                     if forgotten.is_some() {
