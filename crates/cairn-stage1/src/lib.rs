@@ -19,8 +19,8 @@ pub mod select;
 pub mod usage;
 
 pub use run::{
-    Estimate, ExtractReport, Extractor, NoProgress, Progress, ProposedMemory, Stage1Output,
-    UnitOutcome, delete_outputs, outputs, proposed_memories,
+    Estimate, ExtractReport, Extractor, MAX_PROPOSED_MEMORIES, NoProgress, Progress,
+    ProposedMemory, Stage1Output, UnitOutcome, delete_outputs, outputs, proposed_memories,
 };
 pub use schema::{
     COMPONENT as SCHEMA_COMPONENT, VERSION as SCHEMA_VERSION, ensure as ensure_schema,

@@ -91,9 +91,16 @@ pub struct UnitOutcome {
     /// `stored`, `no_output`, `agent_wrote`, `failed`, `budget`.
     pub outcome: String,
     pub memories: usize,
+    /// Memories the answer proposed beyond [`MAX_PROPOSED_MEMORIES`], not kept.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub memories_dropped: usize,
     pub tokens: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What a run did (or, for an estimate, would do).
@@ -109,6 +116,8 @@ pub struct ExtractReport {
     pub no_output: usize,
     pub failed: usize,
     pub memories_proposed: usize,
+    /// Memories proposed beyond the per-session cap ([`MAX_PROPOSED_MEMORIES`]), not kept.
+    pub memories_dropped: usize,
     pub input_tokens: u64,
     pub output_tokens: u64,
     /// Why the run stopped early.
@@ -359,7 +368,7 @@ impl Extractor<'_> {
                     budget.spend(usage.total());
                     report.input_tokens += usage.input_tokens;
                     report.output_tokens += usage.output_tokens;
-                    let out = to_output(&p.unit, &answer.value, now);
+                    let (out, dropped) = to_output(&p.unit, &answer.value, now);
                     let n = out.as_ref().map_or(0, |o| o.memories.len());
                     let what = if out.is_some() { "stored" } else { "no_output" };
                     store_output(self.conn(), &p.unit, out.as_ref(), usage, now)?;
@@ -370,9 +379,10 @@ impl Extractor<'_> {
                         report.no_output += 1;
                     }
                     report.memories_proposed += n;
-                    report
-                        .units
-                        .push(outcome(&p.unit, what, n, usage.total(), None));
+                    report.memories_dropped += dropped;
+                    let mut done = outcome(&p.unit, what, n, usage.total(), None);
+                    done.memories_dropped = dropped;
+                    report.units.push(done);
                 }
                 Err(e) => {
                     let fatal = matches!(
@@ -441,6 +451,7 @@ fn outcome(
         turns: u.turns.len(),
         outcome: what.into(),
         memories,
+        memories_dropped: 0,
         tokens,
         error,
     }
@@ -482,14 +493,20 @@ fn slug(v: &Value) -> Option<String> {
 pub const MAX_PROPOSED_MEMORIES: usize = 20;
 
 /// The model's answer as a stored output, redacted again field by field, at most
-/// [`MAX_PROPOSED_MEMORIES`] memories; `None` when it says nothing is worth keeping.
-fn to_output(u: &Unit, v: &Value, now: i64) -> Option<Stage1Output> {
+/// [`MAX_PROPOSED_MEMORIES`] memories; `None` when it says nothing is worth keeping. The
+/// count is of the usable memories left out by the cap, for the report.
+fn to_output(u: &Unit, v: &Value, now: i64) -> (Option<Stage1Output>, usize) {
     let project = unit_scope(u);
-    let memories: Vec<ProposedMemory> = v["memories"]
-        .as_array()
-        .map(|a| a.as_slice())
-        .unwrap_or(&[])
-        .iter()
+    let proposed = v["memories"].as_array().map_or(&[][..], |a| a.as_slice());
+    // A memory needs a known type and a body; only the first few that do are cleaned (each
+    // field is redacted again), the rest are counted.
+    let usable = |m: &&Value| {
+        m["type"].as_str().and_then(MemoryType::parse).is_some()
+            && m["body"].as_str().is_some_and(|b| !b.trim().is_empty())
+    };
+    let mut rest = proposed.iter().filter(usable);
+    let memories: Vec<ProposedMemory> = rest
+        .by_ref()
         .filter_map(|m| {
             let kind = MemoryType::parse(m["type"].as_str()?)?;
             let body = clean(&m["body"], 4_000);
@@ -513,12 +530,13 @@ fn to_output(u: &Unit, v: &Value, now: i64) -> Option<Stage1Output> {
         })
         .take(MAX_PROPOSED_MEMORIES)
         .collect();
+    let dropped = rest.count();
     let summary = clean(&v["rollout_summary"], MAX_FIELD_BYTES);
     let raw = clean(&v["raw_memory"], MAX_FIELD_BYTES);
     if summary.is_empty() && raw.is_empty() && memories.is_empty() {
-        return None;
+        return (None, dropped);
     }
-    Some(Stage1Output {
+    let out = Stage1Output {
         agent: u.agent.clone(),
         session_key: u.session_key.clone(),
         turn_key: u.through_key.clone(),
@@ -532,7 +550,8 @@ fn to_output(u: &Unit, v: &Value, now: i64) -> Option<Stage1Output> {
         raw_memory: raw,
         memories,
         generated_at: now,
-    })
+    };
+    (Some(out), dropped)
 }
 
 fn advance(conn: &Connection, u: &Unit, now: i64) -> Result<()> {
@@ -711,8 +730,10 @@ mod tests {
             .collect();
         let answer = serde_json::json!({"rollout_summary": "# s", "rollout_slug": null,
             "raw_memory": "", "memories": memories});
-        let out = to_output(&unit, &answer, 0).expect("output");
+        let (out, dropped) = to_output(&unit, &answer, 0);
+        let out = out.expect("output");
         assert_eq!(out.memories.len(), MAX_PROPOSED_MEMORIES);
         assert_eq!(out.memories[0].body, "fact number 0");
+        assert_eq!(dropped, 900 - MAX_PROPOSED_MEMORIES);
     }
 }

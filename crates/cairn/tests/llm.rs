@@ -707,6 +707,52 @@ fn invalid_answers_count_their_tokens() {
     );
 }
 
+/// An answer proposing more memories than are kept per session says how many were left out,
+/// in the report and in the human output.
+#[test]
+fn memories_beyond_the_per_session_cap_are_reported() {
+    let h = TestHome::empty();
+    let p = FakeProvider::new(&h);
+    p.config(&h, "");
+    let memories: Vec<Value> = (0..25)
+        .map(|i| {
+            json!({"type": "project", "scope": "project", "name": format!("Fact {i}"),
+                "description": format!("fact {i}"), "body": format!("Service {i} listens on port {}.", 8000 + i),
+                "why": "", "how_to_apply": ""})
+        })
+        .collect();
+    p.answer(
+        &json!({"rollout_summary": "# Ports", "rollout_slug": "ports", "raw_memory": "",
+        "memories": memories}),
+    );
+    let project = h.project("shop");
+    claude_session(&h, &project);
+    h.json(&["ingest"]);
+    let out = h.cairn_input(&["extract"], "", &[("CAIRN_NOW", "2026-11-20T10:03:00Z")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(20 memories proposed)"), "{text}");
+    assert!(
+        text.contains("5 more memories were proposed than the 20 kept per session and were not stored: claude session"),
+        "{text}"
+    );
+    // A later answer for the same turns is not asked for again; a fresh home gives the JSON.
+    let h2 = TestHome::empty();
+    let p2 = FakeProvider::new(&h2);
+    p2.config(&h2, "");
+    std::fs::copy(p.dir.join("answer.json"), p2.dir.join("answer.json")).unwrap();
+    claude_session(&h2, &h2.project("shop"));
+    h2.json(&["ingest"]);
+    let r = run_json(&h2, &["extract"], &[("CAIRN_NOW", "2026-11-20T10:03:00Z")]);
+    assert_eq!(r["memories_proposed"], 20, "{r}");
+    assert_eq!(r["memories_dropped"], 5, "{r}");
+    assert_eq!(r["units"][0]["memories_dropped"], 5, "{r}");
+}
+
 #[test]
 fn model_text_cannot_pose_as_instructions_in_the_codex_workspace() {
     let h = TestHome::empty();

@@ -231,6 +231,19 @@ pub fn print_report(r: &ExtractReport) {
         r.input_tokens,
         r.output_tokens
     );
+    if r.memories_dropped > 0 {
+        outln!(
+            "{} more memories were proposed than the {} kept per session and were not stored: {}",
+            r.memories_dropped,
+            cairn_stage1::MAX_PROPOSED_MEMORIES,
+            r.units
+                .iter()
+                .filter(|u| u.memories_dropped > 0)
+                .map(|u| format!("{} session {}", u.agent, u.session))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     if let Some(stop) = r.budget_stop {
         outln!(
             "phase 1 stopped: {stop}; {} session(s) left for a later run",

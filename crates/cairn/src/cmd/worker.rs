@@ -79,6 +79,15 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
                 Ok(Some(p)) => {
                     total.phase1_stored += p.stored as u64;
                     for u in &p.units {
+                        if u.memories_dropped > 0 {
+                            log.line("warn", &format!(
+                                "phase 1: {} session {}: {} memories beyond the {} kept per session were not stored",
+                                u.agent,
+                                u.session,
+                                u.memories_dropped,
+                                cairn_stage1::MAX_PROPOSED_MEMORIES
+                            ));
+                        }
                         if let Some(e) = &u.error {
                             log.error(&format!(
                                 "phase 1: {} session {}: {e} (retried later; `cairn status` lists failures)",
