@@ -80,10 +80,11 @@ fn polarity(text: &str) -> (HashSet<String>, HashSet<String>) {
         let mut preference = false;
         for raw in clause.split_whitespace() {
             let w = raw
+                .replace('\u{2019}', "'")
                 .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
                 .to_lowercase();
             // "prefer tabs over spaces": after a preference, `over` rejects what follows.
-            if NEGATORS.contains(&w.as_str()) || (preference && w == "over") {
+            if NEGATORS.contains(&w.as_str()) || w.ends_with("n't") || (preference && w == "over") {
                 negated = true;
                 continue;
             }
@@ -406,9 +407,19 @@ pub fn relation(
     {
         return Relation::Refines;
     }
+    // The same value of the same thing in fewer words, one word less ("we're on node 22 now"
+    // after "Node version is 22"): static embeddings read the two further apart than they are.
+    let restated = old_more
+        && only_old.len() == 1
+        && a.len() >= 2
+        && a.iter().any(|w| is_identifier(w))
+        && cosine >= 0.6;
     if !contradiction
         && !new_identifier
-        && (jaccard >= 0.75 || (cosine >= 0.93 && jaccard >= 0.6) || (old_more && same_subject))
+        && (jaccard >= 0.75
+            || (cosine >= 0.93 && jaccard >= 0.6)
+            || (old_more && same_subject)
+            || restated)
     {
         return Relation::Duplicate;
     }
@@ -442,6 +453,20 @@ pub fn relation(
             .iter()
             .all(|w| is_value(w) || (changed && is_identifier(w)));
     if same_subject && changed_value {
+        return Relation::Supersedes;
+    }
+    // Said to be a change, with one word put in another's place ("the default branch is now
+    // main" after "… is master"), unless it adds ("we now also deploy to EU").
+    let adds = new_text
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| ["also", "too"].iter().any(|a| w.eq_ignore_ascii_case(a)));
+    if same_subject
+        && changed
+        && !adds
+        && !other_environment
+        && only_new.iter().filter(|w| !is_change_word(w)).count() == 1
+        && only_old.len() == 1
+    {
         return Relation::Supersedes;
     }
     // A fact given more words says more ("we use Postgres *17 with pgvector*").
@@ -546,6 +571,45 @@ mod tests {
         assert_eq!(
             relation(Feedback, "Use pnpm.", User, "Use pnpm.", 1.0),
             Relation::Distinct
+        );
+        // The same value in fewer words, with a contraction typed either way.
+        for new in ["We're on node 22 now.", "We’re on Node 22."] {
+            assert_eq!(
+                rel(Project, new, "Node version is 22."),
+                Relation::Duplicate,
+                "{new}"
+            );
+        }
+        assert_eq!(
+            rel(Project, "We're on node 22 now.", "We're on Python 3.12."),
+            Relation::Distinct
+        );
+        // Said to be a change, one word in another's place; an addition is not a change.
+        assert_eq!(
+            rel(
+                Project,
+                "The default branch is now main.",
+                "The default branch is master."
+            ),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            rel(
+                Project,
+                "We now also deploy the frontend to Fly.",
+                "We deploy the frontend to Vercel."
+            ),
+            Relation::Distinct
+        );
+        // Negated auxiliaries reject, whichever apostrophe: another choice against the same
+        // rejected one.
+        assert_eq!(
+            rel(
+                Feedback,
+                "Use yarn; this repo doesn’t use npm.",
+                "Use pnpm; this repo doesn't use npm."
+            ),
+            Relation::Supersedes
         );
     }
 

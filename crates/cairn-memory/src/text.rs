@@ -131,7 +131,7 @@ fn walk_content_words(text: &str, emit: &mut dyn FnMut(String) -> bool) -> bool 
         stop
     };
     let push_word = |word: &mut String, emit: &mut dyn FnMut(String) -> bool| {
-        let w = word.trim_matches('\'');
+        let w = without_contraction(word.trim_matches('\''));
         let stop = w.chars().count() > 1 && !STOPWORDS.contains(&w) && emit(stem(w));
         word.clear();
         stop
@@ -142,9 +142,14 @@ fn walk_content_words(text: &str, emit: &mut dyn FnMut(String) -> bool) -> bool 
             let stop = push_word(&mut word, emit);
             cjk_run.push(c);
             stop
-        } else if c.is_alphanumeric() || c == '\'' || c == '_' {
+        } else if c.is_alphanumeric() || c == '\'' || c == '\u{2019}' || c == '_' {
             let stop = flush(&mut cjk_run, emit);
-            word.extend(c.to_lowercase());
+            if c == '\u{2019}' {
+                // A typographic apostrophe ("we’re", as macOS and many editors type it).
+                word.push('\'');
+            } else {
+                word.extend(c.to_lowercase());
+            }
             stop
         } else {
             flush(&mut cjk_run, emit) || push_word(&mut word, emit)
@@ -154,6 +159,23 @@ fn walk_content_words(text: &str, emit: &mut dyn FnMut(String) -> bool) -> bool 
         }
     }
     flush(&mut cjk_run, emit) || push_word(&mut word, emit)
+}
+
+/// An English word without its contraction: "we're" → "we", "caroline's" → "caroline"; a
+/// negated auxiliary ("doesn't", "can't") → "not". Function words stay function words, so
+/// "we're" shares nothing with another memory's "we're", and the rest is stemmed whole.
+fn without_contraction(w: &str) -> &str {
+    if w.ends_with("n't") {
+        return "not";
+    }
+    for suffix in ["'re", "'ve", "'ll", "'d", "'m", "'s"] {
+        if let Some(base) = w.strip_suffix(suffix)
+            && !base.is_empty()
+        {
+            return base;
+        }
+    }
+    w
 }
 
 /// English irregular verbs, past and participle → base form: Snowball leaves "written" and
@@ -367,6 +389,29 @@ mod tests {
             sentences("e.g. this one\nand that"),
             vec!["e.g. this one", "and that"]
         );
+    }
+
+    /// Contractions are function words, typed with either apostrophe: "we're" is not a
+    /// subject two memories can share, and "Caroline's" is Caroline.
+    #[test]
+    fn contractions_leave_their_base() {
+        let w = |t: &str| {
+            let mut v: Vec<String> = content_words(t).into_iter().collect();
+            v.sort();
+            v
+        };
+        assert_eq!(w("We're on node 22 now"), ["22", "node"]);
+        assert_eq!(w("We’re on node 22 now"), ["22", "node"]);
+        assert_eq!(
+            w("they've moved the API; you'll see"),
+            ["api", "move", "see"]
+        );
+        assert_eq!(
+            w("Caroline’s tests doesn't pass"),
+            ["carolin", "pass", "test"]
+        );
+        assert_eq!(w("I'm on macOS, I'd rather not"), ["maco"]);
+        assert_eq!(w("rock'n'roll o'clock"), ["o'clock", "rock'n'rol"]);
     }
 
     #[test]
