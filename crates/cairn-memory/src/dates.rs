@@ -280,8 +280,31 @@ pub fn absolutise(text: &str, anchor: Date) -> String {
     out
 }
 
-/// [`absolutise`] on text without code.
+/// Quoted words: "when I say 'tomorrow morning' I mean CET" speaks of the phrase, not a day.
+static QUOTED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r#""[^"\n]{1,60}"|“[^”\n]{1,60}”|‘[^’\n]{1,60}’|「[^」\n]{1,60}」|(?:^|[\s(])'[^'\n]{1,60}'(?:[\s.,;:!?)]|$)"#,
+    )
+});
+
+/// [`absolutise`] on text without code: quoted words are left as they are.
 fn absolutise_prose(text: &str, anchor: Date) -> String {
+    if !text.contains(['"', '“', '‘', '「', '\'']) {
+        return absolutise_words(text, anchor);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for m in QUOTED.find_iter(text) {
+        out.push_str(&absolutise_words(&text[last..m.start()], anchor));
+        out.push_str(m.as_str());
+        last = m.end();
+    }
+    out.push_str(&absolutise_words(&text[last..], anchor));
+    out
+}
+
+/// [`absolutise`] on text without code or quotes.
+fn absolutise_words(text: &str, anchor: Date) -> String {
     if text.is_empty() {
         return String::new();
     }
@@ -547,6 +570,19 @@ mod tests {
             "never deploy Friday 2026-12-04"
         );
         assert_eq!(a("the freeze ends next year"), "the freeze ends in 2027");
+        // A quoted phrase is spoken of, not a day.
+        for quoted in [
+            "when I say 'tomorrow morning' I mean CET",
+            "in our standup notes \"tomorrow\" means the next working day",
+            "when the PM says “next week” she means the next sprint",
+            "「明日」は次の営業日のこと",
+        ] {
+            assert_eq!(a(quoted), quoted);
+        }
+        assert_eq!(
+            a("it's due tomorrow, the 'quick' fix"),
+            "it's due 2026-11-26, the 'quick' fix"
+        );
     }
 
     #[test]
