@@ -5,7 +5,7 @@
 //!
 //! | shape | English | Japanese | Chinese | type |
 //! |---|---|---|---|---|
-//! | explicit | "remember (that) …", "keep in mind …", "…, keep that in mind", "note to self: …", "don't forget to …" | 覚えて | 记住, 记得, "…，记住这个" | by content |
+//! | explicit | "remember (that) …", "keep in mind …", "…, keep that in mind", "note to self: …", "don't forget to …"; "…. Remember that." (the sentence before) | 覚えて, "…。これを覚えておいて" | 记住, 记得 (with 每次, 以后 …), "…，记住这个", "…。记住这个。" | by content |
 //! | from now on | "from now on …", "going forward …" | 今後は, これからは | 以后, 从现在开始 | feedback (a fact: by content) |
 //! | always / never | "(we) always …", "never …", "make sure to always …" | 常に, 必ず (a request, or not a problem report) | 总是, 始终 (not a problem report) | feedback ("I always …": user) |
 //! | standing | "prefer / avoid / use … in this codebase, everywhere, by default" | | | feedback |
@@ -30,7 +30,22 @@
 //! any English rule about the thing at hand ("always return early in this function", "use
 //! fetch instead of axios in UserList.tsx", "we use the console for this one-off fix"):
 //! "in/for this X" marks the thing at hand unless X is a standing scope (repo, project,
-//! codebase, team, app, service).
+//! codebase, team, app, service, tests), and so do "there", "apply/run/merge this", and a
+//! function's name ("in parseCoupon"). Neither are the task's next step ("remember to also
+//! …" without an occasion, "before you're done"), how things are now ("remember, it's
+//! Friday", "I only have 20 minutes"), a pick among the agent's options ("I prefer option
+//! B"), what keeps happening ("we always get throttled", "always the same error"), a
+//! hypothetical (もし…なら), or text the prompt quotes: after "the linter says:", "From the
+//! docs:", up to a blank line, and tool lines ("Warning: …", "npm WARN …").
+//!
+//! "From now on" also counts after a lead-in ("btw, from now on …", "…, and from now on …").
+//! A bare "don't …" also stands when it is about a class of things ("don't write comments
+//! that …", "stop adding docstrings to …") or names the alternative after a comma ("stop using
+//! print, use the logging module"). A rule whose first clause says "it" or "them" takes the
+//! sentence before it along ("We have a job called export. Never restart it by hand."), and a
+//! "Dashboard: https://…" line after a fact joins it. A rule about how the agent answers the
+//! person ("answer me in English", "回答尽量简短", or said to hold "whatever the repo") is
+//! marked personal and kept global.
 //!
 //! **Why** comes from the same sentence (after a dash, "because", "since", "otherwise"; in
 //! Japanese the clause before 〜ので/〜から; in Chinese 因为/否则) or from the next sentence when
@@ -59,9 +74,34 @@ pub struct Candidate {
     /// How to apply, when the surrounding text says.
     pub how: Option<String>,
     /// Which shape matched (`explicit`, `from-now-on`, `always`, `dont`, `we-use`, `use-not`,
-    /// `standing`, `correction`, `preference`, `about-me`).
+    /// `standing`, `correction`, `preference`, `about-me`, `pointer`).
     pub trigger: &'static str,
+    /// A rule about how the agent talks to the person ("answer me in English", "回答尽量简短"):
+    /// it holds in every project, so it is kept global.
+    pub personal: bool,
 }
+
+/// How the agent should answer the person, wherever they work.
+static ABOUT_REPLIES: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:answer|reply|respond|talk|speak|write|explain(?: things)?)\s+(?:to\s+)?me\b|\b(?:answer|reply|respond|talk|speak|write)\s+(?:\w+\s+)?in (?:english|japanese|chinese|mandarin|german|french|spanish|korean|italian|portuguese|dutch|russian|polish|turkish)\b|\b(?:you write|anything you (?:write|say)) for me\b|\byour (?:answers|replies|responses|explanations|tone|messages to me)\b|返事|返信|返答|敬語|話して|口調|で答えて|回答|回复|跟我说|和我说|对我说",
+    )
+});
+
+/// A rule said to hold in every project.
+static EVERY_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bwhatever the (?:repo|project|codebase)\b|\bin (?:every|any|all) (?:repos?|projects?|codebases?)\b|\b(?:across|for) all (?:my )?(?:repos|projects)\b",
+    )
+});
+
+/// A sentence that only labels a link: "Dashboard: https://…".
+static LABELLED_LINK: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^[a-z][\w ./-]{0,30}:\s*<?https?://\S+>?[.]?$"));
+
+/// A pronoun that stands for something said before: "never deploy *it* on Fridays".
+static EN_PRONOUN: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(?:it|it's|its|they|them|they're)\b"));
 
 fn re(p: &str) -> Regex {
     Regex::new(p).expect("static regex")
@@ -174,22 +214,23 @@ fn is_question(s: &str) -> bool {
 
 static EN_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(no|nope|nah|wrong|actually|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|wait|hey|thanks|thank you|please|pls|plz)\b[,.!:;]?\s+",
+        r"(?i)^(no|nope|nah|wrong|actually|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|by the way|one more thing)\b[,.!:;]?\s+",
     )
 });
 static JA_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(いや|いいえ|違う|ちがう|そうじゃなくて|ありがとう|あと|それと|なお|ちなみに)[、,。！!]?\s*",
+        r"^(いや|いいえ|違う|ちがう|そうじゃなくて|ありがとう|あと|それと|なお|ちなみに|ところで|そういえば)[、,。！!]?\s*",
     )
 });
-static ZH_MARKERS: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^(不是|不对|错了|好的|谢谢|另外|还有|对了|嗯)[，,。！!]?\s*"));
+static ZH_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^(不是|不对|错了|好的|谢谢|另外|还有|对了|嗯|顺便说一下|顺便说一句|顺便)[，,。！!]?\s*")
+});
 
 /// The words [`EN_MARKERS`] opens with.
 const EN_MARKER_WORDS: &[&str] = &[
     "no", "nope", "nah", "wrong", "actually", "ok", "okay", "right", "yes", "yeah", "yep", "hmm",
     "well", "also", "and", "but", "so", "oh", "wait", "hey", "thanks", "thank", "please", "pls",
-    "plz",
+    "plz", "btw", "fyi", "by", "one",
 ];
 
 const CORRECTIONS: &[&str] = &[
@@ -244,7 +285,54 @@ enum Shape {
     Rule(String, MemoryType),
     /// A rule given after "from now on": typed by content.
     FromNowOn(String),
+    /// "Remember that." / "Keep that in mind whenever …" / "これを覚えておいて": the thing to
+    /// remember is the sentence before; what follows the pointer (an occasion) is how to
+    /// apply it.
+    BackReference(String),
 }
+
+/// "…. Remember that.", "please remember this", "keep that in mind whenever you …": a
+/// request to remember what was just said, and the occasion it is for.
+static EN_BACK_REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:please\s+)?(?:(?:remember|memori[sz]e|note|save|don't forget|don’t forget|do not forget)\s+(?:this|that|it)|(?:keep|bear)\s+(?:this|that|it)\s+in\s+mind|keep in mind)(?:\s+(?:please|pls))?(?:\s+for\s+(?:later|next time|the future|future sessions))?\s*(?:[,:;]\s*)?((?:whenever|when|before|after|if|each time|every time|always)\b[^.!]*)?[.!]*\s*$",
+    )
+});
+
+/// What a remember-request points back with instead of saying it: "this", "that", "これ",
+/// "这个".
+fn points_back(content: &str) -> bool {
+    let t = content.trim_matches(|c: char| {
+        c.is_whitespace() || matches!(c, '.' | '!' | '。' | '！' | ',' | '，' | ':' | '：')
+    });
+    t.is_empty()
+        || [
+            "this",
+            "that",
+            "it",
+            "これ",
+            "それ",
+            "この事",
+            "このこと",
+            "这个",
+            "这点",
+            "这一点",
+            "这些",
+            "那个",
+            "这件事",
+            "这条",
+        ]
+        .iter()
+        .any(|w| t.eq_ignore_ascii_case(w))
+}
+
+/// A passing state, not a memory: "it's Friday", "the demo is in an hour", "I only have 20
+/// minutes", "we're still on the hotfix branch".
+static EN_TRANSIENT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:it's|it is|today is) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|late|early)\b|\bin (?:an?|one|two|half an|\d+) (?:hours?|minutes?|mins?)\b|\b(?:tonight|this (?:morning|afternoon|evening))\b|\bmy next meeting\b|\bonly have (?:an?|\d+|a few|about \d+) (?:hours?|minutes?|mins?)\b|\bstill on (?:the )?[\w/.-]+ branch\b",
+    )
+});
 
 static EN_REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -270,6 +358,12 @@ static EN_FROM_NOW: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)^(?:from now on|going forward|moving forward|from here on(?: out)?|in (?:the )?future|henceforth|for future reference|next time)\b[,:]?\s*(.+)$",
     )
 });
+/// "from now on" after a clause: "…, and from now on …", "btw, from now on …".
+static EN_FROM_NOW_MID: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(?:[,;:]\s*(?:and\s+|so\s+|but\s+|also\s+)?|\s+(?:and|so)\s+|\b(?:btw|fyi|by the way)[,:]?\s+)(?:from now on|going forward|moving forward|from here on(?: out)?)\b[,:]?\s*(.+)$",
+    )
+});
 static EN_FROM_NOW_TAIL: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)^(.+?),?\s+(?:from now on|going forward|moving forward|in (?:the )?future)[.!]?$")
 });
@@ -283,7 +377,7 @@ static EN_I_ALWAYS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^i\s+(?:\w+\s+)?(?:always|never)\s+(\w+)"));
 static EN_I_ALWAYS_NOT_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:forget|forgot|get|got|mix|mixed|struggle|wonder|lose|miss|mess|end|seem|have|had|run|ran|hit|see|saw|break|broke|wanted|thought|knew|understood|remember|make|made|said|say|told|tell|asked|ask|meant|mean|agreed|suggested|did|claimed|wrote|expected)$",
+        r"(?i)^(?:forget|forgot|get|got|mix|mixed|struggle|wonder|lose|miss|mess|end|seem|have|had|run|ran|hit|see|saw|break|broke|wanted|thought|knew|understood|remember|make|made|said|say|told|tell|asked|ask|meant|mean|agreed|suggested|did|claimed|wrote|expected|manage|managed|figured|found|fixed|solved|seemed|ended|hear|heard|lost|missed|struggled)$",
     )
 });
 /// An imperative of preference over a standing scope: "prefer composition over inheritance
@@ -293,7 +387,7 @@ static EN_STANDING_IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_STANDING_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any|all) tests|everywhere|across the (?:repo|codebase|project)|by default)\b",
+        r"(?i)\b(?:in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any|all) tests|everywhere|anywhere|across the (?:repo|codebase|project)|by default)\b",
     )
 });
 static EN_DONT: LazyLock<Regex> = LazyLock::new(|| {
@@ -306,17 +400,19 @@ static EN_DONT_TRIVIAL: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:for now|this time|right now|yet|just|for the moment|at the moment|today|in this (?:file|function|pr|commit|change|step|session))\b|\b(?:don't|don’t|do not|dont)\s+(?:change|modify|touch|edit|commit|push|delete|remove|rename)\s+(?:anything|any\s+\w+|it|this|that|them)\b",
+        r"(?i)\b(?:for now|this time|right now|yet|for the moment|at the moment|today|in this (?:file|function|pr|commit|change|step|session))\b|^(?:please\s+)?just\b|\bjust (?:this once|for today|for this|build|answer|do|run|use|skip|leave|ignore|comment|make|add|fix|try|go|tell|show|give|check)\b|\b(?:before|when|once|after|until) you(?:'re| are)? (?:done|finish(?:ed)?)\b|\b(?:don't|don’t|do not|dont)\s+(?:change|modify|touch|edit|commit|push|delete|remove|rename)\s+(?:anything|any\s+\w+|it|this|that|them)\b",
     )
 });
 static EN_GENERAL: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:ever|again|anymore|any more|in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any) tests|(?:from|on) my (?:laptop|machine|computer)|against (?:prod|production|staging)|on (?:main|master|prod|production)|in production|unless|without asking|directly|(?:in|to|from|into) (?:any |all |our |the )?(?:[a-z-]+\s+)?(?:comments|commit messages|messages|tests|specs|prs|pull requests|logs|docs|readmes|migrations|scripts|commits|reviews|code|changelogs|branches)|every (?:line|file|function|method|class|commit|pr|change|time)|^(?:please\s+)?(?:don't|don’t|do not|dont|never)\s+use\s+\S+)\b",
+        r"(?i)\b(?:ever|again|anymore|any more|in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any) tests|(?:from|on) my (?:laptop|machine|computer)|against (?:prod|production|staging)|on (?:main|master|prod|production)|in production|unless|without asking|directly|(?:in|to|from|into) (?:any |all |our |the )?(?:[a-z-]+\s+)?(?:comments|commit messages|messages|tests|specs|prs|pull requests|logs|docs|readmes|migrations|scripts|commits|reviews|code|changelogs|branches)|every (?:line|file|function|method|class|commit|pr|change|time)|^(?:please\s+)?(?:don't|don’t|do not|dont|never)\s+use\s+\S+|^(?:please\s+)?(?:don't|don’t|do not|dont|never|stop|quit)\s+\w+\s+(?:new\s+|extra\s+|unnecessary\s+|more\s+)?(?:[a-z]{3,}s|everything)\s+(?:that|which|who|for|to|with|in|on|when|unless|just))\b",
     )
 });
 /// A "don't" that names what to do instead states a preference, not a step of the task.
 static EN_INSTEAD: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)[,;]\s*(?:use|prefer|go with|pick|write)\b.+\binstead\b|\brather than\b")
+    re(
+        r"(?i)[,;]\s*(?:use|prefer|go with|pick|write)\b.+\binstead\b|\brather than\b|[,;]\s*(?:use|prefer|go with)\s+(?:the\s+|a\s+)?[\w`]",
+    )
 });
 /// "use pnpm, not npm", "use ruff instead of flake8", "use black for formatting python,
 /// never autopep8": a choice against an alternative.
@@ -353,33 +449,86 @@ const STANDING_THINGS: &[&str] = &[
     "workspace",
     "app",
     "service",
+    "test",
+    "spec",
 ];
 
-/// Whether a sentence points at the thing at hand ("this file", "here", "in this handler").
+/// Whether a sentence points at the thing at hand ("this file", "here", "in this handler",
+/// "apply this to prod", "use Promise.all there", "in parseCoupon").
 fn deictic(s: &str) -> bool {
     EN_DEICTIC.is_match(s)
+        || EN_CODE_NAME.is_match(s)
+        || there_as_place(s)
         || EN_THIS_THING.captures_iter(s).any(|c| {
             let w = c[1].to_ascii_lowercase();
             !STANDING_THINGS.contains(&w.trim_end_matches('s'))
         })
 }
 
+/// "in parseCoupon", "inside fetchOrders()": one function or variable of the code at hand.
+static EN_CODE_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\b(?:[Ii]n|[Ii]nside|[Ff]or|[Ff]rom) (?:the )?(?:[a-z]+[A-Z][A-Za-z0-9]*|\w+\(\))")
+});
+
+/// "there" as a place ("don't use Promise.all there"), not "there is …".
+fn there_as_place(s: &str) -> bool {
+    let words: Vec<String> = s
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    words.iter().enumerate().any(|(i, w)| {
+        w == "there"
+            && i > 0
+            && !words.get(i + 1).is_some_and(|n| {
+                [
+                    "is",
+                    "are",
+                    "was",
+                    "were",
+                    "will",
+                    "must",
+                    "should",
+                    "may",
+                    "might",
+                    "has",
+                    "have",
+                    "be",
+                    "isn't",
+                    "aren't",
+                    "wasn't",
+                    "won't",
+                    "shouldn't",
+                ]
+                .contains(&n.as_str())
+            })
+    })
+}
+
 static EN_DEICTIC: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:this|that|the other|these|those) (?:file|function|one|line|test|method|variable|branch|commit|pr|time)\b|\bhere\b|\b(?:in|to|from|of) [\w./-]*\w\.(?:tsx?|jsx?|mjs|py|rs|go|rb|java|kt|swift|c|cc|cpp|h|hpp|cs|php|vue|svelte|css|scss|html|sql|sh|ya?ml|toml|json|md)\b",
+        r"(?i)\b(?:this|that|the other|these|those) (?:file|function|one|line|test|method|variable|branch|commit|pr|time)\b|\bhere\b|\b(?:merge|apply|run|deploy|ship|push|commit|revert|release) (?:this|that|these|those)(?:[\s.,;!?]|$)|\b(?:in|to|from|of) [\w./-]*\w\.(?:tsx?|jsx?|mjs|py|rs|go|rb|java|kt|swift|c|cc|cpp|h|hpp|cs|php|vue|svelte|css|scss|html|sql|sh|ya?ml|toml|json|md)\b",
     )
 });
+/// "We always get throttled …", "we never managed to …": what keeps happening, not a rule.
+static EN_WE_ALWAYS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^we\s+(?:\w+\s+)?(?:always|never)\s+(\w+)"));
+/// "Always the same error", "never a dull moment": no verb after always/never, no rule.
+static EN_ALWAYS_NO_VERB: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^(?:always|never)\s+(?:the|a|an|same|something|so|such|fun|easy)\b"));
 /// "You always forget …", "you never run …": a complaint about the agent, not a rule.
 static EN_YOU_ALWAYS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^you\s+(?:\w+\s+)?(?:always|never)\s+(\w+)"));
 /// A one-off, for the always/never shape (which, unlike "don't", counts "just" and "yet"
 /// as ordinary words: "never just guess", "we never ship yet-untested code").
 static EN_ONE_OFF_ALWAYS: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:for now|this time|right now|for the moment|at the moment|today|this one)\b")
+    re(
+        r"(?i)\b(?:for now|this time|right now|for the moment|at the moment|today|this one)\b|\b(?:before|when|once|after|until) you(?:'re| are)? (?:done|finish(?:ed)?)\b",
+    )
 });
 static EN_ABOUT_ME: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:(?:i am|i'm|im)\s+(?:a|an|the)\s+(?:bit|little|lot)\b|i (?:like|love|hate|prefer) (?:this|that|it)\b)",
+        r"(?i)^(?:(?:i am|i'm|im)\s+(?:a|an|the)\s+(?:bit|little|lot)\b|i (?:like|love|hate|prefer) (?:this|that|it)\b|i (?:prefer|like|love|'d go with|would go with|'ll go with|'ll take|want) (?:(?:the|your) )?(?:(?:first|second|third|last|other|previous|latter|former|new|old|original|shorter|longer|simpler|cleaner)\s+)?(?:option|suggestion|version|approach|one|variant|proposal|solution|idea|plan|draft)s?\b|i (?:prefer|like) (?:option|approach|variant|plan|version) [a-z0-9]\b|i (?:like|prefer|love) your\b)",
     )
 });
 static EN_USER: LazyLock<Regex> = LazyLock::new(|| {
@@ -409,7 +558,7 @@ static JA_DIRECTIVE_END: LazyLock<Regex> = LazyLock::new(|| {
 /// always fails; "いつも落ちる": it always breaks), unless it ends as a request.
 static JA_PROBLEM: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"失敗|落ち|エラー|壊れ|止ま|遅い|遅く|クラッシュ|バグ|おかしい|動かない|通らない|なぜ|どうして|なんで|何で|[？?]",
+        r"失敗|落ち|エラー|壊れ|止ま|遅い|遅く|クラッシュ|バグ|おかしい|動かない|通らない|なぜ|どうして|なんで|何で|[？?]|^もし|なら[、,]|んだけど|けどね",
     )
 });
 static JA_DONT: LazyLock<Regex> =
@@ -446,22 +595,29 @@ static ZH_ALWAYS: LazyLock<Regex> = LazyLock::new(|| re(r"总是|始终|一律|�
 /// errors).
 static ZH_PROBLEM: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"报错|失败|出错|崩溃|挂了|卡住|超时|怎么办|为什么|怎么回事|不行|不工作|有问题|吗[。！!]?$|呢[。！!]?$",
+        r"报错|失败|出错|崩溃|挂了|卡住|卡在|坏了|超时|怎么办|为什么|怎么回事|不行|不工作|有问题|帮我看看|唉|吗[。！!]?$|呢[。！!]?$",
     )
 });
 static ZH_DONT: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(?:请)?(?:不要|别|不许|禁止|千万不要|请勿|永远不要|绝对不要)"));
-static ZH_ONE_OFF: LazyLock<Regex> =
-    LazyLock::new(|| re(r"这次|现在|先这样|暂时|还没|今天|这个文件|这里|这个函数"));
+static ZH_ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"这次|现在|先这样|暂时|还没|今天|今晚|等下|等一下|一会儿|别管|这个|那个|这些|那些|这里")
+});
+/// "这个项目", "这个仓库": a standing scope, not the thing at hand.
+static ZH_STANDING_SCOPE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"这个(?:项目|仓库|团队|公司|代码库|应用|服务)"));
 static ZH_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"^(?:我们|我们的项目|这个项目|本项目|这个仓库|团队)(?:现在)?(?:都)?(?:用|使用|采用)")
 });
 static ZH_USER: LazyLock<Regex> = LazyLock::new(|| re(r"^我是"));
+/// Words that make a Chinese request stand: every time, from now on, always.
+static ZH_STANDING: LazyLock<Regex> =
+    LazyLock::new(|| re(r"每次|每当|以后|今后|总是|永远|一律|始终|所有|任何|都要"));
 static ZH_CORRECTION_VERB: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:用|使用|改用)"));
 
 static POINTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)https?://|\b[\w-]+(?:\.[\w-]+)*\.(?:internal|local|lan|corp|com|net|org|io|dev|app|cloud|example)(?::\d+)?\b|\b[\w.-]+:\d{2,5}\b|\b[A-Z][A-Z0-9]+-\d+\b|\b(?:dashboard|grafana|kibana|datadog|sentry|jira|linear|confluence|notion|runbook|wiki|slack channel|channel)\b|(?:^|\s)#[a-z][\w-]+",
+        r"(?i)https?://|\b[\w-]+(?:\.[\w-]+)*\.(?:internal|local|lan|corp|com|net|org|io|dev|app|cloud|example)(?::\d+)?\b|\b[\w.-]*[A-Za-z][\w.-]*:\d{2,5}\b|\b\d{1,3}(?:\.\d{1,3}){3}:\d{2,5}\b|\b[A-Z][A-Z0-9]+-\d+\b|\b(?:dashboard|grafana|kibana|datadog|sentry|jira|linear|confluence|notion|runbook|wiki|slack channel|channel)\b|(?:^|\s)#[a-z][\w-]+",
     )
 });
 static ABOUT_USER: LazyLock<Regex> = LazyLock::new(|| {
@@ -610,6 +766,12 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if english && let Some(found) = detect_english(s, correction) {
         return Some(found);
     }
+    // "The API docs live at https://…", "监控面板在 https://…": where something is kept.
+    if s.contains("://")
+        && let Some(found) = plain_pointer(s)
+    {
+        return Some(found);
+    }
     // Every Japanese and Chinese pattern holds a CJK character.
     if s.is_ascii() {
         return None;
@@ -617,14 +779,51 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     detect_cjk(s, correction)
 }
 
+/// A statement of where something lives, with its link.
+static PLAIN_POINTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:[^\s?]+\s+){0,8}?(?:is|are|lives?|sits?|(?:is|are) (?:hosted|tracked|documented|kept|logged|collected)|can be found)\b[^?]*https?://|^[a-z][\w ./-]{0,30}:\s*<?https?://|^[^，。？?]{1,30}(?:在|是)\s*https?://|^[^。？?]{1,40}(?:は|が)\s*<?https?://",
+    )
+});
+/// A link to one item of the work at hand (a pull request, a CI run, an issue, a commit).
+static ITEM_LINK: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)https?://\S*/(?:pulls?|issues|runs|jobs|builds|pipelines|commits?|merge_requests|compare|blob|tree)/\S*|https?://\S*/[0-9a-f]{7,40}(?:[/#?]|\b)|https?://\S*/\d{3,}(?:[/#?]|$|\s)",
+    )
+});
+
+fn plain_pointer(s: &str) -> Option<(Shape, &'static str)> {
+    let one_off = ITEM_LINK.is_match(s)
+        || EN_ONE_OFF.is_match(s)
+        || deictic(s)
+        || is_instruction(s)
+        || s.split_whitespace().count() > 40;
+    (!one_off && PLAIN_POINTER.is_match(s))
+        .then(|| (Shape::Rule(s.to_string(), MemoryType::Reference), "pointer"))
+}
+
 fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
+    if let Some(c) = EN_BACK_REFERENCE.captures(s) {
+        let occasion = c.get(1).map_or("", |m| m.as_str().trim());
+        return Some((Shape::BackReference(occasion.to_string()), "explicit"));
+    }
     if let Some(c) = EN_REMEMBER_TAIL.captures(s) {
+        if EN_TRANSIENT.is_match(&c[1]) {
+            return None;
+        }
         return Some((Shape::Explicit(c[1].trim().to_string()), "explicit"));
     }
     if !EN_REMEMBER_NOT.is_match(s)
         && let Some(c) = EN_REMEMBER.captures(s)
     {
         let content = c[1].trim();
+        if points_back(content) {
+            return Some((Shape::BackReference(String::new()), "explicit"));
+        }
+        // "Remember, it's Friday, so nothing risky": how things are right now.
+        if EN_TRANSIENT.is_match(content) {
+            return None;
+        }
         // "don't forget the semicolon": a reminder for the task at hand, unless it gives a
         // rule ("… to run the migrations") or a fact ("…: staging needs the VPN").
         // "don't forget to push" is the task's next step; "don't forget to run the migrations
@@ -638,6 +837,16 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
             return None;
         }
         if let Some(rest) = content.strip_prefix("to ") {
+            // "remember to also log the AUC", "… to delete the debug prints before you're
+            // done": the task's next step, unless it says when it applies ("… before
+            // deploying") or to what class of things.
+            if !(EN_WHEN.is_match(rest) || EN_GENERAL.is_match(rest))
+                || EN_ONE_OFF.is_match(rest)
+                || EN_ONE_OFF_ALWAYS.is_match(rest)
+                || deictic(rest)
+            {
+                return None;
+            }
             return Some((
                 Shape::Rule(rest.to_string(), MemoryType::Feedback),
                 "explicit",
@@ -649,7 +858,16 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         .captures(s)
         .or_else(|| EN_FROM_NOW_TAIL.captures(s))
     {
-        return Some((Shape::FromNowOn(c[1].trim().to_string()), "from-now-on"));
+        let rule = strip_markers(c[1].trim()).0;
+        return Some((Shape::FromNowOn(rule.to_string()), "from-now-on"));
+    }
+    // "Fix the typo, and from now on spell-check the docs", "btw from now on …".
+    if let Some(c) = EN_FROM_NOW_MID.captures(s) {
+        let rule = c[1].trim();
+        let rule = strip_markers(rule).0;
+        if !rule.is_empty() && !is_question(rule) {
+            return Some((Shape::FromNowOn(rule.to_string()), "from-now-on"));
+        }
     }
     if EN_ALWAYS.is_match(s) {
         // "Always return early in this function": the code at hand, not a standing rule; "you
@@ -657,9 +875,11 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         if deictic(s) || EN_ONE_OFF_ALWAYS.is_match(s) {
             return None;
         }
-        if EN_YOU_ALWAYS
-            .captures(s)
-            .is_some_and(|c| EN_I_ALWAYS_NOT_RULE.is_match(&c[1]))
+        if EN_ALWAYS_NO_VERB.is_match(s)
+            || EN_YOU_ALWAYS
+                .captures(s)
+                .or_else(|| EN_WE_ALWAYS.captures(s))
+                .is_some_and(|c| EN_I_ALWAYS_NOT_RULE.is_match(&c[1]))
         {
             return None;
         }
@@ -692,28 +912,45 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
             "correction",
         ));
     }
-    if EN_USER.is_match(s) && !EN_ABOUT_ME.is_match(s) {
+    if (EN_USER.is_match(s) || EN_CALL_ME.is_match(s)) && !EN_ABOUT_ME.is_match(s) {
         return Some((Shape::Rule(s.to_string(), user_or_project(s)), "about-me"));
     }
     None
 }
 
+/// "call me Mika", "I use fish, not bash": about the person, said otherwise.
+static EN_CALL_ME: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:[Cc]all me [A-Z]\w+|I use (?:\S+ ){1,2}?(?:\S+,? )?(?:not|instead of|rather than|over) \S+)",
+    )
+});
+
 fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
+    let explicit = |content: &str| {
+        if points_back(content) {
+            Shape::BackReference(String::new())
+        } else {
+            Shape::Explicit(content.trim().to_string())
+        }
+    };
     // Japanese.
     if let Some(c) = JA_REMEMBER_HEAD
         .captures(s)
         .or_else(|| JA_REMEMBER_TAIL.captures(s))
     {
-        return Some((Shape::Explicit(c[1].trim().to_string()), "explicit"));
+        return Some((explicit(&c[1]), "explicit"));
     }
     if let Some(c) = JA_FROM_NOW.captures(s) {
         return Some((Shape::FromNowOn(c[1].trim().to_string()), "from-now-on"));
     }
     // "この" (this) marks a one-off, except in "このリポジトリ" and the like (a standing scope).
     let ja_one_off = JA_ONE_OFF.is_match(&JA_STANDING_SCOPE.replace_all(s, ""));
+    // "もしCIが常にグリーンなら…": a wish about how things could be.
+    let hypothetical = s.starts_with("もし") || s.contains("なら、");
     if JA_ALWAYS.find_iter(s).any(|m| m.as_str() != "必ずしも")
         && (JA_DIRECTIVE_END.is_match(s) || !JA_PROBLEM.is_match(s))
         && !ja_one_off
+        && !hypothetical
     {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
     }
@@ -744,7 +981,13 @@ fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         && !s.starts_with("还记得")
         && let Some(c) = ZH_REMEMBER.captures(s)
     {
-        return Some((Shape::Explicit(c[1].trim().to_string()), "explicit"));
+        // "记得把日志级别改回INFO再提交" (remember to …): the task's next step, unless it says
+        // it stands ("记得每次提交前跑测试").
+        let to_do = s.trim_start_matches('请').starts_with("记得");
+        if to_do && !ZH_STANDING.is_match(s) {
+            return None;
+        }
+        return Some((explicit(&c[1]), "explicit"));
     }
     if let Some(c) = ZH_REMEMBER_TAIL.captures(s) {
         return Some((Shape::Explicit(c[1].trim().to_string()), "explicit"));
@@ -752,7 +995,7 @@ fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if let Some(c) = ZH_FROM_NOW.captures(s) {
         return Some((Shape::FromNowOn(c[1].trim().to_string()), "from-now-on"));
     }
-    let zh_one_off = ZH_ONE_OFF.is_match(s);
+    let zh_one_off = ZH_ONE_OFF.is_match(&ZH_STANDING_SCOPE.replace_all(s, ""));
     // The problem words count before a stated reason only ("…，因为上次失败了" is a rule).
     let zh_head = ["因为", "由于", "否则", "不然"]
         .iter()
@@ -934,10 +1177,27 @@ fn instructs(s: &str) -> bool {
     HOW_VERBS.contains(&w.as_str())
 }
 
-/// Removes what is not the user's own words: fenced code, quoted lines, markup lines.
+/// Where a prompt starts quoting something else: "the linter says:", "From the polars
+/// docs:", "this shows up in the browser console:". What follows on the line, and the lines
+/// after up to a blank one, are not the user's own words.
+static QUOTES_FOLLOW: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(?:\b(?:says|said|prints|printed|shows|showed|outputs|output|reads|warns|complains|logs|returns|returned|replied|answered)|\b(?:shows up|appears|pops up|comes up) (?:in|on) [^:]{1,40}|\b(?:docs|documentation|readme|changelog|the linter|the compiler|console|error message|warning|stack ?trace|traceback|the log|the logs))\s*:",
+    )
+});
+/// A line that is tool output: "Warning: …", "npm WARN …", "error[E0502]: …".
+static TOOL_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:(?:warning|error|fatal|panic|exception|caused by)(?:\[\w+\])?:|traceback \(most recent|npm (?:warn|err!?)\s|fail\s+\S+\.\w+\b)",
+    )
+});
+
+/// Removes what is not the user's own words: fenced code, quoted lines, markup lines, and
+/// text the prompt says it quotes (tool output, documentation).
 fn prose(prompt: &str) -> String {
     let mut out = String::new();
     let mut in_fence = false;
+    let mut quoting = false;
     for line in prompt.lines().take(400) {
         let t = line.trim_start();
         if t.starts_with("```") || t.starts_with("~~~") {
@@ -947,7 +1207,25 @@ fn prose(prompt: &str) -> String {
         if in_fence || t.starts_with('>') || t.starts_with('<') || t.starts_with("    ") {
             continue;
         }
-        out.push_str(line);
+        if quoting {
+            if t.trim().is_empty() {
+                quoting = false;
+            }
+            continue;
+        }
+        if TOOL_LINE.is_match(&t.to_ascii_lowercase()) {
+            continue;
+        }
+        let own = match QUOTES_FOLLOW.find(line) {
+            Some(m) => {
+                // The rest of the line is quoted; with nothing after the colon, the lines
+                // that follow are.
+                quoting = line[m.end()..].trim().is_empty();
+                &line[..m.end()]
+            }
+            None => line,
+        };
+        out.push_str(own);
         out.push('\n');
     }
     out
@@ -978,14 +1256,46 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             continue;
         }
         let (s, correction) = stripped[i];
+        // The sentence before, when it states something this one points back at.
+        let antecedent = (i > 0
+            && !used[i - 1]
+            && detected[i - 1].is_none()
+            && !stripped[i - 1].0.is_empty()
+            && !is_question(stripped[i - 1].0))
+        .then(|| stripped[i - 1].0);
+        let mut how = None;
         let (raw_rule, fixed_type) = match shape {
             Shape::Explicit(c) => (c.clone(), None),
             Shape::FromNowOn(c) => (c.clone(), None),
             Shape::Rule(c, t) => (c.clone(), Some(*t)),
+            Shape::BackReference(occasion) => {
+                let Some(before) = antecedent else {
+                    continue;
+                };
+                used[i - 1] = true;
+                if !occasion.is_empty() {
+                    how = Some(sentence_case(occasion));
+                }
+                (before.to_string(), None)
+            }
         };
-        let (rule, mut why) = split_inline_why(&raw_rule);
-        if rule.trim().is_empty() {
+        let (mut rule, mut why) = split_inline_why(&raw_rule);
+        if rule.trim().is_empty() || EN_TRANSIENT.is_match(&rule) {
             continue;
+        }
+        // "We have a service called ledger. Never deploy it on Fridays.": "it" needs the
+        // sentence it stands for.
+        let first_clause = rule.split([',', ';', '—', '–']).next().unwrap_or("");
+        if !matches!(shape, Shape::BackReference(_))
+            && EN_PRONOUN.is_match(first_clause)
+            && let Some(before) = antecedent
+            && !is_instruction(before)
+            && !ABOUT_USER.is_match(before)
+            && !crate::text::mostly_cjk(before)
+            && before.split_whitespace().count() <= 40
+        {
+            rule = format!("{} {}", with_full_stop(before), capitalize(rule.trim()));
+            used[i - 1] = true;
         }
         // A bare "don't …" must read as a standing rule.
         if *trigger == "dont" && !crate::text::mostly_cjk(s) {
@@ -995,12 +1305,24 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
                     .is_some_and(|n| detected[i + 1].is_none() && explains(n));
             let general =
                 correction || has_reason || EN_GENERAL.is_match(s) || EN_INSTEAD.is_match(s);
-            if EN_ONE_OFF.is_match(s) || !general {
+            // "don't use the --force flag on that migration", "… Promise.all there".
+            if EN_ONE_OFF.is_match(s) || !general || (deictic(s) && !EN_STANDING_SCOPE.is_match(s))
+            {
                 continue;
             }
         }
         if EN_ONE_OFF.is_match(&rule) && *trigger == "correction" {
             continue;
+        }
+        let mut next = i + 1;
+        // "Dashboard: https://…" after a fact belongs to it (and makes it a reference).
+        if let Some(n) = sents.get(next)
+            && matches!(detected[next], None | Some((_, "pointer")))
+            && LABELLED_LINK.is_match(n)
+        {
+            rule = format!("{} {}", with_full_stop(rule.trim()), n.trim());
+            used[next] = true;
+            next += 1;
         }
         let memory_type = match (shape, fixed_type) {
             (Shape::FromNowOn(_), _) => {
@@ -1016,8 +1338,6 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             (_, Some(t)) => t,
             (_, None) => classify(&rule),
         };
-        let mut how = None;
-        let mut next = i + 1;
         if why.is_none()
             && let Some(n) = sents.get(next)
             && detected[next].is_none()
@@ -1044,12 +1364,16 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
         {
             why = Some(sentence_case(stripped[i - 1].0));
         }
+        let personal = matches!(memory_type, MemoryType::Feedback | MemoryType::User)
+            && (EVERY_PROJECT.is_match(&rule)
+                || (ABOUT_REPLIES.is_match(&rule) && !ABOUT_PROJECT.is_match(&rule)));
         out.push(Candidate {
             memory_type,
             rule: sentence_case(&rule),
             why,
             how,
             trigger,
+            personal,
         });
         used[i] = true;
     }
@@ -1313,6 +1637,7 @@ mod tests {
                 let text = match s {
                     Shape::Explicit(c) | Shape::FromNowOn(c) => c,
                     Shape::Rule(c, m) => format!("{c} {m:?}"),
+                    Shape::BackReference(c) => format!("back: {c}"),
                 };
                 (t, text)
             })
@@ -1524,6 +1849,214 @@ mod tests {
                 "{prompt}: {c:?}"
             );
             assert_eq!(c.why, None, "{prompt}: {c:?}");
+        }
+    }
+
+    /// "Remember that." points back at what was just said: the sentence before is the memory,
+    /// and an occasion after the pointer is how to apply it.
+    #[test]
+    fn remember_that_points_back() {
+        for (prompt, rule) in [
+            (
+                "The preview env is torn down every night at midnight. Remember that.",
+                "The preview env is torn down every night at midnight.",
+            ),
+            (
+                "Uploads are capped at 25 MB by the proxy. Keep that in mind.",
+                "Uploads are capped at 25 MB by the proxy.",
+            ),
+            (
+                "We bill in EUR only, never USD. please remember this",
+                "We bill in EUR only, never USD.",
+            ),
+            (
+                "Lint with ruff before you commit. Don't forget that.",
+                "Lint with ruff before you commit.",
+            ),
+            (
+                "検証環境は毎週月曜に初期化されます。これを覚えておいて。",
+                "検証環境は毎週月曜に初期化されます。",
+            ),
+            ("预发环境每天凌晨重建。记住这个。", "预发环境每天凌晨重建。"),
+        ] {
+            let c = one(prompt);
+            assert_eq!(c.rule, rule, "{prompt}");
+            assert_eq!(c.how, None, "{prompt}");
+        }
+        let c = one(
+            "The EU cluster is eu-west-3 and the US one us-east-2. keep that in mind whenever you write Terraform.",
+        );
+        assert_eq!(
+            c.rule,
+            "The EU cluster is eu-west-3 and the US one us-east-2."
+        );
+        assert_eq!(c.how.as_deref(), Some("Whenever you write Terraform."));
+        // Nothing said before it: nothing to remember (never a memory reading ".").
+        none("Remember that.");
+        none("これを覚えておいて。");
+        none("What's the port? Remember that.");
+    }
+
+    /// Requests and remarks about the task at hand, however rule-like their words.
+    #[test]
+    fn passing_remarks_are_not_memories() {
+        for prompt in [
+            // The next step of the task.
+            "Remember to also bump the changelog.",
+            "and remember to remove the console.logs before you're done",
+            "Remember to rebase after you merge this.",
+            "记得把超时改回30秒再提交。",
+            // How things are right now.
+            "Remember, it's Thursday, so no big refactors please.",
+            "Keep in mind I only have 15 minutes before my next meeting.",
+            "remember we're still on the release-2.3 branch",
+            "Remember, the call is in an hour, so keep it short.",
+            // The thing at hand.
+            "Don't use the --no-verify flag on that commit.",
+            "Don't use a transaction there, the reads are independent.",
+            "Always use the new endpoint in loadInvoices.",
+            "never apply this to staging, only plan it",
+            "不要用这个分支，切到 main 再跑。",
+            "别管那些告警了，先让构建通过。",
+            "一定要今晚把这个版本发出去。",
+            // What keeps happening, a hypothetical, a pick among the agent's options.
+            "we always get rate limited by GitHub when the matrix runs in parallel. lower it to 4",
+            "we never managed to get the cache working in CI, try again",
+            "Always the same timeout:",
+            "もしテストが常に速ければ、こんな苦労はしないんだけどね。",
+            "这个任务总是卡在上传那一步，帮我看看。",
+            "I prefer option 2.",
+            "I like your first suggestion better, go with it",
+            "I prefer the version with the early return.",
+            // Quoted tool output and documentation.
+            "the build prints:\nNever run this script with sudo.\nwhy does it say that",
+            "From the tokio docs:\nAlways prefer spawn_blocking for CPU-heavy work.\ndoes that matter for us?",
+            "the console shows: Warning: Always pass a key prop to list items. why?",
+            "Warning: Don't use the default export here.\nwhat does this mean",
+        ] {
+            none(prompt);
+        }
+    }
+
+    /// What a user says in passing that does stand: after a lead-in, a class of things, a
+    /// pronoun with its antecedent, a labelled link.
+    #[test]
+    fn standing_rules_said_in_passing() {
+        for (prompt, rule) in [
+            (
+                "fyi, from now on we release from the stable branch",
+                "We release from the stable branch.",
+            ),
+            (
+                "Rename the variable, and from now on run clippy before committing.",
+                "Run clippy before committing.",
+            ),
+            (
+                "btw from now on pls add a test for every bug fix",
+                "Add a test for every bug fix.",
+            ),
+            (
+                "Don't write comments that just repeat the function name.",
+                "Don't write comments that just repeat the function name.",
+            ),
+            (
+                "Stop wrapping everything in Option that can't be missing.",
+                "Stop wrapping everything in Option that can't be missing.",
+            ),
+            (
+                "stop using println for debugging, use the tracing macros",
+                "Stop using println for debugging, use the tracing macros.",
+            ),
+            (
+                "We have a job called nightly-export. Never restart it by hand.",
+                "We have a job called nightly-export. Never restart it by hand.",
+            ),
+            (
+                "no, don't use unwrap, here or anywhere else in this repo.",
+                "Don't use unwrap, here or anywhere else in this repo.",
+            ),
+            (
+                "Don't use unwrap in these tests either.",
+                "Don't use unwrap in these tests either.",
+            ),
+        ] {
+            let c = one(prompt);
+            assert_eq!(c.rule, rule, "{prompt}");
+        }
+        // "it" further on is the rule's own: no sentence is borrowed for it.
+        let c = one(
+            "I think the bug is in the parser. From now on write the repro steps in the PR, reviewers ask for them.",
+        );
+        assert_eq!(
+            c.rule,
+            "Write the repro steps in the PR, reviewers ask for them."
+        );
+        // A link labelled after a fact is part of it, and makes it a reference.
+        let c = one(
+            "Remember: error tracking is in Sentry, project shop-web. Dashboard: https://sentry.example.com/shop-web",
+        );
+        assert_eq!(c.memory_type, MemoryType::Reference);
+        assert!(
+            c.rule
+                .ends_with("Dashboard: https://sentry.example.com/shop-web.")
+        );
+        // A clock time is no host:port.
+        let c = one("Keep in mind the backup job runs at 03:30 UTC and locks the tables.");
+        assert_eq!(c.memory_type, MemoryType::Project);
+        assert_eq!(
+            one("remember the metrics are at 10.0.4.2:9090").memory_type,
+            MemoryType::Reference
+        );
+        // Where something lives, said plainly with its link; not a link to one item of work.
+        for prompt in [
+            "The runbooks live at https://wiki.example.com/ops/runbooks",
+            "fyi error tracking is in Sentry: https://sentry.example.com/org/shop/",
+            "Status page: https://status.example.com",
+            "监控面板在 https://grafana.example.com/d/jobs ，任务出问题先看这个。",
+        ] {
+            let c = one(prompt);
+            assert_eq!(
+                (c.memory_type, c.trigger),
+                (MemoryType::Reference, "pointer"),
+                "{prompt}"
+            );
+        }
+        for prompt in [
+            "the failing run is https://ci.example.com/org/repo/runs/48213",
+            "look at https://github.com/org/repo/pull/12 and fix the review comments",
+            "is https://staging.example.com down again?",
+            "the commit that broke it is https://git.example.com/shop/commit/4f2a9c1e",
+        ] {
+            none(prompt);
+        }
+        // About the person, said otherwise than "I'm a …".
+        for prompt in [
+            "I use helix, not vim, so give me helix keybindings",
+            "call me Sam",
+        ] {
+            let c = one(prompt);
+            assert_eq!(c.memory_type, MemoryType::User, "{prompt}");
+        }
+    }
+
+    /// How the agent should answer the person holds wherever they work.
+    #[test]
+    fn rules_about_replies_are_personal() {
+        for prompt in [
+            "From now on, answer me in French.",
+            "never use emojis in anything you write for me",
+            "Always keep your answers under ten lines, whatever the repo.",
+            "今後は敬語なしで話してください。",
+            "以后回答尽量用中文。",
+        ] {
+            assert!(one(prompt).personal, "{prompt}");
+        }
+        for prompt in [
+            "From now on, use pnpm.",
+            "Don't use emojis in code comments",
+            "From now on, write the commit messages for this repo in English.",
+        ] {
+            assert!(!one(prompt).personal, "{prompt}");
         }
     }
 

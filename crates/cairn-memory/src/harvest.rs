@@ -287,6 +287,7 @@ impl MemoryStore {
                 }
                 let scope = match (c.memory_type, &project) {
                     (MemoryType::User, _) | (_, None) => GLOBAL.to_string(),
+                    _ if c.personal => GLOBAL.to_string(),
                     (_, Some(p)) => p.clone(),
                 };
                 let new = NewMemory {

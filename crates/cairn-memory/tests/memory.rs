@@ -562,10 +562,16 @@ fn extraction_types_dates_and_why() {
                 cwd,
                 "2026-11-25T10:00:00Z",
             ),
+            turn(
+                "t8",
+                "From now on, answer me in English even when I write in Japanese.",
+                cwd,
+                "2026-11-25T10:00:00Z",
+            ),
         ],
     );
     let r = mem.extract(&dirs(), NOW).unwrap();
-    assert_eq!((r.turns, r.created), (7, 6), "{r:?}");
+    assert_eq!((r.turns, r.created), (8, 7), "{r:?}");
     let live = all_live(&mem);
     let by = |needle: &str| {
         live.iter()
@@ -616,10 +622,17 @@ fn extraction_types_dates_and_why() {
         (MemoryType::User, GLOBAL)
     );
 
+    // How to answer the person holds in every project.
+    let replies = by("Answer me in English");
+    assert_eq!(
+        (replies.memory_type, replies.scope.as_str()),
+        (MemoryType::Feedback, GLOBAL)
+    );
+
     // Idempotent: nothing new on a second run.
     let again = mem.extract(&dirs(), NOW + 60).unwrap();
     assert_eq!((again.turns, again.created), (0, 0));
-    assert_eq!(all_live(&mem).len(), 6);
+    assert_eq!(all_live(&mem).len(), 7);
 }
 
 /// Extraction reads only what changed since its last run, and an open turn left for later
