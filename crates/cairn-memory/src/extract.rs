@@ -1213,10 +1213,20 @@ fn prose(prompt: &str) -> String {
             }
             continue;
         }
-        if TOOL_LINE.is_match(&t.to_ascii_lowercase()) {
+        // Cheap first: both patterns need a colon, but for "npm WARN …" and "FAIL x.ts".
+        let lower = t.to_ascii_lowercase();
+        let colon = t.contains(':');
+        if (colon || lower.starts_with("npm ") || lower.starts_with("fail"))
+            && TOOL_LINE.is_match(&lower)
+        {
             continue;
         }
-        let own = match QUOTES_FOLLOW.find(line) {
+        let quoted = if colon {
+            QUOTES_FOLLOW.find(line)
+        } else {
+            None
+        };
+        let own = match quoted {
             Some(m) => {
                 // The rest of the line is quoted; with nothing after the colon, the lines
                 // that follow are.
