@@ -330,7 +330,7 @@ fn points_back(content: &str) -> bool {
 /// minutes", "we're still on the hotfix branch".
 static EN_TRANSIENT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:it's|it is|today is) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|late|early)\b|\bin (?:an?|one|two|half an|\d+) (?:hours?|minutes?|mins?)\b|\b(?:tonight|this (?:morning|afternoon|evening))\b|\bmy next meeting\b|\bonly have (?:an?|\d+|a few|about \d+) (?:hours?|minutes?|mins?)\b|\bstill on (?:the )?[\w/.-]+ branch\b",
+        r"(?i)\b(?:it's|it is|today is) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|late|early)\b|\b(?:is|are|starts?|begins?)\s+in (?:an?|one|two|half an|\d+) (?:hours?|minutes?|mins?)\b|\b(?:tonight|this (?:morning|afternoon|evening))\b|\bmy next meeting\b|\bonly have (?:an?|\d+|a few|about \d+) (?:hours?|minutes?|mins?)\b|\bstill on (?:the )?[\w/.-]+ branch\b",
     )
 });
 
@@ -456,13 +456,15 @@ const STANDING_THINGS: &[&str] = &[
 /// Whether a sentence points at the thing at hand ("this file", "here", "in this handler",
 /// "apply this to prod", "use Promise.all there", "in parseCoupon").
 fn deictic(s: &str) -> bool {
-    EN_DEICTIC.is_match(s)
-        || EN_CODE_NAME.is_match(s)
-        || there_as_place(s)
-        || EN_THIS_THING.captures_iter(s).any(|c| {
-            let w = c[1].to_ascii_lowercase();
-            !STANDING_THINGS.contains(&w.trim_end_matches('s'))
-        })
+    EN_DEICTIC.is_match(s) || EN_CODE_NAME.is_match(s) || there_as_place(s) || this_thing(s)
+}
+
+/// "in/for this X" where X is not a standing scope ("for this run", not "in this repo").
+fn this_thing(s: &str) -> bool {
+    EN_THIS_THING.captures_iter(s).any(|c| {
+        let w = c[1].to_ascii_lowercase();
+        !STANDING_THINGS.contains(&w.trim_end_matches('s'))
+    })
 }
 
 /// "in parseCoupon", "inside fetchOrders()": one function or variable of the code at hand.
@@ -793,9 +795,10 @@ static ITEM_LINK: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 fn plain_pointer(s: &str) -> Option<(Shape, &'static str)> {
+    // "The design docs are here: https://…" stands; "the logs for this run are at …" not.
     let one_off = ITEM_LINK.is_match(s)
         || EN_ONE_OFF.is_match(s)
-        || deictic(s)
+        || this_thing(s)
         || is_instruction(s)
         || s.split_whitespace().count() > 40;
     (!one_off && PLAIN_POINTER.is_match(s))
@@ -1905,6 +1908,11 @@ mod tests {
         none("Remember that.");
         none("これを覚えておいて。");
         none("What's the port? Remember that.");
+        // A duration is no deadline.
+        assert_eq!(
+            one("Remember that the session cache expires in 10 minutes.").rule,
+            "The session cache expires in 10 minutes."
+        );
     }
 
     /// Requests and remarks about the task at hand, however rule-like their words.
@@ -1921,6 +1929,7 @@ mod tests {
             "Keep in mind I only have 15 minutes before my next meeting.",
             "remember we're still on the release-2.3 branch",
             "Remember, the call is in an hour, so keep it short.",
+            "Remember, the review starts in 10 minutes.",
             // The thing at hand.
             "Don't use the --no-verify flag on that commit.",
             "Don't use a transaction there, the reads are independent.",
@@ -2021,6 +2030,7 @@ mod tests {
         for prompt in [
             "The runbooks live at https://wiki.example.com/ops/runbooks",
             "fyi error tracking is in Sentry: https://sentry.example.com/org/shop/",
+            "The design docs are here: https://docs.example.com/design",
             "Status page: https://status.example.com",
             "监控面板在 https://grafana.example.com/d/jobs ，任务出问题先看这个。",
         ] {
@@ -2035,6 +2045,7 @@ mod tests {
             "the failing run is https://ci.example.com/org/repo/runs/48213",
             "look at https://github.com/org/repo/pull/12 and fix the review comments",
             "is https://staging.example.com down again?",
+            "the logs for this run are at https://logs.example.com/q/shop",
             "the commit that broke it is https://git.example.com/shop/commit/4f2a9c1e",
         ] {
             none(prompt);
