@@ -8,13 +8,14 @@
 //! | explicit | "remember (that) …", "keep in mind …", "…, keep that in mind", "note to self: …", "don't forget to …"; "…. Remember that." (the sentence before) | 覚えて, "…。これを覚えておいて" | 记住, 记得 (with 每次, 以后 …), "…，记住这个", "…。记住这个。" | by content |
 //! | from now on | "from now on …", "going forward …" | 今後は, これからは | 以后, 从现在开始 | feedback (a fact: by content) |
 //! | always / never | "(we) always …", "never …", "make sure to always …" | 常に, 必ず (a request, or not a problem report) | 总是, 始终 (not a problem report) | feedback ("I always …": user) |
-//! | standing | "prefer / avoid / use … in this codebase, everywhere, by default" | | | feedback |
+//! | standing | "prefer / avoid / use … in this codebase, everywhere, by default", "make sure every new …", "ask me before …" | | | feedback |
 //! | don't | "don't …", "avoid …", "stop …ing" | 〜しないで, 禁止 | 不要, 别 | feedback |
-//! | we use | "we use X (not Y)", "this repo uses …" | うちは〜を使っています | 我们用 | project |
+//! | we use | "we use X (not Y)", "this repo uses …", "we don't use X here", "we're on Node 22 now", "… is always … in this codebase" | うちは〜を使っています | 我们用 | project |
 //! | use, not | "use X, not Y", "use X instead of Y", "use X for …, never Y" | | | feedback |
 //! | correction | "no, use …" | いや、〜を使って | 不对，用 … | feedback |
 //! | preference | | 〜は〜で書いてください | | feedback |
-//! | about me | "I'm a …", "I prefer …" | 私は〜です | 我是 | user |
+//! | about me | "I'm a …", "I prefer …", "I use X, not Y", "call me …" | 私は〜です | 我是 | user |
+//! | pointer | "the runbooks live at https://…", "Status page: https://…" (not a link to one PR, run or commit) | "…は https://…" | "…在 https://…" | reference |
 //!
 //! "By content" means: a URL, host:port, ticket or dashboard → `reference`; about the person →
 //! `user` (unless it names the project: "I want this repo's tests to use pytest-xdist" is
@@ -732,6 +733,10 @@ const EN_FIRST_WORDS: &[&str] = &[
     "name",
     "write",
     "switch",
+    "ask",
+    "check",
+    "we're",
+    "we’re",
     "i'm",
     "i'd",
     "im",
@@ -764,7 +769,9 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         return None;
     }
     let english = EN_FIRST_WORDS.contains(&lead_word(s).as_str())
-        || EN_TAIL_PHRASES.iter().any(|p| lower.contains(p));
+        || EN_TAIL_PHRASES.iter().any(|p| lower.contains(p))
+        || lower.contains(" always ")
+        || lower.contains(" never ");
     if english && let Some(found) = detect_english(s, correction) {
         return Some(found);
     }
@@ -896,8 +903,30 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if EN_DONT.is_match(s) && !EN_DONT_TRIVIAL.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"));
     }
-    if EN_WE_USE.is_match(s) && !deictic(s) && !EN_ONE_OFF.is_match(s) {
+    if EN_WE_USE.is_match(s)
+        && !deictic(s)
+        && !EN_ONE_OFF.is_match(s)
+        && !EN_USING_AMOUNT.is_match(s)
+    {
         return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
+    }
+    // "we're on Node 22 now, not 20", "we don't use helm here, we use kustomize" ("here" is
+    // the project), "money is always stored as cents in this codebase".
+    if (EN_WE_ON_VERSION.is_match(s)
+        || EN_WE_DONT_USE.is_match(s)
+        || (EN_STATED_ALWAYS.is_match(s) && EN_STANDING_SCOPE.is_match(s)))
+        && !EN_ONE_OFF.is_match(s)
+        && !this_thing(s)
+    {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
+    }
+    // "make sure every new endpoint validates …", "ask me before running anything that costs
+    // money": a rule for what is still to come.
+    if (EN_EVERY_NEW.is_match(s) || EN_ASK_ME_BEFORE.is_match(s))
+        && !EN_ONE_OFF.is_match(s)
+        && !deictic(s)
+    {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "standing"));
     }
     if EN_STANDING_IMPERATIVE.is_match(s)
         && EN_STANDING_SCOPE.is_match(s)
@@ -920,6 +949,30 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     }
     None
 }
+
+/// "we're using too much memory", "we use the wrong config": an amount or a mistake, not a
+/// choice of tool.
+static EN_USING_AMOUNT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(?:use|uses|using)\s+(?:the wrong|too|so|way|more|less|a lot|lots|all|up|most)\b")
+});
+static EN_WE_ON_VERSION: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^we(?:'re|’re| are) (?:now |currently )?on [a-z.+#-]*\s?v?\d[\w.]*"));
+static EN_WE_DONT_USE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:we|this (?:repo|project|team|codebase))\s+(?:don't|don’t|do not|doesn't|does not|never)\s+use\s+\S",
+    )
+});
+/// A fact stated to hold always: "… is always stored as …", "… are never …".
+static EN_STATED_ALWAYS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(?:is|are|get|gets)\s+(?:always|never)\s+\w"));
+static EN_EVERY_NEW: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:please\s+)?(?:make sure|ensure|be sure)\s+(?:that\s+)?(?:every|all|each|any)\s+new\b",
+    )
+});
+static EN_ASK_ME_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)^(?:please\s+)?(?:always\s+)?(?:ask|check with)\s+me\s+(?:first\s+)?before\s+\w")
+});
 
 /// "call me Mika", "I use fish, not bash": about the person, said otherwise.
 static EN_CALL_ME: LazyLock<Regex> = LazyLock::new(|| {
@@ -2047,6 +2100,37 @@ mod tests {
             "is https://staging.example.com down again?",
             "the logs for this run are at https://logs.example.com/q/shop",
             "the commit that broke it is https://git.example.com/shop/commit/4f2a9c1e",
+        ] {
+            none(prompt);
+        }
+        // Project facts and rules for what is still to come, said without a trigger phrase.
+        for (prompt, t) in [
+            ("we're on Python 3.12 now, not 3.10", MemoryType::Project),
+            (
+                "no, we don't use docker compose here, we use tilt.",
+                MemoryType::Project,
+            ),
+            (
+                "Timestamps are always stored in UTC in this codebase, never local time.",
+                MemoryType::Project,
+            ),
+            (
+                "Make sure every new migration is reversible.",
+                MemoryType::Feedback,
+            ),
+            (
+                "ask me before deleting anything under data/",
+                MemoryType::Feedback,
+            ),
+        ] {
+            assert_eq!(one(prompt).memory_type, t, "{prompt}");
+        }
+        for prompt in [
+            "Make sure all tests pass before you push this.",
+            "we're still on the release-1.4 branch",
+            "the build is always red on Mondays, no idea why",
+            "we're using too much memory in the worker",
+            "we are using the wrong config somehow",
         ] {
             none(prompt);
         }
