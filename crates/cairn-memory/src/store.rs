@@ -220,18 +220,25 @@ pub fn derive_name(rule: &str) -> String {
     let head = t[..cut].trim();
     let mut head = if head.chars().count() < 8 { t } else { head };
     // "The staging dashboard is https://…" → "The staging dashboard".
+    // "Terraform state is in s3://…" → "Terraform state"; "管理画面は https://…" → "管理画面".
     if let Some(u) = head.find("://")
         && let Some(sp) = head[..u].rfind(char::is_whitespace)
     {
-        let before = head[..sp]
-            .trim_end()
-            .trim_end_matches(':')
-            .trim_end_matches(" is")
-            .trim_end_matches(" at")
-            .trim_end_matches(" in")
-            .trim_end_matches(" lives")
+        let mut before = head[..sp].trim_end();
+        loop {
+            let trimmed = [
+                ":", "：", " is", " are", " at", " in", " on", " under", " lives", " live", "は",
+                "が", "在", "是", "，", ",",
+            ]
+            .iter()
+            .fold(before, |b, suffix| b.strip_suffix(suffix).unwrap_or(b))
             .trim_end();
-        if before.chars().count() >= 8 {
+            if trimmed == before {
+                break;
+            }
+            before = trimmed;
+        }
+        if before.chars().count() >= if mostly_cjk(before) { 4 } else { 8 } {
             head = before;
         }
     }
@@ -1043,4 +1050,34 @@ pub(crate) fn scope_slugs(conn: &Connection) -> Result<HashMap<String, String>> 
     let mut st = conn.prepare("SELECT slug, scope FROM memory_scopes")?;
     let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::derive_name;
+
+    /// A title names the thing a pointer is for, not the words that lead to its link.
+    #[test]
+    fn names_of_pointers_stop_before_the_link() {
+        for (rule, name) in [
+            (
+                "The staging dashboard is https://grafana.example.com/d/staging",
+                "The staging dashboard",
+            ),
+            (
+                "Terraform state is in s3://acme-tfstate-prod, locked with DynamoDB",
+                "Terraform state",
+            ),
+            (
+                "The runbooks live at https://wiki.example.com/ops",
+                "The runbooks",
+            ),
+            (
+                "ステージング環境の管理画面は https://admin.example.com です",
+                "ステージング環境の管理画面",
+            ),
+        ] {
+            assert_eq!(derive_name(rule), name, "{rule}");
+        }
+    }
 }
