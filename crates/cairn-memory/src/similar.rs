@@ -12,7 +12,8 @@
 //!   differ on both sides are never the same memory: "the build uses node 18" / "… node 22"
 //!   or "deploy service A with chart v2" / "service B with chart v3" are not duplicates;
 //! * **polarity**: words inside a negated span ("not X", "instead of X", "never X", "不要",
-//!   "ではなく") versus outside it. A word that is wanted in one memory and rejected in the other
+//!   "ではなく", and what a clause says is gone: "X is gone", "X was removed") versus outside
+//!   it. A word that is wanted in one memory and rejected in the other
 //!   ("use pnpm, not npm" / "use yarn, not pnpm"), or another choice against the same rejected
 //!   one ("use pnpm, not npm" / "use yarn, not npm"), is a contradiction;
 //! * **cosine** of the memories' embeddings, as computed by the recall index.
@@ -69,6 +70,40 @@ const CHANGE_WORDS: &[&str] = &[
     "moved", "now", "changed", "migrated", "switched", "renamed", "replaced", "longer", "retired",
 ];
 
+/// The words before "is gone", "was removed", "is deprecated" … in a clause.
+fn retired_subject(clause: &str) -> Option<&str> {
+    const AUX: &[&str] = &[
+        " is ",
+        " are ",
+        " was ",
+        " were ",
+        " has been ",
+        " have been ",
+    ];
+    const GONE: &[&str] = &[
+        "gone",
+        "dead",
+        "removed",
+        "deprecated",
+        "retired",
+        "dropped",
+        "obsolete",
+        "deleted",
+    ];
+    let lower = clause.to_ascii_lowercase();
+    AUX.iter().find_map(|aux| {
+        let i = lower.find(aux)?;
+        let rest = lower[i + aux.len()..].trim_start();
+        let rest = rest.strip_prefix("now ").unwrap_or(rest);
+        GONE.iter()
+            .any(|g| {
+                rest.strip_prefix(g)
+                    .is_some_and(|r| r.is_empty() || r.starts_with(|c: char| !c.is_alphanumeric()))
+            })
+            .then(|| &clause[..i])
+    })
+}
+
 /// Content words split by polarity: (wanted, rejected).
 fn polarity(text: &str) -> (HashSet<String>, HashSet<String>) {
     let mut pos = HashSet::new();
@@ -76,6 +111,11 @@ fn polarity(text: &str) -> (HashSet<String>, HashSet<String>) {
     // Latin: a negator flips the polarity until the end of its clause (a full stop ends one,
     // the dot in `console.log` does not).
     for clause in clauses(text) {
+        // "poetry is gone", "the v1 client was removed": what comes before is rejected.
+        if let Some(before) = retired_subject(clause) {
+            neg.extend(content_words(before));
+            continue;
+        }
         let mut negated = false;
         let mut preference = false;
         for raw in clause.split_whitespace() {
@@ -398,11 +438,14 @@ pub fn relation(
         .split(|c: char| !c.is_alphanumeric())
         .any(|w| CHANGE_WORDS.iter().any(|c| w.eq_ignore_ascii_case(c)));
     let other_environment = only_new.iter().chain(&only_old).any(|w| is_environment(w));
+    // (Rejecting what the old memory said — "ArgoCD was retired" — or choosing otherwise is
+    // the change itself; wanting what the old one rejected is a reversal.)
+    let against_old = ap.intersection(&bn).next().is_some();
     if changed
         && new_more
         && same_subject
         && new_type == old_type
-        && !contradiction
+        && !against_old
         && !other_environment
     {
         return Relation::Refines;
@@ -426,7 +469,20 @@ pub fn relation(
     // A contradiction retires the old memory, a rule a fact as well as a fact a rule: "use
     // vitest, not jest" replaces "tests use jest". Rejecting what the old memory asserts is
     // explicit enough to need less of the embeddings' agreement (short rules in other words).
-    if replaces && overlap >= 0.5 && cosine >= 0.6 {
+    // All the two share is what the new one rejects ("switch to uv, poetry is gone" after
+    // "we use poetry for dependency management"): about the old memory, however few words.
+    // The embeddings read such a short rejection as far from the old memory: the words
+    // decide, with less of their agreement.
+    // Only for a thing said to be gone: "use pnpm, not npm" says nothing of "npm audit runs
+    // in CI".
+    let only_rejects = rejected > 0 && rejected == inter as usize && {
+        let gone: HashSet<String> = clauses(new_text)
+            .filter_map(retired_subject)
+            .flat_map(content_words)
+            .collect();
+        an.intersection(&bp).all(|w| gone.contains(w))
+    };
+    if replaces && ((overlap >= 0.5 && cosine >= 0.6) || (only_rejects && cosine >= 0.4)) {
         return Relation::Supersedes;
     }
     if new_type != old_type {
@@ -621,6 +677,25 @@ mod tests {
             let c = cairn_embed::cosine(&cairn_embed::embed(new), &cairn_embed::embed(old));
             relation(new_t, new, old_t, old, c)
         };
+        // What is said to be gone is rejected.
+        assert_eq!(
+            cross(
+                Feedback,
+                "Switch to uv, poetry is gone.",
+                Project,
+                "We use poetry for dependency management."
+            ),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            cross(
+                Project,
+                "The legacy importer was removed.",
+                Project,
+                "The nightly job runs the legacy importer and the exporter."
+            ),
+            Relation::Distinct
+        );
         assert_eq!(
             cross(
                 Feedback,
