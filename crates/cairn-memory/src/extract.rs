@@ -475,37 +475,39 @@ static EN_CODE_NAME: LazyLock<Regex> = LazyLock::new(|| {
 
 /// "there" as a place ("don't use Promise.all there"), not "there is …".
 fn there_as_place(s: &str) -> bool {
-    let words: Vec<String> = s
+    const EXISTENTIAL: &[&str] = &[
+        "is",
+        "are",
+        "was",
+        "were",
+        "will",
+        "must",
+        "should",
+        "may",
+        "might",
+        "has",
+        "have",
+        "be",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "won't",
+        "shouldn't",
+    ];
+    let mut words = s
         .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
-    words.iter().enumerate().any(|(i, w)| {
-        w == "there"
-            && i > 0
-            && !words.get(i + 1).is_some_and(|n| {
-                [
-                    "is",
-                    "are",
-                    "was",
-                    "were",
-                    "will",
-                    "must",
-                    "should",
-                    "may",
-                    "might",
-                    "has",
-                    "have",
-                    "be",
-                    "isn't",
-                    "aren't",
-                    "wasn't",
-                    "won't",
-                    "shouldn't",
-                ]
-                .contains(&n.as_str())
-            })
-    })
+        .enumerate()
+        .peekable();
+    while let Some((i, w)) = words.next() {
+        if i > 0 && w.eq_ignore_ascii_case("there") {
+            let next = words.peek().map(|(_, n)| n.to_lowercase());
+            if !next.is_some_and(|n| EXISTENTIAL.contains(&n.as_str())) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 static EN_DEICTIC: LazyLock<Regex> = LazyLock::new(|| {
