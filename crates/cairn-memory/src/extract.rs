@@ -35,11 +35,21 @@
 //! function's name ("in parseCoupon"). Neither are the task's next step ("remember to also
 //! …" without an occasion, "before you're done"), how things are now ("remember, it's
 //! Friday", "I only have 20 minutes"), a pick among the agent's options ("I prefer option
-//! B"), what keeps happening ("we always get throttled", "always the same error"), a
-//! hypothetical (もし…なら), or text the prompt quotes: after "the linter says:", "From the
-//! docs:", up to a blank line, and tool lines ("Warning: …", "npm WARN …").
+//! B"), what keeps happening ("we always get throttled", "always the same error", "never seen
+//! this before"), a hypothetical (もし…なら) or an opinion (…と思います), or text the prompt
+//! quotes: after "the linter says:", "From the docs:", "Here is the contract:", "the reviewer
+//! wrote in the PR:", "文档里写着：", "こう書いてあります：", up to the next blank line, and tool
+//! lines ("Warning: …", "npm WARN …", "src/x.go:12:1: …").
 //!
-//! "From now on" also counts after a lead-in ("btw, from now on …", "…, and from now on …").
+//! A statement also counts after a short lead-in that ends in a colon ("Quick rule for this
+//! app: …", "还有一个通用的要求：…"), and so do a rule said of its subject ("error messages
+//! must never include …", not "it should always retry" nor "we should never have …"), a rule
+//! after what explains it ("…, so never parallelise uploads"), "that's the rule going forward
+//! for …" (the sentence before is the rule, the rest how to apply it), "don't do that" (with
+//! the sentence before, or nothing), a standing wish about the agent's answers ("keep your
+//! answers short", "回答的时候请用中文"), "所有…都必须…", and "I'm in Berlin", "I'm mostly a
+//! backend person". "From now on" also counts after a lead-in ("btw, from now on …", "…,
+//! and from now on …").
 //! A bare "don't …" also stands when it is about a class of things ("don't write comments
 //! that …", "stop adding docstrings to …") or names the alternative after a comma ("stop using
 //! print, use the logging module"). A rule whose first clause says "it" or "them" takes the
@@ -99,6 +109,13 @@ static EVERY_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
 /// A sentence that only labels a link: "Dashboard: https://…".
 static LABELLED_LINK: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^[a-z][\w ./-]{0,30}:\s*<?https?://\S+>?[.]?$"));
+
+/// "Don't do that.", "please stop doing this", "never do it again".
+static EN_BARE_PRONOUN_RULE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:please\s+)?(?:don't|don’t|do not|never|stop|quit)\s+(?:do(?:ing)?\s+)?(?:that|this|it)(?:\s+again|\s+anymore)?[.!]*$",
+    )
+});
 
 /// A pronoun that stands for something said before: "never deploy *it* on Fridays".
 static EN_PRONOUN: LazyLock<Regex> =
@@ -224,7 +241,9 @@ static JA_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static ZH_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^(不是|不对|错了|好的|谢谢|另外|还有|对了|嗯|顺便说一下|顺便说一句|顺便)[，,。！!]?\s*")
+    re(
+        r"^(不是|不对|错了|好的|谢谢|另外说一下|另外说一句|另外|还有|对了|嗯|顺便说一下|顺便说一句|顺便)[，,。！!]?\s*",
+    )
 });
 
 /// The words [`EN_MARKERS`] opens with.
@@ -300,6 +319,13 @@ static EN_BACK_REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// "That's the rule going forward for all new endpoints": the sentence before is a rule.
+static EN_THATS_THE_RULE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:that's|that’s|that is|this is)\s+(?:the|a|our)\s+(?:rule|convention|policy|standard)\b(?:\s+(?:going forward|from now on|here|now))?[,:]?\s*((?:for|in|on|across|whenever|when)\b[^.!?]*)?[.!]*\s*$",
+    )
+});
+
 /// What a remember-request points back with instead of saying it: "this", "that", "これ",
 /// "这个".
 fn points_back(content: &str) -> bool {
@@ -331,13 +357,13 @@ fn points_back(content: &str) -> bool {
 /// minutes", "we're still on the hotfix branch".
 static EN_TRANSIENT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:it's|it is|today is) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|late|early)\b|\b(?:is|are|starts?|begins?)\s+in (?:an?|one|two|half an|\d+) (?:hours?|minutes?|mins?)\b|\b(?:tonight|this (?:morning|afternoon|evening))\b|\bmy next meeting\b|\bonly have (?:an?|\d+|a few|about \d+) (?:hours?|minutes?|mins?)\b|\bstill on (?:the )?[\w/.-]+ branch\b",
+        r"(?i)\b(?:it's|it is|today is) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|late|early)\b|\b(?:is|are|starts?|begins?)\s+in (?:an?|one|two|half an|\d+) (?:hours?|minutes?|mins?)\b|\b(?:tonight|this (?:morning|afternoon|evening))\b|\bmy next meeting\b|\bonly have (?:an?|\d+|a few|about \d+) (?:hours?|minutes?|mins?)\b|\bstill on (?:the )?[\w/.-]+ branch\b|\buntil then\b|\bhave (?:the|a|our) (?:demo|meeting|call|release|standup|review|presentation|interview) (?:at|in|on)\b",
     )
 });
 
 static EN_REMEMBER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|make a note|note to self|for the record|save (?:this|that) (?:to|in) (?:your )?memory)(?:\s+(?:this|that)(?:\s+for\s+(?:later|next time|the future|future sessions))?\s*[:\-—]|\s+for\s+(?:later|next time|the future|future sessions)\s*[:,\-—]|\s+that\b|\s*[:,\-—]|\b)\s*(.+)$",
+        r"(?i)^(?:please\s+)?(?:remember|keep in mind|don't forget|do not forget|make a note|note to self|note for later|for the record|save (?:this|that) (?:to|in) (?:your )?memory)(?:\s+(?:this|that)(?:\s+for\s+(?:later|next time|the future|future sessions))?\s*[:\-—]|\s+for\s+(?:later|next time|the future|future sessions)\s*[:,\-—]|\s+that\b|\s*[:,\-—]|\b)\s*(.+)$",
     )
 });
 /// "I'm on macOS with an M2 laptop, keep that in mind for native deps": the thing to remember,
@@ -388,7 +414,7 @@ static EN_STANDING_IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_STANDING_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any|all) tests|everywhere|anywhere|across the (?:repo|codebase|project)|by default)\b",
+        r"(?i)\b(?:in (?:this|our|the) (?:repo|repository|project|codebase|team|company|app|service|monorepo)|in (?:these|our|the|any|all) tests|everywhere|anywhere|across the (?:repo|codebase|project)|by default|in new code|for (?:all |any |every )?new \w+|for anything new)\b",
     )
 });
 static EN_DONT: LazyLock<Regex> = LazyLock::new(|| {
@@ -434,7 +460,7 @@ static EN_CORRECTION_VERB: LazyLock<Regex> = LazyLock::new(|| {
 /// ("in this repo").
 static EN_THIS_THING: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:in|for|on|to|with|inside|within|from|at|of|across) (?:this|that|these|those|the current) ([a-z][\w-]*)",
+        r"(?i)\b(?:in|for|on|to|with|inside|within|from|at|of|across|after|before|until|during) (?:this|that|these|those|the current) ([a-z][\w-]*)",
     )
 });
 const STANDING_THINGS: &[&str] = &[
@@ -467,6 +493,8 @@ fn this_thing(s: &str) -> bool {
         !STANDING_THINGS.contains(&w.trim_end_matches('s'))
     })
 }
+
+static EN_HERE: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bhere\b"));
 
 /// "in parseCoupon", "inside fetchOrders()": one function or variable of the code at hand.
 static EN_CODE_NAME: LazyLock<Regex> = LazyLock::new(|| {
@@ -519,8 +547,11 @@ static EN_DEICTIC: LazyLock<Regex> = LazyLock::new(|| {
 static EN_WE_ALWAYS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^we\s+(?:\w+\s+)?(?:always|never)\s+(\w+)"));
 /// "Always the same error", "never a dull moment": no verb after always/never, no rule.
-static EN_ALWAYS_NO_VERB: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)^(?:always|never)\s+(?:the|a|an|same|something|so|such|fun|easy)\b"));
+static EN_ALWAYS_NO_VERB: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:always|never)\s+(?:the|a|an|same|something|so|such|fun|easy|seen|heard|been|had|thought|knew|once|mind|noticed|happened)\b",
+    )
+});
 /// "You always forget …", "you never run …": a complaint about the agent, not a rule.
 static EN_YOU_ALWAYS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^you\s+(?:\w+\s+)?(?:always|never)\s+(\w+)"));
@@ -563,7 +594,7 @@ static JA_DIRECTIVE_END: LazyLock<Regex> = LazyLock::new(|| {
 /// always fails; "いつも落ちる": it always breaks), unless it ends as a request.
 static JA_PROBLEM: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"失敗|落ち|エラー|壊れ|止ま|遅い|遅く|クラッシュ|バグ|おかしい|動かない|通らない|なぜ|どうして|なんで|何で|[？?]|^もし|なら[、,]|んだけど|けどね",
+        r"失敗|落ち|エラー|壊れ|止ま|遅い|遅く|クラッシュ|バグ|おかしい|動かない|通らない|なぜ|どうして|なんで|何で|[？?]|^もし|なら[、,]|んだけど|けどね|と思います|と思う|みたいです|ようです",
     )
 });
 static JA_DONT: LazyLock<Regex> =
@@ -583,7 +614,8 @@ static JA_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
         r"^(?:うちは|うちでは|このプロジェクトでは|このリポジトリでは|私たちは|弊社では|我々は|チームでは).+?(?:を使って(?:います|いる)|を使う|を採用して(?:います|いる))",
     )
 });
-static JA_USER: LazyLock<Regex> = LazyLock::new(|| re(r"^私は.+(?:です|だ|をしています)[。！!]?$"));
+static JA_USER: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^私は.+(?:です|だ|をしています|ません|ありません)[。！!]?$"));
 
 static ZH_REMEMBER: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(?:请)?(?:帮我)?(?:记住|记得|记一下)(?:一下)?[:：，,]?\s*(.+)$"));
@@ -603,8 +635,15 @@ static ZH_PROBLEM: LazyLock<Regex> = LazyLock::new(|| {
         r"报错|失败|出错|崩溃|挂了|卡住|卡在|坏了|超时|怎么办|为什么|怎么回事|不行|不工作|有问题|帮我看看|唉|吗[。！!]?$|呢[。！!]?$",
     )
 });
-static ZH_DONT: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^(?:请)?(?:不要|别|不许|禁止|千万不要|请勿|永远不要|绝对不要)"));
+static ZH_DONT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:请)?(?:不要|别|不许|禁止|千万不要|请勿|永远不要|绝对不要)|^[^，。！？]{1,10}?(?:不要|别|禁止)(?:用|使用)",
+    )
+});
+/// "所有 DAG 的 owner 字段都必须填 …": a rule for every one of a kind.
+static ZH_ALL_MUST: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?:所有|每个|每一个|任何)[^，。？！]{0,40}?(?:都必须|必须|都要|一律|都得)")
+});
 static ZH_ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
     re(r"这次|现在|先这样|暂时|还没|今天|今晚|等下|等一下|一会儿|别管|这个|那个|这些|那些|这里")
 });
@@ -612,7 +651,9 @@ static ZH_ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
 static ZH_STANDING_SCOPE: LazyLock<Regex> =
     LazyLock::new(|| re(r"这个(?:项目|仓库|团队|公司|代码库|应用|服务)"));
 static ZH_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^(?:我们|我们的项目|这个项目|本项目|这个仓库|团队)(?:现在)?(?:都)?(?:用|使用|采用)")
+    re(
+        r"^(?:我们(?:这个)?(?:仓库|项目)?(?:里)?|我们的项目|这个项目|本项目|这个仓库(?:里)?|团队)(?:现在)?(?:都)?(?:用|使用|采用)",
+    )
 });
 static ZH_USER: LazyLock<Regex> = LazyLock::new(|| re(r"^我是"));
 /// Words that make a Chinese request stand: every time, from now on, always.
@@ -739,6 +780,9 @@ const EN_FIRST_WORDS: &[&str] = &[
     "check",
     "we're",
     "we’re",
+    "that's",
+    "that’s",
+    "that",
     "i'm",
     "i'd",
     "im",
@@ -777,8 +821,19 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if english && let Some(found) = detect_english(s, correction) {
         return Some(found);
     }
+    // "please keep your answers shorter", "回答的时候请用中文": how to answer, always.
+    if (!s.is_ascii() || lower.contains("your ") || lower.contains(" me in "))
+        && REPLY_HABIT.is_match(s)
+        && !EN_ONE_OFF.is_match(s)
+        && !EN_ONE_OFF_ALWAYS.is_match(s)
+    {
+        return Some((
+            Shape::Rule(s.to_string(), MemoryType::Feedback),
+            "preference",
+        ));
+    }
     // "The API docs live at https://…", "监控面板在 https://…": where something is kept.
-    if s.contains("://")
+    if (s.contains("://") || (s.contains(':') && s.bytes().any(|b| b.is_ascii_digit())))
         && let Some(found) = plain_pointer(s)
     {
         return Some(found);
@@ -790,16 +845,24 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     detect_cjk(s, correction)
 }
 
+/// A standing wish about the agent's answers: "keep your answers short", "answer me in
+/// English", "回答的时候请用中文", "返事は日本語で".
+static REPLY_HABIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?your (?:answers|replies|responses|explanations|summaries)\b|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
+    )
+});
+
 /// A statement of where something lives, with its link.
 static PLAIN_POINTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:[^\s?]+\s+){0,8}?(?:is|are|lives?|sits?|(?:is|are) (?:hosted|tracked|documented|kept|logged|collected)|can be found)\b[^?]*https?://|^[a-z][\w ./-]{0,30}:\s*<?https?://|^[^，。？?]{1,30}(?:在|是)\s*https?://|^[^。？?]{1,40}(?:は|が)\s*<?https?://",
+        r"(?i)^(?:[^\s?]+\s+){0,8}?(?:is|are|lives?|sits?|(?:is|are) (?:hosted|tracked|documented|kept|logged|collected)|can be found)\b[^?]*(?:https?://|\b[\w-]+(?:\.[\w-]+)+:\d{2,5}\b)|^[a-z][\w ./-]{0,30}:\s*<?https?://|^[^，。？?]{1,30}(?:在|是)[^，。？?]{0,12}?[:：]?\s*https?://|^[^。？?]{1,40}(?:は|が)\s*<?https?://",
     )
 });
 /// A link to one item of the work at hand (a pull request, a CI run, an issue, a commit).
 static ITEM_LINK: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)https?://\S*/(?:pulls?|issues|runs|jobs|builds|pipelines|commits?|merge_requests|compare|blob|tree)/\S*|https?://\S*/[0-9a-f]{7,40}(?:[/#?]|\b)|https?://\S*/\d{3,}(?:[/#?]|$|\s)",
+        r"(?i)https?://\S*/(?:pulls?|pr|issues|tickets?|incidents?|alerts?|runs|jobs|builds|pipelines|commits?|merge_requests|compare|blob|tree|browse)/\S*|https?://\S*/[0-9a-f]{7,40}(?:[/#?]|\b)",
     )
 });
 
@@ -815,6 +878,10 @@ fn plain_pointer(s: &str) -> Option<(Shape, &'static str)> {
 }
 
 fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
+    if let Some(c) = EN_THATS_THE_RULE.captures(s) {
+        let occasion = c.get(1).map_or("", |m| m.as_str().trim());
+        return Some((Shape::BackReference(occasion.to_string()), "standing"));
+    }
     if let Some(c) = EN_BACK_REFERENCE.captures(s) {
         let occasion = c.get(1).map_or("", |m| m.as_str().trim());
         return Some((Shape::BackReference(occasion.to_string()), "explicit"));
@@ -905,8 +972,9 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if EN_DONT.is_match(s) && !EN_DONT_TRIVIAL.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"));
     }
+    // "we use polars here, not pandas": here is the project.
     if EN_WE_USE.is_match(s)
-        && !deictic(s)
+        && !deictic(&EN_HERE.replace_all(s, ""))
         && !EN_ONE_OFF.is_match(s)
         && !EN_USING_AMOUNT.is_match(s)
     {
@@ -949,8 +1017,53 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if (EN_USER.is_match(s) || EN_CALL_ME.is_match(s)) && !EN_ABOUT_ME.is_match(s) {
         return Some((Shape::Rule(s.to_string(), user_or_project(s)), "about-me"));
     }
+    // "… must never include the internal error text", "secrets must not be logged".
+    if EN_MODAL_RULE.is_match(s)
+        && !EN_MODAL_REGRET.is_match(s)
+        && !is_instruction(s)
+        && !EN_ONE_OFF.is_match(s)
+        && !deictic(s)
+    {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
+    }
+    // "we keep business logic out of components in this app".
+    if EN_WE_CONVENTION.is_match(s) && EN_STANDING_SCOPE.is_match(s) && !EN_ONE_OFF.is_match(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
+    }
+    // "…only accepts one connection at a time, so never parallelise uploads to it".
+    if let Some(c) = EN_SO_NEVER.captures(s)
+        && !EN_I_ALWAYS_NOT_RULE.is_match(&c[1])
+        && !EN_ALWAYS_NO_VERB.is_match(&format!("never {}", &c[1]))
+        && !EN_ONE_OFF.is_match(s)
+        && !EN_ONE_OFF_ALWAYS.is_match(s)
+        && !this_thing(s)
+    {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
+    }
     None
 }
+
+/// A rule stated of its subject: "error messages … must never include …".
+static EN_MODAL_RULE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(?:must|should|shall)\s+(?:never|always|not)\s+\w|\bmust\s+(?:be|go|live|stay)\s+\w")
+});
+/// "we should never have merged it", "I think it should always …": regret or an opinion;
+/// "it should always retry 3 times": how the code at hand should behave.
+static EN_MODAL_REGRET: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:never|always|not)\s+(?:have|been)\b|^(?:i think|i guess|i feel|i believe|honestly|imo|maybe|perhaps)\b|\b(?:it|this|that|they|this one)\s+(?:must|should|shall)\b",
+    )
+});
+/// "we keep …", "we prefix …", "we squash-merge …": a team's way of doing things.
+static EN_WE_CONVENTION: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:we|our team)\s+(?:always\s+|only\s+)?(?:keep|put|write|store|name|prefix|wrap|squash|rebase|tag|pin|vendor|avoid|follow|document|version|review|deploy|release|test|lint|format)\b",
+    )
+});
+/// "…, so never …", "…; always …": a rule after what explains it, in one sentence.
+static EN_SO_NEVER: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)(?:[,;]\s*(?:so|and|but)\s+|;\s*)(?:please\s+)?(?:never|always)\s+(\w+)")
+});
 
 /// "we're using too much memory", "we use the wrong config": an amount or a mistake, not a
 /// choice of tool.
@@ -979,13 +1092,17 @@ static EN_ASK_ME_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
 /// "call me Mika", "I use fish, not bash": about the person, said otherwise.
 static EN_CALL_ME: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:[Cc]all me [A-Z]\w+|I use (?:\S+ ){1,2}?(?:\S+,? )?(?:not|instead of|rather than|over) \S+)",
+        r"^(?:[Cc]all me [A-Z]\w+|I use (?:\S+ ){1,2}?(?:\S+,? )?(?:not|instead of|rather than|over) \S+|I(?:'m|’m| am) (?:mostly |also |basically |primarily |more of |kind of )?(?:a|an) [a-z-]+ (?:person|engineer|developer|dev|designer|lead|manager|scientist|analyst)\b|I(?:'m|’m| am) (?:based )?in [A-Z][a-z]+\b|I(?:'m|’m| am) (?:also )?(?:colou?rblind|dyslexic|left-handed|deaf|hard of hearing)\b)",
     )
 });
 
 fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     let explicit = |content: &str| {
-        if points_back(content) {
+        // "今後の調査でも使うので覚えておいてください": a reason, pointing back.
+        let reason = ["ので", "から", "ため"]
+            .iter()
+            .any(|r| content.trim().ends_with(r));
+        if points_back(content) || reason {
             Shape::BackReference(String::new())
         } else {
             Shape::Explicit(content.trim().to_string())
@@ -1065,6 +1182,9 @@ fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     }
     if ZH_DONT.is_match(s) && !zh_one_off {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"));
+    }
+    if ZH_ALL_MUST.is_match(s) && !zh_one_off && !ZH_PROBLEM.is_match(zh_head) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
     }
     if ZH_WE_USE.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
@@ -1240,13 +1360,19 @@ fn instructs(s: &str) -> bool {
 /// after up to a blank one, are not the user's own words.
 static QUOTES_FOLLOW: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(?:\b(?:says|said|prints|printed|shows|showed|outputs|output|reads|warns|complains|logs|returns|returned|replied|answered)|\b(?:shows up|appears|pops up|comes up) (?:in|on) [^:]{1,40}|\b(?:docs|documentation|readme|changelog|the linter|the compiler|console|error message|warning|stack ?trace|traceback|the log|the logs))\s*:",
+        r"(?i)(?:\b(?:says|said|prints|printed|shows|showed|outputs|output|reads|warns|complains|logs|returns|returned|replied|answered|wrote|writes|commented|suggested|mentioned|posted)(?:\s+[^:\s]+){0,4}|\b(?:shows up|appears|pops up|comes up) (?:in|on) [^:]{1,40}|\b(?:here is|here's|here are|below is|below are)\b[^:]{0,60}|\bfrom (?:the|our|their|his|her|a|an) [^:]{1,50}|\b(?:docs|documentation|readme|changelog|the linter|the compiler|console|error message|warning|stack ?trace|traceback|the log|the logs))\s*:",
+    )
+});
+/// The same in Japanese and Chinese: "ドキュメントにはこう書いてあります：「…」", "文档里写着：“…”".
+static QUOTES_FOLLOW_CJK: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:書いてあります|書かれています|と書いて|によると|曰く|と言っています|写着|写道|里说|中说|上说|提示|显示|报错|エラーメッセージ|警告)\s*[：:]",
     )
 });
 /// A line that is tool output: "Warning: …", "npm WARN …", "error[E0502]: …".
 static TOOL_LINE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:(?:warning|error|fatal|panic|exception|caused by)(?:\[\w+\])?:|traceback \(most recent|npm (?:warn|err!?)\s|fail\s+\S+\.\w+\b)",
+        r"^(?:(?:warning|error|fatal|panic|exception|caused by)(?:\[\w+\])?:|traceback \(most recent|npm (?:warn|err!?)\s|fail\s+\S+\.\w+\b|[\w./\\-]+\.\w+:\d+(?::\d+)?:?\s)",
     )
 });
 
@@ -1256,6 +1382,7 @@ fn prose(prompt: &str) -> String {
     let mut out = String::new();
     let mut in_fence = false;
     let mut quoting = false;
+    let mut quoted_any = false;
     for line in prompt.lines().take(400) {
         let t = line.trim_start();
         if t.starts_with("```") || t.starts_with("~~~") {
@@ -1266,21 +1393,28 @@ fn prose(prompt: &str) -> String {
             continue;
         }
         if quoting {
+            // Blank lines right after the lead-in open the quote; the next one ends it.
             if t.trim().is_empty() {
-                quoting = false;
+                quoting = !quoted_any;
+            } else {
+                quoted_any = true;
             }
             continue;
         }
         // Cheap first: both patterns need a colon, but for "npm WARN …" and "FAIL x.ts".
         let lower = t.to_ascii_lowercase();
-        let colon = t.contains(':');
+        let colon = t.contains(':') || t.contains('：');
         if (colon || lower.starts_with("npm ") || lower.starts_with("fail"))
             && TOOL_LINE.is_match(&lower)
         {
             continue;
         }
         let quoted = if colon {
-            QUOTES_FOLLOW.find(line)
+            QUOTES_FOLLOW.find(line).or_else(|| {
+                (!line.is_ascii())
+                    .then(|| QUOTES_FOLLOW_CJK.find(line))
+                    .flatten()
+            })
         } else {
             None
         };
@@ -1289,6 +1423,7 @@ fn prose(prompt: &str) -> String {
                 // The rest of the line is quoted; with nothing after the colon, the lines
                 // that follow are.
                 quoting = line[m.end()..].trim().is_empty();
+                quoted_any = false;
                 &line[..m.end()]
             }
             None => line,
@@ -1299,23 +1434,67 @@ fn prose(prompt: &str) -> String {
     out
 }
 
+/// The text after a short lead-in that ends in a colon ("Quick rule for this app: …"), and
+/// without a standing-scope opener ("in this repo we use …" → "we use …").
+fn after_lead_in(s: &str) -> Option<&str> {
+    let cut = s
+        .find(": ")
+        .map(|i| (i, 2))
+        .or_else(|| s.find('：').map(|i| (i, '：'.len_utf8())));
+    let tail = match cut {
+        Some((i, n)) => {
+            let head = &s[..i];
+            let short = if crate::text::mostly_cjk(head) {
+                head.chars().count() <= 20
+            } else {
+                head.split_whitespace().count() <= 10
+            };
+            (short && !head.contains("://")).then(|| s[i + n..].trim_start())?
+        }
+        None => s,
+    };
+    let tail = EN_SCOPE_OPENER
+        .find(tail)
+        .map_or(tail, |m| &tail[m.end()..]);
+    // A quotation after the colon is someone else's words.
+    let quoted = tail.starts_with(['"', '“', '\'', '‘', '「', '『']);
+    (!tail.is_empty() && !quoted && tail.len() < s.len()).then_some(tail)
+}
+
+/// "in this repo, …", "这个仓库里": where the statement holds, before it.
+static EN_SCOPE_OPENER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:in|for|across) (?:this|our|the) (?:repo|repository|project|codebase|app|service|monorepo|team),?\s+",
+    )
+});
+
 /// Every memory statement in a prompt, in order.
 pub fn candidates(prompt: &str) -> Vec<Candidate> {
     let text = prose(prompt);
     let sents = sentences(&text);
     let mut out = Vec::new();
     let mut used = vec![false; sents.len()];
-    let stripped: Vec<(&str, bool)> = sents.iter().map(|s| strip_markers(s)).collect();
-    let detected: Vec<Option<(Shape, &'static str)>> = stripped
-        .iter()
-        .map(|(s, corr)| {
-            if is_question(s) || s.is_empty() {
-                None
-            } else {
-                detect(s, *corr)
+    let mut stripped: Vec<(&str, bool)> = sents.iter().map(|s| strip_markers(s)).collect();
+    let mut detected: Vec<Option<(Shape, &'static str)>> = Vec::with_capacity(sents.len());
+    for (s, corr) in stripped.iter_mut() {
+        if is_question(s) || s.is_empty() {
+            detected.push(None);
+            continue;
+        }
+        let mut found = detect(s, *corr);
+        // "Also, unrelated but important: in this repo we use goose …", "还有一个通用的要求：
+        // …": the statement after a short lead-in.
+        if found.is_none()
+            && let Some(tail) = after_lead_in(s)
+        {
+            let (tail, c) = strip_markers(tail);
+            found = detect(tail, *corr || c);
+            if found.is_some() {
+                *s = tail;
             }
-        })
-        .collect();
+        }
+        detected.push(found);
+    }
     for (i, det) in detected.iter().enumerate() {
         let Some((shape, trigger)) = det else {
             continue;
@@ -1344,17 +1523,30 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
                 if !occasion.is_empty() {
                     how = Some(sentence_case(occasion));
                 }
-                (before.to_string(), None)
+                // "That's the rule": what it points at is a rule, whatever it reads like.
+                let rule_type = (*trigger == "standing").then_some(MemoryType::Feedback);
+                (before.to_string(), rule_type)
             }
         };
         let (mut rule, mut why) = split_inline_why(&raw_rule);
         if rule.trim().is_empty() || EN_TRANSIENT.is_match(&rule) {
             continue;
         }
+        // "I noticed you added a comment block above every function. Please don't do that.":
+        // the rule is the sentence before; without one there is nothing to keep.
+        let objects_to_before = EN_BARE_PRONOUN_RULE.is_match(&rule);
+        if objects_to_before {
+            let Some(before) = antecedent else {
+                continue;
+            };
+            rule = format!("{} {}", with_full_stop(before), capitalize(rule.trim()));
+            used[i - 1] = true;
+        }
         // "We have a service called ledger. Never deploy it on Fridays.": "it" needs the
         // sentence it stands for.
         let first_clause = rule.split([',', ';', '—', '–']).next().unwrap_or("");
         if !matches!(shape, Shape::BackReference(_))
+            && !used.get(i.wrapping_sub(1)).copied().unwrap_or(true)
             && EN_PRONOUN.is_match(first_clause)
             && let Some(before) = antecedent
             && !is_instruction(before)
@@ -1365,8 +1557,9 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             rule = format!("{} {}", with_full_stop(before), capitalize(rule.trim()));
             used[i - 1] = true;
         }
-        // A bare "don't …" must read as a standing rule.
-        if *trigger == "dont" && !crate::text::mostly_cjk(s) {
+        // A bare "don't …" must read as a standing rule (an objection to what the agent did,
+        // said right after it, is one).
+        if *trigger == "dont" && !objects_to_before && !crate::text::mostly_cjk(s) {
             let has_reason = why.is_some()
                 || sents
                     .get(i + 1)
@@ -2143,6 +2336,123 @@ mod tests {
         ] {
             let c = one(prompt);
             assert_eq!(c.memory_type, MemoryType::User, "{prompt}");
+        }
+    }
+
+    /// Standing rules said after a lead-in, mid-sentence, or of their subject; facts about
+    /// the person said otherwise than "I'm a …"; a rule pointed back at with "that's the rule".
+    #[test]
+    fn rules_in_the_middle_of_task_talk() {
+        for (prompt, t) in [
+            (
+                "Fix the lint first. Also, unrelated: in this repo we use pytest-xdist for the slow suite, not plain pytest.",
+                MemoryType::Project,
+            ),
+            (
+                "Quick rule for this service: request logs must never contain the auth header.",
+                MemoryType::Feedback,
+            ),
+            (
+                "The staging broker drops messages above 1 MB, so never batch more than 500 events into one publish.",
+                MemoryType::Feedback,
+            ),
+            (
+                "Public handlers return problem+json errors and log the cause server-side. That's the rule going forward for every new route.",
+                MemoryType::Feedback,
+            ),
+            (
+                "We use ruff here, not black, for anything new.",
+                MemoryType::Project,
+            ),
+            (
+                "For the next screens: we keep data fetching out of components in this app.",
+                MemoryType::Project,
+            ),
+            (
+                "I'm mostly a frontend person, so go slower on the SQL.",
+                MemoryType::User,
+            ),
+            (
+                "I'm in Lisbon, so give times in Lisbon time.",
+                MemoryType::User,
+            ),
+            (
+                "Note for later: the staging cache is cache-stg.example.internal:6379.",
+                MemoryType::Reference,
+            ),
+            (
+                "Our runbook is https://wiki.example.com/spaces/OPS/pages/48213/oncall",
+                MemoryType::Reference,
+            ),
+            (
+                "仪表盘在这里：https://grafana.example.com/d/ops ，出问题先看这个。",
+                MemoryType::Reference,
+            ),
+            (
+                "我们这个仓库用 uv 管理依赖，不用 poetry。",
+                MemoryType::Project,
+            ),
+            ("不对，配置不要用 yaml，用 toml。", MemoryType::Feedback),
+            (
+                "另外说一下，所有接口的返回都必须带 request_id。",
+                MemoryType::Feedback,
+            ),
+            (
+                "私はバックエンド寄りのエンジニアで、CSSはあまり詳しくありません。",
+                MemoryType::User,
+            ),
+            (
+                "please keep your answers short and skip the recap",
+                MemoryType::Feedback,
+            ),
+            (
+                "回答的时候请用中文，代码注释保持英文。",
+                MemoryType::Feedback,
+            ),
+        ] {
+            let c = one(prompt);
+            assert_eq!(c.memory_type, t, "{prompt}: {c:?}");
+        }
+        let c = one(
+            "Public handlers return problem+json errors and log the cause server-side. That's the rule going forward for every new route.",
+        );
+        assert!(
+            c.rule.starts_with("Public handlers return problem+json"),
+            "{c:?}"
+        );
+        assert_eq!(c.how.as_deref(), Some("For every new route."));
+        // "Don't do that" keeps what "that" was.
+        let c =
+            one("Looks fine. I see you wrapped every call in a retry loop. Please don't do that.");
+        assert_eq!(
+            c.rule,
+            "I see you wrapped every call in a retry loop. Don't do that."
+        );
+        none("Please don't do that.");
+        // A reason before 覚えて points back; it is not the memory.
+        let c = one(
+            "本番の Airflow は https://airflow.example.com です。後で使うので覚えておいてください。",
+        );
+        assert_eq!(
+            c.rule,
+            "本番の Airflow は https://airflow.example.com です。"
+        );
+        for prompt in [
+            "remember to regenerate the client after this change, then open the PR",
+            "Remember we have the review at 4pm, so keep main green until then.",
+            "Never seen this warning before: `EADDRINUSE`. Any idea?",
+            "ドキュメントにはこう書いてあります：「トークンは常に30分で失効します。」この通りですか？",
+            "文档里写着：“永远不要在循环里开事务。”我们是这样做的吗？",
+            "いつも同じブラウザで起きるので、キャッシュの問題だと思います。",
+            "I tried it twice, but never got the build green.",
+            "explain to me how the cache works",
+            "I think we should never have split the service, honestly.",
+            "Add a cache to the price lookup; it should always expire after 5 minutes.",
+            "The reviewer wrote in the PR: \"we should always pin the base image\". Is that needed here?",
+            "Here is the part of the vendor's contract that matters:\n\n  4.1 The client must never retry a 409.\n\nDo we?",
+            "golangci-lint says:\n\ncmd/api/main.go:12:1: don't use an underscore in package name (revive)",
+        ] {
+            none(prompt);
         }
     }
 
