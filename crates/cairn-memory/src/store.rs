@@ -37,7 +37,8 @@ pub struct WriteOutcome {
     pub action: Action,
     /// The memory now holding the statement.
     pub memory: Memory,
-    /// The memory that was replaced (for [`Action::Superseded`]).
+    /// The memory that was replaced (for [`Action::Superseded`], or an update whose
+    /// statement contradicted another memory).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replaced: Option<String>,
 }
@@ -833,9 +834,13 @@ pub(crate) fn write_new_in(
         }
         let cos = cairn_embed::cosine(&rule_vec, &cairn_embed::embed(&old.rule));
         match relation(new.memory_type, &p.rule, old.memory_type, &old.rule, cos) {
+            // The first duplicate holds the statement; the scan goes on for what it
+            // contradicts ("use uv for everything, poetry is gone" restates "use uv, not
+            // poetry" and still retires "we use poetry").
             Relation::Duplicate => {
-                duplicate = Some(old);
-                break;
+                if duplicate.is_none() {
+                    duplicate = Some(old);
+                }
             }
             Relation::Supersedes => superseded.push(old),
             Relation::Refines => {
@@ -855,7 +860,17 @@ pub(crate) fn write_new_in(
     if let Some(old) = duplicate {
         let merged_why = old.why.clone().or(p.why);
         let merged_how = old.how.clone().or(p.how);
-        let changed = merged_why != old.why || merged_how != old.how || new.at > old.updated_at;
+        let mut changed = merged_why != old.why || merged_how != old.how || new.at > old.updated_at;
+        let mut replaced = None;
+        for retired in superseded.iter().filter(|r| r.id != old.id) {
+            conn.execute(
+                "UPDATE memories SET superseded_by = ?2 WHERE id = ?1",
+                params![retired.id, old.id],
+            )?;
+            recall.remove(conn, &retired.id)?;
+            replaced.get_or_insert(retired.id.clone());
+            changed = true;
+        }
         let mut m = old;
         if changed {
             m.why = merged_why;
@@ -881,7 +896,7 @@ pub(crate) fn write_new_in(
                 Action::Unchanged
             },
             memory: m,
-            replaced: None,
+            replaced,
         });
     }
 

@@ -162,6 +162,57 @@ fn near_duplicates_update_and_contradictions_supersede() {
     assert_eq!(d.action, Action::Created);
 }
 
+/// A statement that restates one memory still retires the one it says is gone.
+#[test]
+fn a_restatement_retires_what_it_says_is_gone() {
+    let mut mem = store();
+    let p = "/w/pipeline";
+    let fact = mem
+        .remember(
+            manual(
+                MemoryType::Project,
+                p,
+                "We use poetry for dependency management.",
+            ),
+            NOW,
+        )
+        .unwrap();
+    let rule = mem
+        .remember(
+            manual(MemoryType::Feedback, p, "Use uv, not poetry."),
+            NOW + DAY,
+        )
+        .unwrap();
+    let again = mem
+        .remember(
+            manual(
+                MemoryType::Feedback,
+                p,
+                "Use uv for everything, poetry is gone.",
+            ),
+            NOW + 2 * DAY,
+        )
+        .unwrap();
+    let live = all_live(&mem);
+    assert!(
+        live.iter().all(|m| m.id != fact.memory.id),
+        "the poetry fact is retired: {live:#?}"
+    );
+    assert!(
+        live.iter().any(|m| m.rule.contains("uv")),
+        "a uv rule holds: {live:#?}"
+    );
+    // The rule is restated (updated in place) and the fact retired in its favour.
+    assert_eq!(again.action, Action::Updated, "{again:?}");
+    assert_eq!(again.memory.id, rule.memory.id);
+    assert_eq!(again.replaced.as_deref(), Some(fact.memory.id.as_str()));
+    let retired = mem.get(&fact.memory.id).unwrap().unwrap();
+    assert_eq!(
+        retired.superseded_by.as_deref(),
+        Some(rule.memory.id.as_str())
+    );
+}
+
 /// What the user says last is kept: a new value replaces the old one, facts about different
 /// things stand side by side, and a new choice replaces every rule it overturns.
 #[test]
