@@ -144,7 +144,11 @@ impl MemoryStore {
         let tag = mark_tag(dirs);
         let since = self.extraction_mark(&tag)?;
         let changed = self.store.turns_changed_since(since)?;
-        let turns = changed.turns;
+        // In the order they were said, not read: a first run over months of sessions must
+        // let the later statement win ("use uv, not poetry" after "we use poetry"), whatever
+        // order the files were ingested in.
+        let mut turns = changed.turns;
+        turns.sort_by_cached_key(|(revision, t)| (turn_time(t).unwrap_or(i64::MAX), *revision));
         let mut mark = changed.unreadable.iter().copied().fold(since, i64::max);
         // The revision just below the first turn left for a later run, if any.
         let mut hold: Option<i64> = None;

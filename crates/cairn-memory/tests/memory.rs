@@ -213,6 +213,46 @@ fn a_restatement_retires_what_it_says_is_gone() {
     );
 }
 
+/// Sessions ingested newest first (file order) are still read in the order they were said:
+/// the later choice wins.
+#[test]
+fn extraction_applies_statements_in_the_order_they_were_said() {
+    let mut mem = store();
+    let cwd = "/home/dev/work/pipeline";
+    ingest(
+        &mut mem,
+        Agent::Claude,
+        "newer",
+        &[turn(
+            "n1",
+            "From now on use uv, not poetry.",
+            cwd,
+            "2026-11-20T10:00:00Z",
+        )],
+    );
+    ingest(
+        &mut mem,
+        Agent::Claude,
+        "older",
+        &[turn(
+            "o1",
+            "we use poetry for this project, run poetry install",
+            cwd,
+            "2026-11-10T10:00:00Z",
+        )],
+    );
+    mem.extract(&dirs(), NOW).unwrap();
+    let live = all_live(&mem);
+    assert!(
+        live.iter().all(|m| !m.rule.contains("We use poetry")),
+        "the older fact is replaced by the later rule: {live:#?}"
+    );
+    assert!(
+        live.iter().any(|m| m.rule == "Use uv, not poetry."),
+        "{live:#?}"
+    );
+}
+
 /// What the user says last is kept: a new value replaces the old one, facts about different
 /// things stand side by side, and a new choice replaces every rule it overturns.
 #[test]
