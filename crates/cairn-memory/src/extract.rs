@@ -48,8 +48,11 @@
 //! for …" (the sentence before is the rule, the rest how to apply it), "don't do that" (with
 //! the sentence before, or nothing), a standing wish about the agent's answers ("keep your
 //! answers short", "回答的时候请用中文"), "所有…都必须…", and "I'm in Berlin", "I'm mostly a
-//! backend person". "From now on" also counts after a lead-in ("btw, from now on …", "…,
-//! and from now on …").
+//! backend person", "every time you add an env var, document it" (not "whenever you're
+//! ready"), "that applies to all my repos" (the sentence before, kept global), and where
+//! something is kept in a tool named without a link ("incidents are tracked in PagerDuty").
+//! "From now on" also counts after a lead-in ("btw, from now on …", "…, and from now on
+//! …").
 //! A bare "don't …" also stands when it is about a class of things ("don't write comments
 //! that …", "stop adding docstrings to …") or names the alternative after a comma ("stop using
 //! print, use the logging module"). A rule whose first clause says "it" or "them" takes the
@@ -102,7 +105,7 @@ static ABOUT_REPLIES: LazyLock<Regex> = LazyLock::new(|| {
 /// A rule said to hold in every project.
 static EVERY_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bwhatever the (?:repo|project|codebase)\b|\bin (?:every|any|all) (?:repos?|projects?|codebases?)\b|\b(?:across|for) all (?:my )?(?:repos|projects)\b",
+        r"(?i)\bwhatever the (?:repo|project|codebase)\b|\bin (?:every|any|all) (?:repos?|projects?|codebases?)\b|\b(?:across|for|to) all (?:my |of my )?(?:repos|repositories|projects)\b",
     )
 });
 
@@ -232,7 +235,7 @@ fn is_question(s: &str) -> bool {
 
 static EN_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(no|nope|nah|wrong|actually|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|by the way|one more thing)\b[,.!:;]?\s+",
+        r"(?i)^(no|nope|nah|wrong|actually|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|by the way|one more thing|in general|generally)\b[,.!:;]?\s+",
     )
 });
 static JA_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
@@ -248,9 +251,37 @@ static ZH_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
 
 /// The words [`EN_MARKERS`] opens with.
 const EN_MARKER_WORDS: &[&str] = &[
-    "no", "nope", "nah", "wrong", "actually", "ok", "okay", "right", "yes", "yeah", "yep", "hmm",
-    "well", "also", "and", "but", "so", "oh", "wait", "hey", "thanks", "thank", "please", "pls",
-    "plz", "btw", "fyi", "by", "one",
+    "no",
+    "nope",
+    "nah",
+    "wrong",
+    "actually",
+    "ok",
+    "okay",
+    "right",
+    "yes",
+    "yeah",
+    "yep",
+    "hmm",
+    "well",
+    "also",
+    "and",
+    "but",
+    "so",
+    "oh",
+    "wait",
+    "hey",
+    "thanks",
+    "thank",
+    "please",
+    "pls",
+    "plz",
+    "btw",
+    "fyi",
+    "by",
+    "one",
+    "in",
+    "generally",
 ];
 
 const CORRECTIONS: &[&str] = &[
@@ -322,7 +353,7 @@ static EN_BACK_REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
 /// "That's the rule going forward for all new endpoints": the sentence before is a rule.
 static EN_THATS_THE_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:that's|that’s|that is|this is)\s+(?:the|a|our)\s+(?:rule|convention|policy|standard)\b(?:\s+(?:going forward|from now on|here|now))?[,:]?\s*((?:for|in|on|across|whenever|when)\b[^.!?]*)?[.!]*\s*$",
+        r"(?i)^(?:(?:that's|that’s|that is|this is)\s+(?:the|a|our)\s+(?:rule|convention|policy|standard)\b(?:\s+(?:going forward|from now on|here|now))?[,:]?\s*|(?:that|this|the same)\s+(?:applies|goes|holds)\s+)((?:for|to|in|on|across|whenever|when)\b[^.!?]*)?[.!]*\s*$",
     )
 });
 
@@ -564,7 +595,7 @@ static EN_ONE_OFF_ALWAYS: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_ABOUT_ME: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:(?:i am|i'm|im)\s+(?:a|an|the)\s+(?:bit|little|lot)\b|i (?:like|love|hate|prefer) (?:this|that|it)\b|i (?:prefer|like|love|'d go with|would go with|'ll go with|'ll take|want) (?:(?:the|your) )?(?:(?:first|second|third|last|other|previous|latter|former|new|old|original|shorter|longer|simpler|cleaner)\s+)?(?:option|suggestion|version|approach|one|variant|proposal|solution|idea|plan|draft)s?\b|i (?:prefer|like) (?:option|approach|variant|plan|version) [a-z0-9]\b|i (?:like|prefer|love) your\b)",
+        r"(?i)^(?:(?:i am|i'm|im)\s+(?:a|an|the)\s+(?:bit|little|lot)\b|i (?:like|love|hate|prefer) (?:this|that|it)(?:[.!,]|$|\s+(?:a lot|better|more|now|here|too|so|very|but|and|though|anyway))|i (?:prefer|like|love|'d go with|would go with|'ll go with|'ll take|want) (?:(?:the|your) )?(?:(?:first|second|third|last|other|previous|latter|former|new|old|original|shorter|longer|simpler|cleaner)\s+)?(?:option|suggestion|version|approach|one|variant|proposal|solution|idea|plan|draft)s?\b|i (?:prefer|like) (?:option|approach|variant|plan|version) [a-z0-9]\b|i (?:like|prefer|love) your\b)",
     )
 });
 static EN_USER: LazyLock<Regex> = LazyLock::new(|| {
@@ -614,8 +645,9 @@ static JA_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
         r"^(?:うちは|うちでは|このプロジェクトでは|このリポジトリでは|私たちは|弊社では|我々は|チームでは).+?(?:を使って(?:います|いる)|を使う|を採用して(?:います|いる))",
     )
 });
-static JA_USER: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^私は.+(?:です|だ|をしています|ません|ありません)[。！!]?$"));
+static JA_USER: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^私は.+(?:です|だ|をしています|を使っています|ません|ありません)[。！!]?$")
+});
 
 static ZH_REMEMBER: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(?:请)?(?:帮我)?(?:记住|记得|记一下)(?:一下)?[:：，,]?\s*(.+)$"));
@@ -655,7 +687,7 @@ static ZH_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
         r"^(?:我们(?:这个)?(?:仓库|项目)?(?:里)?|我们的项目|这个项目|本项目|这个仓库(?:里)?|团队)(?:现在)?(?:都)?(?:用|使用|采用)",
     )
 });
-static ZH_USER: LazyLock<Regex> = LazyLock::new(|| re(r"^我是"));
+static ZH_USER: LazyLock<Regex> = LazyLock::new(|| re(r"^我(?:是|用的是|平时用|一般用|习惯用)"));
 /// Words that make a Chinese request stand: every time, from now on, always.
 static ZH_STANDING: LazyLock<Regex> =
     LazyLock::new(|| re(r"每次|每当|以后|今后|总是|永远|一律|始终|所有|任何|都要"));
@@ -776,6 +808,10 @@ const EN_FIRST_WORDS: &[&str] = &[
     "name",
     "write",
     "switch",
+    "every",
+    "whenever",
+    "each",
+    "any",
     "ask",
     "check",
     "we're",
@@ -833,7 +869,9 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         ));
     }
     // "The API docs live at https://…", "监控面板在 https://…": where something is kept.
-    if (s.contains("://") || (s.contains(':') && s.bytes().any(|b| b.is_ascii_digit())))
+    if (s.contains("://")
+        || (s.contains(':') && s.bytes().any(|b| b.is_ascii_digit()))
+        || KNOWN_TOOL.is_match(s))
         && let Some(found) = plain_pointer(s)
     {
         return Some(found);
@@ -866,6 +904,20 @@ static ITEM_LINK: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// Cheap first: a sentence that names one of the tools [`TOOL_POINTER`] knows.
+static KNOWN_TOOL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)jira|linear|confluence|notion|github issues|gitlab issues|sentry|datadog|grafana|kibana|1password|vault|pagerduty|opsgenie|figma|google drive|googleドライブ|sharepoint|asana|trello|shortcut|youtrack",
+    )
+});
+/// "Bugs go in Jira project WEB", "tickets live in Linear", "手順はConfluenceにある": where
+/// something is kept, in a tool named without a link.
+static TOOL_POINTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:[^\s?]+\s+){0,6}?(?:is|are|lives?|go|goes|get filed|are filed|are tracked|is tracked|is kept|are kept)\s+(?:in|on|under)\s+(?:the\s+)?(?:jira|linear|confluence|notion|github issues|gitlab issues|sentry|datadog|grafana|kibana|1password|vault|pagerduty|opsgenie|figma|google drive|sharepoint|asana|trello|shortcut|youtrack)\b|^[^。？?]{1,40}は(?:Jira|Linear|Confluence|Notion|Sentry|Datadog|Grafana|1Password|Figma|Googleドライブ)[^。？?]{0,30}に(?:ある|あります)",
+    )
+});
+
 fn plain_pointer(s: &str) -> Option<(Shape, &'static str)> {
     // "The design docs are here: https://…" stands; "the logs for this run are at …" not.
     let one_off = ITEM_LINK.is_match(s)
@@ -873,7 +925,7 @@ fn plain_pointer(s: &str) -> Option<(Shape, &'static str)> {
         || this_thing(s)
         || is_instruction(s)
         || s.split_whitespace().count() > 40;
-    (!one_off && PLAIN_POINTER.is_match(s))
+    (!one_off && (PLAIN_POINTER.is_match(s) || TOOL_POINTER.is_match(s)))
         .then(|| (Shape::Rule(s.to_string(), MemoryType::Reference), "pointer"))
 }
 
@@ -1017,6 +1069,15 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if (EN_USER.is_match(s) || EN_CALL_ME.is_match(s)) && !EN_ABOUT_ME.is_match(s) {
         return Some((Shape::Rule(s.to_string(), user_or_project(s)), "about-me"));
     }
+    // "every time you touch a migration, update docs/schema.md as well", "whenever I ask
+    // for a quick check, I mean read-only".
+    if EN_WHENEVER_RULE.is_match(s)
+        && !EN_WHENEVER_READY.is_match(s)
+        && !EN_ONE_OFF.is_match(s)
+        && !deictic(s)
+    {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "standing"));
+    }
     // "… must never include the internal error text", "secrets must not be logged".
     if EN_MODAL_RULE.is_match(s)
         && !EN_MODAL_REGRET.is_match(s)
@@ -1042,6 +1103,19 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     }
     None
 }
+
+/// An occasion, then what to do on it (not "whenever you're ready, …").
+static EN_WHENEVER_RULE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:every time|whenever|each time|any time)\s+(?:you|we|i)\b[^,.?!]{1,80},\s*(?:please\s+)?\w",
+    )
+});
+
+static EN_WHENEVER_READY: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:whenever|any time)\s+(?:you|we|i)(?:'re|’re| are| am| have| get| find| can)?\s+(?:ready|done|free|time|a (?:chance|minute|moment)|able)\b",
+    )
+});
 
 /// A rule stated of its subject: "error messages … must never include …".
 static EN_MODAL_RULE: LazyLock<Regex> = LazyLock::new(|| {
@@ -1092,7 +1166,7 @@ static EN_ASK_ME_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
 /// "call me Mika", "I use fish, not bash": about the person, said otherwise.
 static EN_CALL_ME: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:[Cc]all me [A-Z]\w+|I use (?:\S+ ){1,2}?(?:\S+,? )?(?:not|instead of|rather than|over) \S+|I(?:'m|’m| am) (?:mostly |also |basically |primarily |more of |kind of )?(?:a|an) [a-z-]+ (?:person|engineer|developer|dev|designer|lead|manager|scientist|analyst)\b|I(?:'m|’m| am) (?:based )?in [A-Z][a-z]+\b|I(?:'m|’m| am) (?:also )?(?:colou?rblind|dyslexic|left-handed|deaf|hard of hearing)\b)",
+        r"^(?:[Cc]all me [A-Z]\w+|I use (?:\S+ ){1,2}?(?:\S+,? )?(?:not|instead of|rather than|over) \S+|I(?:'m|’m| am) (?:mostly |also |basically |primarily |more of |kind of )?(?:a|an) [a-z-]+ (?:person|engineer|developer|dev|designer|lead|manager|scientist|analyst)\b|I(?:'m|’m| am) (?:based )?in (?:the )?[A-Z][a-z]+\b|I(?:'m|’m| am) (?:also )?(?:colou?rblind|dyslexic|left-handed|deaf|hard of hearing)\b)",
     )
 });
 
@@ -1627,6 +1701,7 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
         }
         let personal = matches!(memory_type, MemoryType::Feedback | MemoryType::User)
             && (EVERY_PROJECT.is_match(&rule)
+                || how.as_deref().is_some_and(|h| EVERY_PROJECT.is_match(h))
                 || (ABOUT_REPLIES.is_match(&rule) && !ABOUT_PROJECT.is_match(&rule)));
         out.push(Candidate {
             memory_type,
@@ -2409,6 +2484,24 @@ mod tests {
                 "回答的时候请用中文，代码注释保持英文。",
                 MemoryType::Feedback,
             ),
+            (
+                "Every time you add an env var, document it in .env.example too.",
+                MemoryType::Feedback,
+            ),
+            (
+                "Whenever I say 'ship it', I mean open the PR, not merge it.",
+                MemoryType::Feedback,
+            ),
+            (
+                "Incidents are tracked in PagerDuty under the payments service.",
+                MemoryType::Reference,
+            ),
+            (
+                "I'm in the Paris office, so my mornings are CET.",
+                MemoryType::User,
+            ),
+            ("私はエディタにEmacsを使っています。", MemoryType::User),
+            ("我用的是 Linux，Fedora 40。", MemoryType::User),
         ] {
             let c = one(prompt);
             assert_eq!(c.memory_type, t, "{prompt}: {c:?}");
@@ -2446,6 +2539,9 @@ mod tests {
             "いつも同じブラウザで起きるので、キャッシュの問題だと思います。",
             "I tried it twice, but never got the build green.",
             "explain to me how the cache works",
+            "Whenever you're ready, run the full suite.",
+            "whenever you get a chance, look at the flaky test",
+            "the bug is tracked in Jira, it's WEB-88, can you fix it?",
             "I think we should never have split the service, honestly.",
             "Add a cache to the price lookup; it should always expire after 5 minutes.",
             "The reviewer wrote in the PR: \"we should always pin the base image\". Is that needed here?",
@@ -2468,6 +2564,9 @@ mod tests {
         ] {
             assert!(one(prompt).personal, "{prompt}");
         }
+        let c = one("Write commit subjects under 60 characters. That applies to all my repos.");
+        assert!(c.personal, "{c:?}");
+        assert_eq!(c.how.as_deref(), Some("To all my repos."));
         for prompt in [
             "From now on, use pnpm.",
             "Don't use emojis in code comments",
