@@ -36,10 +36,13 @@
 //! …" without an occasion, "before you're done"), how things are now ("remember, it's
 //! Friday", "I only have 20 minutes"), a pick among the agent's options ("I prefer option
 //! B"), what keeps happening ("we always get throttled", "always the same error", "never seen
-//! this before"), a hypothetical (もし…なら) or an opinion (…と思います), or text the prompt
-//! quotes: after "the linter says:", "From the docs:", "Here is the contract:", "the reviewer
-//! wrote in the PR:", "文档里写着：", "こう書いてあります：", up to the next blank line, and tool
-//! lines ("Warning: …", "npm WARN …", "src/x.go:12:1: …").
+//! this before", "ローカルでは常に通ります"), a hypothetical (もし…なら) or an opinion (…と思います),
+//! a constraint on the task (ただし…, "if possible"), a spec ("toggles should always be
+//! right-aligned" without a word that makes it stand), or text the prompt quotes: after "the
+//! linter says:", "From the docs:", "tokio docs for `X`:", "Here is the contract:", "Maria's
+//! review:", "レビューコメントです：", "文档里写着：", up to the next blank line after it, and tool
+//! output lines ("Warning: …", "npm WARN …", "src/x.go:12:1: …", "assertion failed: …",
+//! "thread '…' panicked", "[00:00:12.100,000] <err> …", timestamps).
 //!
 //! A statement also counts after a short lead-in that ends in a colon ("Quick rule for this
 //! app: …", "还有一个通用的要求：…"), and so do a rule said of its subject ("error messages
@@ -50,7 +53,10 @@
 //! answers short", "回答的时候请用中文"), "所有…都必须…", and "I'm in Berlin", "I'm mostly a
 //! backend person", "every time you add an env var, document it" (not "whenever you're
 //! ready"), "that applies to all my repos" (the sentence before, kept global), and where
-//! something is kept in a tool named without a link ("incidents are tracked in PagerDuty").
+//! something is kept in a tool named without a link ("incidents are tracked in PagerDuty")
+//! or on an internal host; "Correction: X is Y, not Z" (a project fact); "every service must
+//! expose …"; "That's the design, don't add locks" (with the sentence before); "Please answer
+//! in short bullet points" (global); a short CJK "以后都按 15 来" takes the sentence before.
 //! "From now on" also counts after a lead-in ("btw, from now on …", "…, and from now on
 //! …").
 //! A bare "don't …" also stands when it is about a class of things ("don't write comments
@@ -235,12 +241,12 @@ fn is_question(s: &str) -> bool {
 
 static EN_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(no|nope|nah|wrong|actually|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|by the way|one more thing|in general|generally)\b[,.!:;]?\s+",
+        r"(?i)^(no|nope|nah|wrong|actually|correction|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|by the way|one more thing|in general|generally)\b[,.!:;]?\s+",
     )
 });
 static JA_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(いや|いいえ|違う|ちがう|そうじゃなくて|ありがとう|あと|それと|なお|ちなみに|ところで|そういえば)[、,。！!]?\s*",
+        r"^(いや|いいえ|違います|違う|ちがう|そうじゃなくて|ありがとう|あと|それと|なお|ちなみに|ところで|そういえば)[、,。！!]?\s*",
     )
 });
 static ZH_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
@@ -251,6 +257,7 @@ static ZH_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
 
 /// The words [`EN_MARKERS`] opens with.
 const EN_MARKER_WORDS: &[&str] = &[
+    "correction",
     "no",
     "nope",
     "nah",
@@ -285,6 +292,7 @@ const EN_MARKER_WORDS: &[&str] = &[
 ];
 
 const CORRECTIONS: &[&str] = &[
+    "correction",
     "no",
     "nope",
     "nah",
@@ -293,6 +301,7 @@ const CORRECTIONS: &[&str] = &[
     "right",
     "いや",
     "いいえ",
+    "違います",
     "違う",
     "ちがう",
     "そうじゃなくて",
@@ -300,6 +309,18 @@ const CORRECTIONS: &[&str] = &[
     "不对",
     "错了",
 ];
+
+/// A sentence without a leading marker that is set off by punctuation ("No, …", "Right.
+/// …"); "No hardcoded copy" keeps its "No".
+fn without_marker(s: &str) -> &str {
+    let rest = strip_markers(s).0;
+    let gone = s.trim_start()[..s.trim_start().len() - rest.len()].trim_end();
+    if gone.is_empty() || gone.ends_with([',', '.', '!', ':', ';', '、', '，', '。']) {
+        rest
+    } else {
+        s.trim()
+    }
+}
 
 /// Strips leading discourse markers ("no,", "right,", "いや、", "不对，"); returns the rest
 /// and whether one of them was a correction.
@@ -336,6 +357,9 @@ enum Shape {
     Rule(String, MemoryType),
     /// A rule given after "from now on": typed by content.
     FromNowOn(String),
+    /// "That's the design, don't add locks around it": the sentence before and this one, as
+    /// one rule.
+    Addendum,
     /// "Remember that." / "Keep that in mind whenever …" / "これを覚えておいて": the thing to
     /// remember is the sentence before; what follows the pointer (an occasion) is how to
     /// apply it.
@@ -350,10 +374,17 @@ static EN_BACK_REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// "That's the design, don't add locks around it": the sentence before, and what follows.
+static EN_THATS_THE_DESIGN_AND: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:that's|that’s|that is|this is)\s+(?:the|our)\s+(?:rule|convention|policy|design|pattern|contract)[,;:]\s*(?:so\s+)?(?:please\s+)?(?:don't|don’t|do not|never|always|keep|use|stick)\b",
+    )
+});
+
 /// "That's the rule going forward for all new endpoints": the sentence before is a rule.
 static EN_THATS_THE_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:(?:that's|that’s|that is|this is)\s+(?:the|a|our)\s+(?:rule|convention|policy|standard)\b(?:\s+(?:going forward|from now on|here|now))?[,:]?\s*|(?:that|this|the same)\s+(?:applies|goes|holds)\s+)((?:for|to|in|on|across|whenever|when)\b[^.!?]*)?[.!]*\s*$",
+        r"(?i)^(?:(?:that's|that’s|that is|this is)\s+(?:the|a|our)\s+(?:rule|convention|policy|standard|design|pattern|way we do it|way we do things)\b(?:\s+(?:going forward|from now on|here|now))?[,:]?\s*|(?:that|this|the same)\s+(?:applies|goes|holds)\s+|(?:please\s+)?(?:stick|keep)\s+to\s+(?:that|this)(?:\s+rule|\s+convention)?\s*|(?:please\s+)?follow\s+(?:that|this)(?:\s+rule|\s+convention|\s+pattern)?\s*)((?:for|to|in|on|across|whenever|when)\b[^.!?]*)?[.!]*\s*$",
     )
 });
 
@@ -368,6 +399,10 @@ fn points_back(content: &str) -> bool {
             "this",
             "that",
             "it",
+            "this one",
+            "that one",
+            "these",
+            "those",
             "これ",
             "それ",
             "この事",
@@ -458,7 +493,7 @@ static EN_DONT_TRIVIAL: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:for now|this time|right now|yet|for the moment|at the moment|today|in this (?:file|function|pr|commit|change|step|session))\b|^(?:please\s+)?just\b|\bjust (?:this once|for today|for this|build|answer|do|run|use|skip|leave|ignore|comment|make|add|fix|try|go|tell|show|give|check)\b|\b(?:before|when|once|after|until) you(?:'re| are)? (?:done|finish(?:ed)?)\b|\b(?:don't|don’t|do not|dont)\s+(?:change|modify|touch|edit|commit|push|delete|remove|rename)\s+(?:anything|any\s+\w+|it|this|that|them)\b",
+        r"(?i)\b(?:for now|this time|right now|yet|for the moment|at the moment|today|in this (?:file|function|pr|commit|change|step|session))\b|^(?:please\s+)?just\b|\bjust (?:this once|for today|for this|build|answer|do|run|use|skip|leave|ignore|comment|make|add|fix|try|go|tell|show|give|check)\b|\b(?:before|when|once|after|until) you(?:'re| are)? (?:done|finish(?:ed)?)\b|\bif possible\b|\b(?:after|before|once) (?:the|this|that|my|your|our) (?:[\w-]+ ){1,3}(?:change|fix|refactor|pr|pull request)\b|\b(?:don't|don’t|do not|dont)\s+(?:change|modify|touch|edit|commit|push|delete|remove|rename)\s+(?:anything|any\s+\w+|it|this|that|them)\b",
     )
 });
 static EN_GENERAL: LazyLock<Regex> = LazyLock::new(|| {
@@ -600,7 +635,7 @@ static EN_ABOUT_ME: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_USER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:(?:i am|i'm|im)\s+(?:a|an|the)\s+\S|i (?:prefer|like|love|hate|dislike|work (?:on|as|in)|'d rather|would rather)\s+\S|my (?:role|name|job|title|team|background|preference|timezone|time zone) is\b)",
+        r"(?i)^(?:(?:i am|i'm|im)\s+(?:a|an|the)\s+\S|i (?:prefer|like|love|hate|dislike|work (?:on|as|in)|'d rather|would rather)\s+\S|my (?:role|name|job|title|team|background|preference|timezone|time zone) is\b|my name's\b|i(?:'m|’m| am) (?:fine|ok|okay|happy) with\b|i don't mind\b|i (?:own|maintain|am responsible for|'m responsible for) the\b|i've (?:been\s+)?(?:written|writing|worked|working|used|using|done|doing|coded|coding)\b.*\b(?:years?|months?)\b)",
     )
 });
 
@@ -612,8 +647,15 @@ static JA_REMEMBER_TAIL: LazyLock<Regex> = LazyLock::new(|| {
         r"^(.+?)(?:ということ|って事|ってこと|こと)?(?:を|って|と)?(?:覚えて|記憶して|メモして)(?:おいて|といて)?(?:ね|ください|下さい)?[。！!]?$",
     )
 });
-static JA_FROM_NOW: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^(?:今後は|これからは|以後は?|今後|次回から|次からは)[、,]?\s*(.+)$"));
+/// "覚えておいてください。" on its own: the sentence before is the memory.
+static JA_REMEMBER_ALONE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:これを|それを|この(?:こと|ルール|点)を)?(?:覚えておいて|覚えといて|覚えて|記憶して)(?:おいて)?(?:ください|下さい|ね|くれ)?[。！!]?$",
+    )
+});
+static JA_FROM_NOW: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^(?:今後は|今後も|これからは|これからも|以後は?|今後|次回から|次からは)[、,]?\s*(.+)$")
+});
 static JA_ALWAYS: LazyLock<Regex> = LazyLock::new(|| re(r"常に|必ず(?:しも)?|いつも|絶対に"));
 /// How a Japanese sentence that asks for something ends (a request, an order, a rule).
 static JA_DIRECTIVE_END: LazyLock<Regex> = LazyLock::new(|| {
@@ -625,15 +667,17 @@ static JA_DIRECTIVE_END: LazyLock<Regex> = LazyLock::new(|| {
 /// always fails; "いつも落ちる": it always breaks), unless it ends as a request.
 static JA_PROBLEM: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"失敗|落ち|エラー|壊れ|止ま|遅い|遅く|クラッシュ|バグ|おかしい|動かない|通らない|なぜ|どうして|なんで|何で|[？?]|^もし|なら[、,]|んだけど|けどね|と思います|と思う|みたいです|ようです",
+        r"失敗|落ち|エラー|壊れ|止ま|遅い|遅く|クラッシュ|バグ|おかしい|動かない|通らない|なぜ|どうして|なんで|何で|[？?]|^もし|なら[、,]|んだけど|けどね|と思います|と思う|みたいです|ようです|通ります|通る|消え|てしまい|ちゃう|ので[。！!]?$|から[。！!]?$",
     )
 });
 static JA_DONT: LazyLock<Regex> =
     LazyLock::new(|| re(r"しないで|ないでください|ないように|禁止|しないこと|やめて"));
 static JA_ONE_OFF: LazyLock<Regex> =
-    LazyLock::new(|| re(r"今回|この|今は|とりあえず|まだ|今日|さっき|それ|これ|ここ"));
+    LazyLock::new(|| re(r"今回|この|今は|とりあえず|まだ|今日|さっき|それ|これ|ここ|ただし"));
 static JA_STANDING_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"この(?:リポジトリ|リポ|プロジェクト|チーム|コードベース|会社|アプリ|サービス)")
+    re(
+        r"この(?:リポジトリ|リポ|プロジェクト|チーム|コードベース|会社|アプリ|サービス)|これは今後|今後ずっと",
+    )
 });
 static JA_PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -664,7 +708,7 @@ static ZH_ALWAYS: LazyLock<Regex> = LazyLock::new(|| re(r"总是|始终|一律|�
 /// errors).
 static ZH_PROBLEM: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"报错|失败|出错|崩溃|挂了|卡住|卡在|坏了|超时|怎么办|为什么|怎么回事|不行|不工作|有问题|帮我看看|唉|吗[。！!]?$|呢[。！!]?$",
+        r"报错|失败|出错|崩溃|挂了|卡住|卡在|坏了|超时|怎么办|为什么|怎么回事|不行|不工作|有问题|帮我看看|唉|哈哈|又是|痛|崩|吗[。！!]?$|呢[。！!]?$",
     )
 });
 static ZH_DONT: LazyLock<Regex> = LazyLock::new(|| {
@@ -674,14 +718,16 @@ static ZH_DONT: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// "所有 DAG 的 owner 字段都必须填 …": a rule for every one of a kind.
 static ZH_ALL_MUST: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?:所有|每个|每一个|任何)[^，。？！]{0,40}?(?:都必须|必须|都要|一律|都得)")
+    re(
+        r"(?:所有|每个|每一个|任何)[^，。？！]{0,40}?(?:都必须|必须|都要|一律|都得|都放在|都写在|都在|都用|都走)",
+    )
 });
 static ZH_ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
     re(r"这次|现在|先这样|暂时|还没|今天|今晚|等下|等一下|一会儿|别管|这个|那个|这些|那些|这里")
 });
 /// "这个项目", "这个仓库": a standing scope, not the thing at hand.
 static ZH_STANDING_SCOPE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"这个(?:项目|仓库|团队|公司|代码库|应用|服务)"));
+    LazyLock::new(|| re(r"这个(?:项目|仓库|团队|公司|代码库|应用|服务|以后|规则|约定|要求)"));
 static ZH_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"^(?:我们(?:这个)?(?:仓库|项目)?(?:里)?|我们的项目|这个项目|本项目|这个仓库(?:里)?|团队)(?:现在)?(?:都)?(?:用|使用|采用)",
@@ -816,10 +862,14 @@ const EN_FIRST_WORDS: &[&str] = &[
     "check",
     "we're",
     "we’re",
+    "when",
+    "stick",
+    "follow",
     "that's",
     "that’s",
     "that",
     "i'm",
+    "i've",
     "i'd",
     "im",
     "my",
@@ -853,12 +903,20 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     let english = EN_FIRST_WORDS.contains(&lead_word(s).as_str())
         || EN_TAIL_PHRASES.iter().any(|p| lower.contains(p))
         || lower.contains(" always ")
-        || lower.contains(" never ");
+        || lower.contains(" never ")
+        || (correction && s.is_ascii());
     if english && let Some(found) = detect_english(s, correction) {
         return Some(found);
     }
     // "please keep your answers shorter", "回答的时候请用中文": how to answer, always.
-    if (!s.is_ascii() || lower.contains("your ") || lower.contains(" me in "))
+    if (!s.is_ascii()
+        || lower.contains("your ")
+        || lower.contains(" me")
+        || lower.starts_with("answer")
+        || lower.starts_with("reply")
+        || lower.starts_with("respond")
+        || lower.starts_with("keep")
+        || lower.starts_with("please"))
         && REPLY_HABIT.is_match(s)
         && !EN_ONE_OFF.is_match(s)
         && !EN_ONE_OFF_ALWAYS.is_match(s)
@@ -871,6 +929,9 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     // "The API docs live at https://…", "监控面板在 https://…": where something is kept.
     if (s.contains("://")
         || (s.contains(':') && s.bytes().any(|b| b.is_ascii_digit()))
+        || [".local", ".internal", ".lan", ".corp"]
+            .iter()
+            .any(|t| lower.contains(t))
         || KNOWN_TOOL.is_match(s))
         && let Some(found) = plain_pointer(s)
     {
@@ -887,20 +948,20 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
 /// English", "回答的时候请用中文", "返事は日本語で".
 static REPLY_HABIT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?your (?:answers|replies|responses|explanations|summaries)\b|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
+        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+(?:in|with)\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^no need to ask (?:me\s+)?before\b|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
     )
 });
 
 /// A statement of where something lives, with its link.
 static PLAIN_POINTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:[^\s?]+\s+){0,8}?(?:is|are|lives?|sits?|(?:is|are) (?:hosted|tracked|documented|kept|logged|collected)|can be found)\b[^?]*(?:https?://|\b[\w-]+(?:\.[\w-]+)+:\d{2,5}\b)|^[a-z][\w ./-]{0,30}:\s*<?https?://|^[^，。？?]{1,30}(?:在|是)[^，。？?]{0,12}?[:：]?\s*https?://|^[^。？?]{1,40}(?:は|が)\s*<?https?://",
+        r"(?i)^(?:[^\s?]+\s+){0,8}?(?:is|are|lives?|sits?|(?:is|are) (?:hosted|tracked|documented|kept|logged|collected)|can be found)\b[^?]*(?:https?://|\b[\w-]+(?:\.[\w-]+)+:\d{2,5}\b|\b[\w-]+(?:\.[\w-]+)*\.(?:local|internal|lan|corp|intra)\b)|^[a-z][\w ./-]{0,30}:\s*<?https?://|^[^，。？?]{1,30}(?:在|是)[^，。？?]{0,12}?[:：]?\s*https?://|地址是\s*https?://|^[^。？?]{1,40}(?:は|が)[^。？?]{0,10}?[:：]?\s*<?https?://|[（(]https?://[^)）\s]+[)）]\s*に(?:置いて|あります|ある)",
     )
 });
 /// A link to one item of the work at hand (a pull request, a CI run, an issue, a commit).
 static ITEM_LINK: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)https?://\S*/(?:pulls?|pr|issues|tickets?|incidents?|alerts?|runs|jobs|builds|pipelines|commits?|merge_requests|compare|blob|tree|browse)/\S*|https?://\S*/[0-9a-f]{7,40}(?:[/#?]|\b)",
+        r"(?i)https?://\S*/(?:pulls?|pr|issues|tickets?|incidents?|alerts?|runs|jobs|builds|pipelines|commits?|merge_requests|compare|blob|tree|browse)/\S*",
     )
 });
 
@@ -930,6 +991,9 @@ fn plain_pointer(s: &str) -> Option<(Shape, &'static str)> {
 }
 
 fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
+    if EN_THATS_THE_DESIGN_AND.is_match(s) {
+        return Some((Shape::Addendum, "standing"));
+    }
     if let Some(c) = EN_THATS_THE_RULE.captures(s) {
         let occasion = c.get(1).map_or("", |m| m.as_str().trim());
         return Some((Shape::BackReference(occasion.to_string()), "standing"));
@@ -971,7 +1035,9 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
             // "remember to also log the AUC", "… to delete the debug prints before you're
             // done": the task's next step, unless it says when it applies ("… before
             // deploying") or to what class of things.
+            let also = rest.starts_with("also ") && !EN_GENERAL.is_match(rest);
             if !(EN_WHEN.is_match(rest) || EN_GENERAL.is_match(rest))
+                || also
                 || EN_ONE_OFF.is_match(rest)
                 || EN_ONE_OFF_ALWAYS.is_match(rest)
                 || deictic(rest)
@@ -1060,6 +1126,13 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if EN_USE_OVER.is_match(s) && !EN_ONE_OFF.is_match(s) && !deictic(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "use-not"));
     }
+    // "Correction: feature flags are in LaunchDarkly, not Firebase Remote Config."
+    if correction && EN_CORRECTED_FACT.is_match(s) && !this_thing(s) && !EN_ONE_OFF.is_match(s) {
+        return Some((
+            Shape::Rule(s.to_string(), MemoryType::Project),
+            "correction",
+        ));
+    }
     if correction && EN_CORRECTION_VERB.is_match(s) && !deictic(s) {
         return Some((
             Shape::Rule(s.to_string(), MemoryType::Feedback),
@@ -1079,7 +1152,10 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "standing"));
     }
     // "… must never include the internal error text", "secrets must not be logged".
-    if EN_MODAL_RULE.is_match(s)
+    // A softer "should always" needs a word that makes it stand ("in this repo", "every").
+    let soft_but_standing =
+        EN_SHOULD_ALWAYS.is_match(s) && (EN_STANDING_SCOPE.is_match(s) || EN_GENERAL.is_match(s));
+    if (EN_MODAL_RULE.is_match(s) || soft_but_standing)
         && !EN_MODAL_REGRET.is_match(s)
         && !is_instruction(s)
         && !EN_ONE_OFF.is_match(s)
@@ -1093,7 +1169,7 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     }
     // "…only accepts one connection at a time, so never parallelise uploads to it".
     if let Some(c) = EN_SO_NEVER.captures(s)
-        && !EN_I_ALWAYS_NOT_RULE.is_match(&c[1])
+        && !EN_WHAT_HAPPENED.is_match(&c[1])
         && !EN_ALWAYS_NO_VERB.is_match(&format!("never {}", &c[1]))
         && !EN_ONE_OFF.is_match(s)
         && !EN_ONE_OFF_ALWAYS.is_match(s)
@@ -1104,10 +1180,17 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     None
 }
 
+/// A fact put right: "X is/are/runs on Y, not Z".
+static EN_CORRECTED_FACT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:the\s+|our\s+)?[\w'./-]+(?:\s+[\w'./-]+){0,4}\s+(?:is|are|lives?|live|runs?|uses?|goes|go)\s+(?:in|on|at|under|through)?\s*[^,]{1,60},\s*not\s+\S",
+    )
+});
+
 /// An occasion, then what to do on it (not "whenever you're ready, …").
 static EN_WHENEVER_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:every time|whenever|each time|any time)\s+(?:you|we|i)\b[^,.?!]{1,80},\s*(?:please\s+)?\w",
+        r"(?i)^(?:every time|whenever|each time|any time)\s+(?:you|we|i)\b[^,.?!]{1,80},\s*(?:please\s+)?\w|^when you\s+\w+[^,.?!]{0,60}\bin (?:this|our) (?:repo|repository|project|codebase|app)\b",
     )
 });
 
@@ -1117,10 +1200,21 @@ static EN_WHENEVER_READY: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// "…, so we never got …", "…, so it always ends up …": what happened, not what to do.
+static EN_WHAT_HAPPENED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:got|get|gets|forgot|forget|ended|ends|end|seemed|seems|managed|manage|had|was|were|is|are|been|worked|works|fails|failed|breaks|broke|crashes|crashed)$",
+    )
+});
+
 /// A rule stated of its subject: "error messages … must never include …".
 static EN_MODAL_RULE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:must|should|shall)\s+(?:never|always|not)\s+\w|\bmust\s+(?:be|go|live|stay)\s+\w")
+    re(
+        r"(?i)\b(?:must|shall)\s+(?:never|always|not)\s+\w|\bmust\s+(?:be|go|live|stay)\s+\w|^(?:every|each|all|any)\s+[\w-]+(?:\s+[\w'-]+){0,4}\s+(?:must|should|needs? to|has to|have to)\s+\w",
+    )
 });
+static EN_SHOULD_ALWAYS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\bshould\s+(?:never|always|not)\s+\w"));
 /// "we should never have merged it", "I think it should always …": regret or an opinion;
 /// "it should always retry 3 times": how the code at hand should behave.
 static EN_MODAL_REGRET: LazyLock<Regex> = LazyLock::new(|| {
@@ -1136,7 +1230,7 @@ static EN_WE_CONVENTION: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// "…, so never …", "…; always …": a rule after what explains it, in one sentence.
 static EN_SO_NEVER: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)(?:[,;]\s*(?:so|and|but)\s+|;\s*)(?:please\s+)?(?:never|always)\s+(\w+)")
+    re(r"(?i)(?:[,;—–]\s*so\s+(?:[\w'’]+\s+){0,6}?|;\s*)(?:please\s+)?(?:never|always)\s+(\w+)")
 });
 
 /// "we're using too much memory", "we use the wrong config": an amount or a mistake, not a
@@ -1183,6 +1277,9 @@ fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         }
     };
     // Japanese.
+    if JA_REMEMBER_ALONE.is_match(s) {
+        return Some((Shape::BackReference(String::new()), "explicit"));
+    }
     if let Some(c) = JA_REMEMBER_HEAD
         .captures(s)
         .or_else(|| JA_REMEMBER_TAIL.captures(s))
@@ -1434,19 +1531,19 @@ fn instructs(s: &str) -> bool {
 /// after up to a blank one, are not the user's own words.
 static QUOTES_FOLLOW: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(?:\b(?:says|said|prints|printed|shows|showed|outputs|output|reads|warns|complains|logs|returns|returned|replied|answered|wrote|writes|commented|suggested|mentioned|posted)(?:\s+[^:\s]+){0,4}|\b(?:shows up|appears|pops up|comes up) (?:in|on) [^:]{1,40}|\b(?:here is|here's|here are|below is|below are)\b[^:]{0,60}|\bfrom (?:the|our|their|his|her|a|an) [^:]{1,50}|\b(?:docs|documentation|readme|changelog|the linter|the compiler|console|error message|warning|stack ?trace|traceback|the log|the logs))\s*:",
+        r"(?i)(?:\b(?:says|said|prints|printed|shows|showed|outputs|output|reads|warns|complains|logs|returns|returned|replied|answered|wrote|writes|commented|suggested|mentioned|posted)(?:\s+[^:\s]+){0,4}|\b(?:shows up|appears|pops up|comes up) (?:in|on) [^:]{1,40}|\b(?:here is|here's|here are|below is|below are)\b[^:]{0,60}|\bfrom (?:the|our|their|his|her|a|an) [^:]{1,50}|\b(?:docs|documentation|readme|changelog|linter|compiler|console|error message|warning|stack ?trace|traceback|log|logs|output|review|review comments?|comments? from [^:]{1,30}|spec says|manual)\b(?:`[^`\n]*`|[^:\n`]){0,50})\s*:",
     )
 });
 /// The same in Japanese and Chinese: "ドキュメントにはこう書いてあります：「…」", "文档里写着：“…”".
 static QUOTES_FOLLOW_CJK: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?:書いてあります|書かれています|と書いて|によると|曰く|と言っています|写着|写道|里说|中说|上说|提示|显示|报错|エラーメッセージ|警告)\s*[：:]",
+        r"(?:書いてあります|書かれています|と書いて|によると|曰く|と言っています|コメント(?:です)?|レビュー(?:です)?|指摘|写着|写道|里说|中说|上说|提示|显示|报错|评论|意见|エラーメッセージ|警告|ログ|日志)\s*[：:]",
     )
 });
 /// A line that is tool output: "Warning: …", "npm WARN …", "error[E0502]: …".
 static TOOL_LINE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:(?:warning|error|fatal|panic|exception|caused by)(?:\[\w+\])?:|traceback \(most recent|npm (?:warn|err!?)\s|fail\s+\S+\.\w+\b|[\w./\\-]+\.\w+:\d+(?::\d+)?:?\s)",
+        r"^(?:(?:warning|error|fatal|panic|exception|caused by|assertion failed|assertion `[^`]*` failed)(?:\[\w+\])?:|traceback \(most recent|npm (?:warn|err!?)\s|fail\s+\S+\.\w+\b|[\w./\\-]+\.\w+:\d+(?::\d+)?:?\s|thread '[^']*' panicked|test result:|running \d+ tests?|-{2,} .* -{2,}|\[[\d:.,\s-]+\]|\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}|<(?:inf|wrn|err|dbg)>|(?:info|warn|debug|trace|error)\s*\[)",
     )
 });
 
@@ -1484,11 +1581,22 @@ fn prose(prompt: &str) -> String {
             continue;
         }
         let quoted = if colon {
-            QUOTES_FOLLOW.find(line).or_else(|| {
-                (!line.is_ascii())
-                    .then(|| QUOTES_FOLLOW_CJK.find(line))
-                    .flatten()
-            })
+            QUOTES_FOLLOW
+                .find(line)
+                .or_else(|| {
+                    (!line.is_ascii())
+                        .then(|| QUOTES_FOLLOW_CJK.find(line))
+                        .flatten()
+                })
+                // "The design docs are here: https://…", "docs are at https://…": a link,
+                // not a quote.
+                .filter(|m| {
+                    let rest = &line[m.end()..];
+                    let next = rest.trim_start().trim_start_matches('<');
+                    !(rest.starts_with("//")
+                        || next.starts_with("http://")
+                        || next.starts_with("https://"))
+                })
         } else {
             None
         };
@@ -1583,11 +1691,37 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             && detected[i - 1].is_none()
             && !stripped[i - 1].0.is_empty()
             && !is_question(stripped[i - 1].0))
-        .then(|| stripped[i - 1].0);
+        // Without a lead-in of its own ("for the future: the UI thread owns …").
+        .then(|| {
+            let b = stripped[i - 1].0;
+            after_lead_in(b)
+                .filter(|t| t.contains(' ') || !t.is_ascii())
+                .unwrap_or(b)
+        });
         let mut how = None;
         let (raw_rule, fixed_type) = match shape {
             Shape::Explicit(c) => (c.clone(), None),
+            // "…最低支持版本是 API 26。以后都按 26 来。": a short CJK rule says what it is
+            // about in the sentence before.
+            Shape::FromNowOn(c)
+                if crate::text::mostly_cjk(c)
+                    && c.chars().count() <= 12
+                    && let Some(before) = antecedent =>
+            {
+                used[i - 1] = true;
+                (format!("{}{}", with_full_stop(before), c), None)
+            }
             Shape::FromNowOn(c) => (c.clone(), None),
+            Shape::Addendum => {
+                let Some(before) = antecedent else {
+                    continue;
+                };
+                used[i - 1] = true;
+                (
+                    format!("{} {}", with_full_stop(before), capitalize(s)),
+                    Some(MemoryType::Feedback),
+                )
+            }
             Shape::Rule(c, t) => (c.clone(), Some(*t)),
             Shape::BackReference(occasion) => {
                 let Some(before) = antecedent else {
@@ -1595,7 +1729,16 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
                 };
                 used[i - 1] = true;
                 if !occasion.is_empty() {
-                    how = Some(sentence_case(occasion));
+                    // "whenever you write Terraform" → "Keep in mind whenever you write
+                    // Terraform."; "for every new route" → "Applies for every new route.".
+                    let lead = if occasion.split_whitespace().next().is_some_and(|w| {
+                        ["for", "to", "in", "on", "across"].contains(&w.to_lowercase().as_str())
+                    }) {
+                        "Applies"
+                    } else {
+                        "Keep in mind"
+                    };
+                    how = Some(sentence_case(&format!("{lead} {occasion}")));
                 }
                 // "That's the rule": what it points at is a rule, whatever it reads like.
                 let rule_type = (*trigger == "standing").then_some(MemoryType::Feedback);
@@ -1618,10 +1761,18 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
         }
         // "We have a service called ledger. Never deploy it on Fridays.": "it" needs the
         // sentence it stands for.
-        let first_clause = rule.split([',', ';', '—', '–']).next().unwrap_or("");
+        // Within its first words: "moved it to SPI2" late in a sentence has its noun.
+        let first_clause: String = rule
+            .split([',', ';', '—', '–'])
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .take(5)
+            .collect::<Vec<_>>()
+            .join(" ");
         if !matches!(shape, Shape::BackReference(_))
             && !used.get(i.wrapping_sub(1)).copied().unwrap_or(true)
-            && EN_PRONOUN.is_match(first_clause)
+            && EN_PRONOUN.is_match(&first_clause)
             && let Some(before) = antecedent
             && !is_instruction(before)
             && !ABOUT_USER.is_match(before)
@@ -1679,7 +1830,7 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             && !instructs(n)
             && explains(n)
         {
-            why = Some(sentence_case(strip_markers(n).0));
+            why = Some(sentence_case(without_marker(n)));
             used[next] = true;
             next += 1;
         }
@@ -1702,7 +1853,8 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
         let personal = matches!(memory_type, MemoryType::Feedback | MemoryType::User)
             && (EVERY_PROJECT.is_match(&rule)
                 || how.as_deref().is_some_and(|h| EVERY_PROJECT.is_match(h))
-                || (ABOUT_REPLIES.is_match(&rule) && !ABOUT_PROJECT.is_match(&rule)));
+                || ((ABOUT_REPLIES.is_match(&rule) || REPLY_HABIT.is_match(&rule))
+                    && !ABOUT_PROJECT.is_match(&rule)));
         out.push(Candidate {
             memory_type,
             rule: sentence_case(&rule),
@@ -1974,6 +2126,7 @@ mod tests {
                     Shape::Explicit(c) | Shape::FromNowOn(c) => c,
                     Shape::Rule(c, m) => format!("{c} {m:?}"),
                     Shape::BackReference(c) => format!("back: {c}"),
+                    Shape::Addendum => "addendum".into(),
                 };
                 (t, text)
             })
@@ -2226,7 +2379,10 @@ mod tests {
             c.rule,
             "The EU cluster is eu-west-3 and the US one us-east-2."
         );
-        assert_eq!(c.how.as_deref(), Some("Whenever you write Terraform."));
+        assert_eq!(
+            c.how.as_deref(),
+            Some("Keep in mind whenever you write Terraform.")
+        );
         // Nothing said before it: nothing to remember (never a memory reading ".").
         none("Remember that.");
         none("これを覚えておいて。");
@@ -2513,7 +2669,7 @@ mod tests {
             c.rule.starts_with("Public handlers return problem+json"),
             "{c:?}"
         );
-        assert_eq!(c.how.as_deref(), Some("For every new route."));
+        assert_eq!(c.how.as_deref(), Some("Applies for every new route."));
         // "Don't do that" keeps what "that" was.
         let c =
             one("Looks fine. I see you wrapped every call in a retry loop. Please don't do that.");
@@ -2552,6 +2708,100 @@ mod tests {
         }
     }
 
+    /// Pasted output, quoted reviewers and task specs stay out; rules said in passing with a
+    /// lead-in, a correction put as a fact, an addendum to a design sentence are kept.
+    #[test]
+    fn pasted_text_and_buried_rules() {
+        for prompt in [
+            "tests are failing:\n\nrunning 12 tests\nthread 'io::tests::reopen' panicked at src/io.rs:40:5:\nassertion failed: a handle must never be reused\n\ntest result: FAILED. 11 passed; 1 failed\n\nlook into it",
+            "modem log:\n\n[00:00:12.100,000] <err> lte: never got an IP, giving up\n[00:00:12.200,000] <inf> lte: retrying\n\nwhy?",
+            "tokio docs for `Runtime::block_on`:\n\nThis function should never be called from within an async context.\n\nare we doing that?",
+            "Maria's review: \"Don't use unwrap here, and never log the token\". The second one is done, fix the first.",
+            "レビューコメントです：「ループの中でallocしないでください。」直してもらえますか。",
+            "Let's build the settings screen. Toggles should always be right-aligned, not left. Start with the ViewModel.",
+            "remember to also bump the version after you change the schema",
+            "don't forget to regenerate the mocks after the interface rename change",
+            "Use the platform keychain if possible instead of a file.",
+            "ローカルでは常に通ります。CIだけ落ちます。",
+            "哈哈，又是这个测试，永远的痛。",
+        ] {
+            none(prompt);
+        }
+        for (prompt, rule_starts) in [
+            (
+                "Fix the import first. The cache files are huge btw, so in this repo I'd rather you always pass --max-filesize to rg.",
+                "The cache files are huge btw, so in this repo",
+            ),
+            (
+                "Can you check the crash? Btw for the future: the UI thread owns the scene graph. That's the design, don't add locks around it.",
+                "The UI thread owns the scene graph.",
+            ),
+            (
+                "Correction: the feature flags are in Unleash, not in the config file.",
+                "The feature flags are in Unleash",
+            ),
+            (
+                "Also for all services in this repo: every service must expose a /healthz endpoint.",
+                "Every service must expose",
+            ),
+            (
+                "For context: I've written Go for about 8 years but I'm new to Kubernetes.",
+                "I've written Go",
+            ),
+            (
+                "The build farm is build-03.lab.example.internal, log in as ci.",
+                "The build farm is",
+            ),
+            (
+                "One thing in general: I'm fine with terse answers, don't pad them.",
+                "I'm fine with terse answers",
+            ),
+            (
+                "このプロジェクトでは日付はすべてUTCで保存するルールです。覚えておいてください。",
+                "このプロジェクトでは日付はすべてUTCで保存するルールです。",
+            ),
+            (
+                "違います、HTTPクライアントはAlamofireじゃなくてURLSessionを使っています。今後もURLSessionで書いてください。",
+                "",
+            ),
+            (
+                "纠正一下：我们的最低支持版本是 iOS 15，不是 iOS 14。以后都按 15 来。",
+                "我们的最低支持版本是 iOS 15，不是 iOS 14。都按 15 来",
+            ),
+            (
+                "顺便说一下，这个仓库里所有的配置都放在 config/ 目录，不要在代码里写死。",
+                "这个仓库里所有的配置都放在",
+            ),
+            (
+                "Please answer in short bullet points unless I ask for detail.",
+                "Answer in short bullet points",
+            ),
+        ] {
+            let found = candidates(prompt);
+            assert!(!found.is_empty(), "{prompt}");
+            assert!(
+                found.iter().any(|c| c.rule.starts_with(rule_starts)),
+                "{prompt}: {found:?}"
+            );
+        }
+        // "No hardcoded copy" keeps its "No" as a Why.
+        let c = one(
+            "From now on, every label goes through the translation keys. No hardcoded copy, legal reviews every string.",
+        );
+        assert_eq!(
+            c.why.as_deref(),
+            Some("No hardcoded copy, legal reviews every string.")
+        );
+        // "it" late in the sentence has its noun: nothing is borrowed from the bug report.
+        let c = one(
+            "The readings on rev A are off since the overlay change. remember: rev A boards have the sensor on I2C1 and rev B moved it to I2C2.",
+        );
+        assert_eq!(
+            c.rule,
+            "Rev A boards have the sensor on I2C1 and rev B moved it to I2C2."
+        );
+    }
+
     /// How the agent should answer the person holds wherever they work.
     #[test]
     fn rules_about_replies_are_personal() {
@@ -2561,12 +2811,14 @@ mod tests {
             "Always keep your answers under ten lines, whatever the repo.",
             "今後は敬語なしで話してください。",
             "以后回答尽量用中文。",
+            "Please answer in short bullet points unless I ask for detail.",
+            "Keep explanations practical please.",
         ] {
             assert!(one(prompt).personal, "{prompt}");
         }
         let c = one("Write commit subjects under 60 characters. That applies to all my repos.");
         assert!(c.personal, "{c:?}");
-        assert_eq!(c.how.as_deref(), Some("To all my repos."));
+        assert_eq!(c.how.as_deref(), Some("Applies to all my repos."));
         for prompt in [
             "From now on, use pnpm.",
             "Don't use emojis in code comments",
