@@ -117,7 +117,7 @@ static EVERY_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A sentence that only labels a link: "Dashboard: https://…".
 static LABELLED_LINK: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)^[a-z][\w ./-]{0,30}:\s*<?https?://\S+>?[.]?$"));
+    LazyLock::new(|| re(r"^[A-Za-z](?-u:[\w ./-]){0,30}:[ \t]*<?https?://\S+>?[.]?$"));
 
 /// "Don't do that.", "please stop doing this", "never do it again".
 static EN_BARE_PRONOUN_RULE: LazyLock<Regex> = LazyLock::new(|| {
@@ -741,7 +741,7 @@ static ZH_CORRECTION_VERB: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:用|使�
 
 static POINTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)https?://|\b[\w-]+(?:\.[\w-]+)*\.(?:internal|local|lan|corp|com|net|org|io|dev|app|cloud|example)(?::\d+)?\b|\b[\w.-]*[A-Za-z][\w.-]*:\d{2,5}\b|\b\d{1,3}(?:\.\d{1,3}){3}:\d{2,5}\b|\b[A-Z][A-Z0-9]+-\d+\b|\b(?:dashboard|grafana|kibana|datadog|sentry|jira|linear|confluence|notion|runbook|wiki|slack channel|channel)\b|(?:^|\s)#[a-z][\w-]+",
+        r"(?i)https?://|\b[\w-]+(?:\.[\w-]+)*\.(?:internal|local|lan|corp|com|net|org|io|dev|app|cloud|example)(?::[0-9]+)?\b|\b[\w.-]*[A-Za-z][\w.-]*:[0-9]{2,5}\b|\b[0-9]{1,3}(?:\.[0-9]{1,3}){3}:[0-9]{2,5}\b|\b[A-Z][A-Z0-9]+-[0-9]+\b|\b(?:dashboard|grafana|kibana|datadog|sentry|jira|linear|confluence|notion|runbook|wiki|slack channel|channel)\b|(?:^|\s)#[a-z][\w-]+",
     )
 });
 static ABOUT_USER: LazyLock<Regex> = LazyLock::new(|| {
@@ -932,7 +932,7 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         || [".local", ".internal", ".lan", ".corp"]
             .iter()
             .any(|t| lower.contains(t))
-        || KNOWN_TOOL.is_match(s))
+        || has_any(&lower, KNOWN_TOOLS))
         && let Some(found) = plain_pointer(s)
     {
         return Some(found);
@@ -955,7 +955,7 @@ static REPLY_HABIT: LazyLock<Regex> = LazyLock::new(|| {
 /// A statement of where something lives, with its link.
 static PLAIN_POINTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:[^\s?]+\s+){0,8}?(?:is|are|lives?|sits?|(?:is|are) (?:hosted|tracked|documented|kept|logged|collected)|can be found)\b[^?]*(?:https?://|\b[\w-]+(?:\.[\w-]+)+:\d{2,5}\b|\b[\w-]+(?:\.[\w-]+)*\.(?:local|internal|lan|corp|intra)\b)|^[a-z][\w ./-]{0,30}:\s*<?https?://|^[^，。？?]{1,30}(?:在|是)[^，。？?]{0,12}?[:：]?\s*https?://|地址是\s*https?://|^[^。？?]{1,40}(?:は|が)[^。？?]{0,10}?[:：]?\s*<?https?://|[（(]https?://[^)）\s]+[)）]\s*に(?:置いて|あります|ある)",
+        r"(?i)^[^?]*?\b(?:is|are|lives?|sits?|(?:is|are) (?:hosted|tracked|documented|kept|logged|collected)|can be found)\b[^?]*(?:https?://|\b[\w-]+(?:\.[\w-]+)+:[0-9]{2,5}\b|\b[\w-]+(?:\.[\w-]+)*\.(?:local|internal|lan|corp|intra)\b)|^[a-z][\w ./-]{0,30}:\s*<?https?://|^[^，。？?]{1,30}(?:在|是)[^，。？?]{0,12}?[:：]?\s*https?://|地址是\s*https?://|^[^。？?]{1,40}(?:は|が)[^。？?]{0,10}?[:：]?\s*<?https?://|[（(]https?://[^)）\s]+[)）]\s*に(?:置いて|あります|ある)",
     )
 });
 /// A link to one item of the work at hand (a pull request, a CI run, an issue, a commit).
@@ -965,17 +965,36 @@ static ITEM_LINK: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// Cheap first: a sentence that names one of the tools [`TOOL_POINTER`] knows.
-static KNOWN_TOOL: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"(?i)jira|linear|confluence|notion|github issues|gitlab issues|sentry|datadog|grafana|kibana|1password|vault|pagerduty|opsgenie|figma|google drive|googleドライブ|sharepoint|asana|trello|shortcut|youtrack",
-    )
-});
+/// The tools [`TOOL_POINTER`] knows, lowercased: a sentence naming none skips it.
+const KNOWN_TOOLS: &[&str] = &[
+    "jira",
+    "linear",
+    "confluence",
+    "notion",
+    "github issues",
+    "gitlab issues",
+    "sentry",
+    "datadog",
+    "grafana",
+    "kibana",
+    "1password",
+    "vault",
+    "pagerduty",
+    "opsgenie",
+    "figma",
+    "google drive",
+    "googleドライブ",
+    "sharepoint",
+    "asana",
+    "trello",
+    "shortcut",
+    "youtrack",
+];
 /// "Bugs go in Jira project WEB", "tickets live in Linear", "手順はConfluenceにある": where
 /// something is kept, in a tool named without a link.
 static TOOL_POINTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:[^\s?]+\s+){0,6}?(?:is|are|lives?|go|goes|get filed|are filed|are tracked|is tracked|is kept|are kept)\s+(?:in|on|under)\s+(?:the\s+)?(?:jira|linear|confluence|notion|github issues|gitlab issues|sentry|datadog|grafana|kibana|1password|vault|pagerduty|opsgenie|figma|google drive|sharepoint|asana|trello|shortcut|youtrack)\b|^[^。？?]{1,40}は(?:Jira|Linear|Confluence|Notion|Sentry|Datadog|Grafana|1Password|Figma|Googleドライブ)[^。？?]{0,30}に(?:ある|あります)",
+        r"(?i)^[^?]*?\b(?:is|are|lives?|go|goes|get filed|are filed|are tracked|is tracked|is kept|are kept)\s+(?:in|on|under)\s+(?:the\s+)?(?:jira|linear|confluence|notion|github issues|gitlab issues|sentry|datadog|grafana|kibana|1password|vault|pagerduty|opsgenie|figma|google drive|sharepoint|asana|trello|shortcut|youtrack)\b|^[^。？?]+?は(?:Jira|Linear|Confluence|Notion|Sentry|Datadog|Grafana|1Password|Figma|Googleドライブ)[^。？?]*?に(?:ある|あります)",
     )
 });
 
@@ -990,25 +1009,54 @@ fn plain_pointer(s: &str) -> Option<(Shape, &'static str)> {
         .then(|| (Shape::Rule(s.to_string(), MemoryType::Reference), "pointer"))
 }
 
+/// Whether `lower` holds any of `words`: a guard that keeps a pattern from being compiled
+/// (the hooks are one-shot processes) for a sentence it cannot match.
+fn has_any(lower: &str, words: &[&str]) -> bool {
+    words.iter().any(|w| lower.contains(w))
+}
+
 fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
-    if EN_THATS_THE_DESIGN_AND.is_match(s) {
+    let lower = s.to_lowercase();
+    let lead = lead_word(s);
+    let lead = lead.as_str();
+    let always = has_any(&lower, &["always", "never"]);
+    let pointing = matches!(
+        lead,
+        "that's" | "that’s" | "that" | "this" | "stick" | "keep" | "follow" | "please"
+    );
+    if pointing && EN_THATS_THE_DESIGN_AND.is_match(s) {
         return Some((Shape::Addendum, "standing"));
     }
-    if let Some(c) = EN_THATS_THE_RULE.captures(s) {
+    if pointing && let Some(c) = EN_THATS_THE_RULE.captures(s) {
         let occasion = c.get(1).map_or("", |m| m.as_str().trim());
         return Some((Shape::BackReference(occasion.to_string()), "standing"));
     }
-    if let Some(c) = EN_BACK_REFERENCE.captures(s) {
+    let remembering = has_any(
+        &lower,
+        &[
+            "remember",
+            "memori",
+            "note",
+            "save",
+            "forget",
+            "in mind",
+            "for the record",
+        ],
+    );
+    if remembering && let Some(c) = EN_BACK_REFERENCE.captures(s) {
         let occasion = c.get(1).map_or("", |m| m.as_str().trim());
         return Some((Shape::BackReference(occasion.to_string()), "explicit"));
     }
-    if let Some(c) = EN_REMEMBER_TAIL.captures(s) {
+    if lower.contains("in mind")
+        && let Some(c) = EN_REMEMBER_TAIL.captures(s)
+    {
         if EN_TRANSIENT.is_match(&c[1]) {
             return None;
         }
         return Some((Shape::Explicit(c[1].trim().to_string()), "explicit"));
     }
-    if !EN_REMEMBER_NOT.is_match(s)
+    if remembering
+        && !EN_REMEMBER_NOT.is_match(s)
         && let Some(c) = EN_REMEMBER.captures(s)
     {
         let content = c[1].trim();
@@ -1051,22 +1099,35 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         }
         return Some((Shape::Explicit(content.to_string()), "explicit"));
     }
-    if let Some(c) = EN_FROM_NOW
-        .captures(s)
-        .or_else(|| EN_FROM_NOW_TAIL.captures(s))
+    let from_now = has_any(
+        &lower,
+        &[
+            "from now on",
+            "going forward",
+            "moving forward",
+            "from here on",
+            "future",
+            "henceforth",
+            "next time",
+        ],
+    );
+    if from_now
+        && let Some(c) = EN_FROM_NOW
+            .captures(s)
+            .or_else(|| EN_FROM_NOW_TAIL.captures(s))
     {
         let rule = strip_markers(c[1].trim()).0;
         return Some((Shape::FromNowOn(rule.to_string()), "from-now-on"));
     }
     // "Fix the typo, and from now on spell-check the docs", "btw from now on …".
-    if let Some(c) = EN_FROM_NOW_MID.captures(s) {
+    if from_now && let Some(c) = EN_FROM_NOW_MID.captures(s) {
         let rule = c[1].trim();
         let rule = strip_markers(rule).0;
         if !rule.is_empty() && !is_question(rule) {
             return Some((Shape::FromNowOn(rule.to_string()), "from-now-on"));
         }
     }
-    if EN_ALWAYS.is_match(s) {
+    if always && EN_ALWAYS.is_match(s) {
         // "Always return early in this function": the code at hand, not a standing rule; "you
         // always forget the tests": a complaint.
         if deictic(s) || EN_ONE_OFF_ALWAYS.is_match(s) {
@@ -1087,11 +1148,19 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
             None => return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always")),
         }
     }
-    if EN_DONT.is_match(s) && !EN_DONT_TRIVIAL.is_match(s) {
+    let dont = has_any(
+        &lower,
+        &[
+            "don't", "don’t", "do not", "dont", "avoid", "stop ", "quit ",
+        ],
+    );
+    if dont && EN_DONT.is_match(s) && !EN_DONT_TRIVIAL.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"));
     }
     // "we use polars here, not pandas": here is the project.
-    if EN_WE_USE.is_match(s)
+    let we = matches!(lead, "we" | "we're" | "we’re" | "our" | "the" | "this");
+    if we
+        && EN_WE_USE.is_match(s)
         && !deictic(&EN_HERE.replace_all(s, ""))
         && !EN_ONE_OFF.is_match(s)
         && !EN_USING_AMOUNT.is_match(s)
@@ -1100,9 +1169,8 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     }
     // "we're on Node 22 now, not 20", "we don't use helm here, we use kustomize" ("here" is
     // the project), "money is always stored as cents in this codebase".
-    if (EN_WE_ON_VERSION.is_match(s)
-        || EN_WE_DONT_USE.is_match(s)
-        || (EN_STATED_ALWAYS.is_match(s) && EN_STANDING_SCOPE.is_match(s)))
+    if ((we && (EN_WE_ON_VERSION.is_match(s) || EN_WE_DONT_USE.is_match(s)))
+        || (always && EN_STATED_ALWAYS.is_match(s) && EN_STANDING_SCOPE.is_match(s)))
         && !EN_ONE_OFF.is_match(s)
         && !this_thing(s)
     {
@@ -1110,24 +1178,46 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     }
     // "make sure every new endpoint validates …", "ask me before running anything that costs
     // money": a rule for what is still to come.
-    if (EN_EVERY_NEW.is_match(s) || EN_ASK_ME_BEFORE.is_match(s))
+    if ((lower.contains(" new") && EN_EVERY_NEW.is_match(s))
+        || (has_any(&lower, &["ask", "check with"]) && EN_ASK_ME_BEFORE.is_match(s)))
         && !EN_ONE_OFF.is_match(s)
         && !deictic(s)
     {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "standing"));
     }
-    if EN_STANDING_IMPERATIVE.is_match(s)
+    if matches!(
+        lead,
+        "please" | "prefer" | "avoid" | "favor" | "favour" | "stick" | "use"
+    ) && EN_STANDING_IMPERATIVE.is_match(s)
         && EN_STANDING_SCOPE.is_match(s)
         && !EN_ONE_OFF.is_match(s)
         && !deictic(s)
     {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "standing"));
     }
-    if EN_USE_OVER.is_match(s) && !EN_ONE_OFF.is_match(s) && !deictic(s) {
+    if has_any(
+        &lower,
+        &[
+            " not ",
+            " never ",
+            "instead of",
+            "rather than",
+            " over ",
+            "(not ",
+        ],
+    ) && EN_USE_OVER.is_match(s)
+        && !EN_ONE_OFF.is_match(s)
+        && !deictic(s)
+    {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "use-not"));
     }
     // "Correction: feature flags are in LaunchDarkly, not Firebase Remote Config."
-    if correction && EN_CORRECTED_FACT.is_match(s) && !this_thing(s) && !EN_ONE_OFF.is_match(s) {
+    if correction
+        && lower.contains(", not ")
+        && EN_CORRECTED_FACT.is_match(s)
+        && !this_thing(s)
+        && !EN_ONE_OFF.is_match(s)
+    {
         return Some((
             Shape::Rule(s.to_string(), MemoryType::Project),
             "correction",
@@ -1139,12 +1229,17 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
             "correction",
         ));
     }
-    if (EN_USER.is_match(s) || EN_CALL_ME.is_match(s)) && !EN_ABOUT_ME.is_match(s) {
+    let about_me = matches!(
+        lead,
+        "i" | "i'm" | "i’m" | "im" | "i've" | "i'd" | "my" | "call"
+    );
+    if about_me && (EN_USER.is_match(s) || EN_CALL_ME.is_match(s)) && !EN_ABOUT_ME.is_match(s) {
         return Some((Shape::Rule(s.to_string(), user_or_project(s)), "about-me"));
     }
     // "every time you touch a migration, update docs/schema.md as well", "whenever I ask
     // for a quick check, I mean read-only".
-    if EN_WHENEVER_RULE.is_match(s)
+    if matches!(lead, "every" | "whenever" | "each" | "any" | "when")
+        && EN_WHENEVER_RULE.is_match(s)
         && !EN_WHENEVER_READY.is_match(s)
         && !EN_ONE_OFF.is_match(s)
         && !deictic(s)
@@ -1153,9 +1248,15 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     }
     // "… must never include the internal error text", "secrets must not be logged".
     // A softer "should always" needs a word that makes it stand ("in this repo", "every").
-    let soft_but_standing =
-        EN_SHOULD_ALWAYS.is_match(s) && (EN_STANDING_SCOPE.is_match(s) || EN_GENERAL.is_match(s));
-    if (EN_MODAL_RULE.is_match(s) || soft_but_standing)
+    let modal = has_any(
+        &lower,
+        &["must", "shall", "should", "need", "has to", "have to"],
+    );
+    let soft_but_standing = modal
+        && always
+        && EN_SHOULD_ALWAYS.is_match(s)
+        && (EN_STANDING_SCOPE.is_match(s) || EN_GENERAL.is_match(s));
+    if ((modal && EN_MODAL_RULE.is_match(s)) || soft_but_standing)
         && !EN_MODAL_REGRET.is_match(s)
         && !is_instruction(s)
         && !EN_ONE_OFF.is_match(s)
@@ -1164,11 +1265,17 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
     }
     // "we keep business logic out of components in this app".
-    if EN_WE_CONVENTION.is_match(s) && EN_STANDING_SCOPE.is_match(s) && !EN_ONE_OFF.is_match(s) {
+    if matches!(lead, "we" | "our")
+        && EN_WE_CONVENTION.is_match(s)
+        && EN_STANDING_SCOPE.is_match(s)
+        && !EN_ONE_OFF.is_match(s)
+    {
         return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
     }
     // "…only accepts one connection at a time, so never parallelise uploads to it".
-    if let Some(c) = EN_SO_NEVER.captures(s)
+    if always
+        && has_any(&lower, &[" so ", ";"])
+        && let Some(c) = EN_SO_NEVER.captures(s)
         && !EN_WHAT_HAPPENED.is_match(&c[1])
         && !EN_ALWAYS_NO_VERB.is_match(&format!("never {}", &c[1]))
         && !EN_ONE_OFF.is_match(s)
@@ -1183,14 +1290,14 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
 /// A fact put right: "X is/are/runs on Y, not Z".
 static EN_CORRECTED_FACT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:the\s+|our\s+)?[\w'./-]+(?:\s+[\w'./-]+){0,4}\s+(?:is|are|lives?|live|runs?|uses?|goes|go)\s+(?:in|on|at|under|through)?\s*[^,]{1,60},\s*not\s+\S",
+        r"(?i)^(?:the\s+|our\s+)?[^,]*?\b(?:is|are|lives?|live|runs?|uses?|goes|go)\s+(?:in|on|at|under|through)?\s*[^,]+,\s*not\s+\S",
     )
 });
 
 /// An occasion, then what to do on it (not "whenever you're ready, …").
 static EN_WHENEVER_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:every time|whenever|each time|any time)\s+(?:you|we|i)\b[^,.?!]{1,80},\s*(?:please\s+)?\w|^when you\s+\w+[^,.?!]{0,60}\bin (?:this|our) (?:repo|repository|project|codebase|app)\b",
+        r"(?i)^(?:every time|whenever|each time|any time)\s+(?:you|we|i)\b[^,.?!]+,\s*(?:please\s+)?\w|^when you\s+\w+[^,.?!]*\bin (?:this|our) (?:repo|repository|project|codebase|app)\b",
     )
 });
 
@@ -1210,7 +1317,7 @@ static EN_WHAT_HAPPENED: LazyLock<Regex> = LazyLock::new(|| {
 /// A rule stated of its subject: "error messages … must never include …".
 static EN_MODAL_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:must|shall)\s+(?:never|always|not)\s+\w|\bmust\s+(?:be|go|live|stay)\s+\w|^(?:every|each|all|any)\s+[\w-]+(?:\s+[\w'-]+){0,4}\s+(?:must|should|needs? to|has to|have to)\s+\w",
+        r"(?i)\b(?:must|shall)\s+(?:never|always|not)\s+\w|\bmust\s+(?:be|go|live|stay)\s+\w|^(?:every|each|all|any)\s+[\w-]+(?:\s+[\w'-]+)*?\s+(?:must|should|needs? to|has to|have to)\s+\w",
     )
 });
 static EN_SHOULD_ALWAYS: LazyLock<Regex> =
@@ -1230,7 +1337,7 @@ static EN_WE_CONVENTION: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// "…, so never …", "…; always …": a rule after what explains it, in one sentence.
 static EN_SO_NEVER: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)(?:[,;—–]\s*so\s+(?:[\w'’]+\s+){0,6}?|;\s*)(?:please\s+)?(?:never|always)\s+(\w+)")
+    re(r"(?i)(?:[,;—–]\s*so\s+(?:[\w'’]+\s+)*?|;\s*)(?:please\s+)?(?:never|always)\s+(\w+)")
 });
 
 /// "we're using too much memory", "we use the wrong config": an amount or a mistake, not a
@@ -1531,7 +1638,7 @@ fn instructs(s: &str) -> bool {
 /// after up to a blank one, are not the user's own words.
 static QUOTES_FOLLOW: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(?:\b(?:says|said|prints|printed|shows|showed|outputs|output|reads|warns|complains|logs|returns|returned|replied|answered|wrote|writes|commented|suggested|mentioned|posted)(?:\s+[^:\s]+){0,4}|\b(?:shows up|appears|pops up|comes up) (?:in|on) [^:]{1,40}|\b(?:here is|here's|here are|below is|below are)\b[^:]{0,60}|\bfrom (?:the|our|their|his|her|a|an) [^:]{1,50}|\b(?:docs|documentation|readme|changelog|linter|compiler|console|error message|warning|stack ?trace|traceback|log|logs|output|review|review comments?|comments? from [^:]{1,30}|spec says|manual)\b(?:`[^`\n]*`|[^:\n`]){0,50})\s*:",
+        r"(?i)(?:\b(?:says|said|prints|printed|shows|showed|outputs|output|reads|warns|complains|logs|returns|returned|replied|answered|wrote|writes|commented|suggested|mentioned|posted)(?:\s+[^:\s]+){0,4}|\b(?:shows up|appears|pops up|comes up) (?:in|on) [^:.?!\n]+|\b(?:here is|here's|here are|below is|below are)\b[^:.?!\n]*|\bfrom (?:the|our|their|his|her|a|an) [^:.?!\n]+|\b(?:docs|documentation|readme|changelog|linter|compiler|console|error message|warning|stack ?trace|traceback|log|logs|output|review|review comments?|comments? from [^:.?!\n]+|spec says|spec|specs|specification|requirements|acceptance criteria|new feature|feature request|user story|manual)\b(?:`[^`\n]*`|[^:\n`.?!])*)\s*:",
     )
 });
 /// The same in Japanese and Chinese: "ドキュメントにはこう書いてあります：「…」", "文档里写着：“…”".
@@ -1546,6 +1653,106 @@ static TOOL_LINE: LazyLock<Regex> = LazyLock::new(|| {
         r"^(?:(?:warning|error|fatal|panic|exception|caused by|assertion failed|assertion `[^`]*` failed)(?:\[\w+\])?:|traceback \(most recent|npm (?:warn|err!?)\s|fail\s+\S+\.\w+\b|[\w./\\-]+\.\w+:\d+(?::\d+)?:?\s|thread '[^']*' panicked|test result:|running \d+ tests?|-{2,} .* -{2,}|\[[\d:.,\s-]+\]|\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}|<(?:inf|wrn|err|dbg)>|(?:info|warn|debug|trace|error)\s*\[)",
     )
 });
+
+/// Words one of the quote lead-ins holds ([`QUOTES_FOLLOW`], [`QUOTES_FOLLOW_CJK`]).
+const QUOTE_WORDS: &[&str] = &[
+    "spec",
+    "requirement",
+    "acceptance",
+    "feature",
+    "story",
+    "say",
+    "said",
+    "print",
+    "show",
+    "output",
+    "read",
+    "warn",
+    "complain",
+    "log",
+    "return",
+    "repl",
+    "answer",
+    "wrote",
+    "write",
+    "comment",
+    "suggest",
+    "mention",
+    "post",
+    "appear",
+    "pops up",
+    "comes up",
+    "here",
+    "below",
+    "from ",
+    "doc",
+    "readme",
+    "changelog",
+    "lint",
+    "compil",
+    "console",
+    "error",
+    "trace",
+    "review",
+    "spec",
+    "manual",
+    "書",
+    "によると",
+    "曰く",
+    "言って",
+    "コメント",
+    "レビュー",
+    "指摘",
+    "写",
+    "说",
+    "提示",
+    "显示",
+    "报错",
+    "评论",
+    "意见",
+    "エラー",
+    "警告",
+    "ログ",
+    "日志",
+];
+
+/// Whether a lowercased line can be tool output ([`TOOL_LINE`]), cheaply.
+fn may_be_tool_line(lower: &str) -> bool {
+    const STARTS: &[&str] = &[
+        "warning",
+        "error",
+        "fatal",
+        "panic",
+        "exception",
+        "caused by",
+        "assertion",
+        "traceback",
+        "npm ",
+        "fail",
+        "thread '",
+        "test result",
+        "running ",
+        "--",
+        "[",
+        "<",
+        "info",
+        "warn",
+        "debug",
+        "trace",
+    ];
+    STARTS.iter().any(|p| lower.starts_with(p))
+        || lower.starts_with(|c: char| c.is_ascii_digit())
+        || lower.split_whitespace().next().is_some_and(|t| {
+            t.contains('.')
+                && t.split(':')
+                    .nth(1)
+                    .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        || lower.contains("<inf>")
+        || lower.contains("<wrn>")
+        || lower.contains("<err>")
+        || lower.contains("<dbg>")
+}
 
 /// Removes what is not the user's own words: fenced code, quoted lines, markup lines, and
 /// text the prompt says it quotes (tool output, documentation).
@@ -1575,12 +1782,10 @@ fn prose(prompt: &str) -> String {
         // Cheap first: both patterns need a colon, but for "npm WARN …" and "FAIL x.ts".
         let lower = t.to_ascii_lowercase();
         let colon = t.contains(':') || t.contains('：');
-        if (colon || lower.starts_with("npm ") || lower.starts_with("fail"))
-            && TOOL_LINE.is_match(&lower)
-        {
+        if may_be_tool_line(&lower) && TOOL_LINE.is_match(&lower) {
             continue;
         }
-        let quoted = if colon {
+        let quoted = if colon && has_any(&lower, QUOTE_WORDS) {
             QUOTES_FOLLOW
                 .find(line)
                 .or_else(|| {
@@ -1804,6 +2009,7 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
         // "Dashboard: https://…" after a fact belongs to it (and makes it a reference).
         if let Some(n) = sents.get(next)
             && matches!(detected[next], None | Some((_, "pointer")))
+            && n.contains("://")
             && LABELLED_LINK.is_match(n)
         {
             rule = format!("{} {}", with_full_stop(rule.trim()), n.trim());
@@ -2719,6 +2925,8 @@ mod tests {
             "Maria's review: \"Don't use unwrap here, and never log the token\". The second one is done, fix the first.",
             "レビューコメントです：「ループの中でallocしないでください。」直してもらえますか。",
             "Let's build the settings screen. Toggles should always be right-aligned, not left. Start with the ViewModel.",
+            "Spec for the coupon feature: a code applies once per order. The discount must never exceed the subtotal. Please create the model.",
+            "New feature: exports get a `spec.retention` field. Exports must always go to the bucket in spec.bucket, never to a default one.",
             "remember to also bump the version after you change the schema",
             "don't forget to regenerate the mocks after the interface rename change",
             "Use the platform keychain if possible instead of a file.",
