@@ -27,11 +27,21 @@ pub struct HookOpts {
     /// The timed turn's tool output, one JSON line (a huge one tests the backward scan).
     pub last_output: u64,
     pub keep: Option<PathBuf>,
+    /// Time read-only turns (the prompt check), without the Python baseline.
+    pub read_only: bool,
 }
+
+/// The prompt of a timed read-only turn: task talk with a colon, a question and words the
+/// memory-statement shapes look for, none of which states a memory.
+const READ_ONLY_PROMPT: &str = "ok the handler change is fine. Can you look at why the build fails on CI: it says the lockfile is stale? Please also run the tests and tell me what broke, I'll review your changes after lunch.";
 
 const SESSION: &str = "01a1f7e6-e126-7f26-9493-6114a06f30dd";
 
 fn turn_lines(id: &str, cmd: &str, output_bytes: usize) -> String {
+    turn_lines_with(id, &format!("please handle step {id}"), cmd, output_bytes)
+}
+
+fn turn_lines_with(id: &str, prompt: &str, cmd: &str, output_bytes: usize) -> String {
     let ts = "2026-11-20T10:00:00.000Z";
     let out: String = "line of build output that looks like a log entry\n"
         .chars()
@@ -41,7 +51,7 @@ fn turn_lines(id: &str, cmd: &str, output_bytes: usize) -> String {
     let lines = [
         serde_json::json!({"timestamp": ts, "type": "event_msg", "payload": {"type": "task_started", "turn_id": id}}),
         serde_json::json!({"timestamp": ts, "type": "turn_context", "payload": {"turn_id": id, "cwd": "/w/app", "model": "gpt-5.6-sol"}}),
-        serde_json::json!({"timestamp": ts, "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": format!("please handle step {id}")}]}}),
+        serde_json::json!({"timestamp": ts, "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]}}),
         serde_json::json!({"timestamp": ts, "type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "arguments": serde_json::json!({"cmd": "rg -n TODO src"}).to_string(), "call_id": format!("a-{id}")}}),
         serde_json::json!({"timestamp": ts, "type": "response_item", "payload": {"type": "function_call_output", "call_id": format!("a-{id}"), "output": format!("Process exited with code 0\nOutput:\n{out}")}}),
         serde_json::json!({"timestamp": ts, "type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "arguments": serde_json::json!({"cmd": cmd}).to_string(), "call_id": format!("b-{id}")}}),
@@ -186,14 +196,13 @@ pub fn run(o: &HookOpts) -> Result<()> {
     let mut hook_cpu = Vec::new();
     for i in 0..o.runs {
         let id = format!("bench-{i}");
-        append(
-            &rollout,
-            &turn_lines(
-                &id,
-                &format!("rm -f scratch-{i}.txt"),
-                usize::try_from(o.last_output).unwrap_or(usize::MAX),
-            ),
-        )?;
+        let output = usize::try_from(o.last_output).unwrap_or(usize::MAX);
+        let turn = if o.read_only {
+            turn_lines_with(&id, READ_ONLY_PROMPT, "rg -n TODO src", output)
+        } else {
+            turn_lines(&id, &format!("rm -f scratch-{i}.txt"), output)
+        };
+        append(&rollout, &turn)?;
         let payload = serde_json::json!({
             "session_id": SESSION, "turn_id": id, "transcript_path": rollout,
             "cwd": "/w/app", "hook_event_name": "Stop", "model": "gpt-5.6-sol",
@@ -211,6 +220,10 @@ pub fn run(o: &HookOpts) -> Result<()> {
             bail!("the hook printed on a Stop: {out}");
         }
         hook_ms.push(ms);
+        if o.read_only {
+            eprintln!("run {i}: cairn hook {:.1} ms (read-only turn)", hook_ms[i]);
+            continue;
+        }
         wait_for_worker(&data)?;
 
         for (tail, v) in [(false, &mut py_full), (true, &mut py_tail)] {
@@ -251,14 +264,16 @@ pub fn run(o: &HookOpts) -> Result<()> {
         "cairn hook CPU (median):      {:.1} ms (user + system)",
         median(&mut hook_cpu)
     );
-    println!(
-        "python, full read (median):   {:.1} ms",
-        median(&mut py_full)
-    );
-    println!(
-        "python, tail read (median):   {:.1} ms",
-        median(&mut py_tail)
-    );
+    if !o.read_only {
+        println!(
+            "python, full read (median):   {:.1} ms",
+            median(&mut py_full)
+        );
+        println!(
+            "python, tail read (median):   {:.1} ms",
+            median(&mut py_tail)
+        );
+    }
     println!("jobs after the runs:          {}", st["jobs"]);
     if let Ok(l) = fs::read_to_string("/proc/loadavg") {
         println!(

@@ -111,6 +111,11 @@ enum Cmd {
         /// Build the home in DIR and keep it (default: a temp dir, removed).
         #[arg(long)]
         keep: Option<PathBuf>,
+        /// Time read-only turns instead: the hook only asks whether the prompt (a realistic
+        /// task request with no memory statement) states a memory, and starts nothing. The
+        /// Python baseline, which has no such step, is not run.
+        #[arg(long)]
+        read_only: bool,
     },
 }
 
@@ -161,6 +166,7 @@ fn main() -> Result<()> {
             python,
             script,
             keep,
+            read_only,
         } => hookbench::run(&hookbench::HookOpts {
             cairn: cairn.unwrap_or_else(bench::default_cairn),
             python,
@@ -172,6 +178,7 @@ fn main() -> Result<()> {
             runs,
             last_output,
             keep,
+            read_only,
         })?,
         Cmd::Ingest {
             home,

@@ -101,6 +101,24 @@ pub struct Candidate {
     pub personal: bool,
 }
 
+/// Whether a rule is about the person wherever they work: said to hold in every project, or
+/// about how the agent answers them (and not tied to the project).
+fn is_personal(rule: &str, how: Option<&str>) -> bool {
+    let lower = rule.to_lowercase();
+    let everywhere = |t: &str| {
+        has_any(&t.to_lowercase(), &["whatever", "every", "any", "all "])
+            && EVERY_PROJECT.is_match(t)
+    };
+    let replies = has_any(
+        &lower,
+        &[
+            "answer", "repl", "respond", "talk", "speak", "write", "explain", "your ", " me",
+            "keep", "返", "敬語", "話", "口調", "答", "回", "说", "提示", "説明",
+        ],
+    ) && (ABOUT_REPLIES.is_match(rule) || REPLY_HABIT.is_match(rule));
+    everywhere(rule) || how.is_some_and(everywhere) || (replies && !ABOUT_PROJECT.is_match(rule))
+}
+
 /// How the agent should answer the person, wherever they work.
 static ABOUT_REPLIES: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -417,6 +435,34 @@ fn points_back(content: &str) -> bool {
         ]
         .iter()
         .any(|w| t.eq_ignore_ascii_case(w))
+}
+
+/// [`EN_TRANSIENT`], compiled only for a text with one of its words.
+fn transient(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    has_any(
+        &lower,
+        &[
+            "it's ",
+            "it is ",
+            "today is",
+            "is in ",
+            "are in ",
+            "start",
+            "begin",
+            "tonight",
+            "this morning",
+            "this afternoon",
+            "this evening",
+            "meeting",
+            "only have",
+            "still on",
+            "until then",
+            "have the ",
+            "have a ",
+            "have our ",
+        ],
+    ) && EN_TRANSIENT.is_match(text)
 }
 
 /// A passing state, not a memory: "it's Friday", "the demo is in an hour", "I only have 20
@@ -1848,6 +1894,16 @@ fn after_lead_in(s: &str) -> Option<&str> {
     (!tail.is_empty() && !quoted && tail.len() < s.len()).then_some(tail)
 }
 
+/// Whether [`after_lead_in`] can find anything: a colon, or a scope opener's first word.
+fn may_have_lead_in(s: &str) -> bool {
+    s.contains(": ") || s.contains('：') || {
+        let lower = s.trim_start().to_ascii_lowercase();
+        ["in ", "for ", "across "]
+            .iter()
+            .any(|p| lower.starts_with(p))
+    }
+}
+
 /// "in this repo, …", "这个仓库里": where the statement holds, before it.
 static EN_SCOPE_OPENER: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -1872,6 +1928,7 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
         // "Also, unrelated but important: in this repo we use goose …", "还有一个通用的要求：
         // …": the statement after a short lead-in.
         if found.is_none()
+            && may_have_lead_in(s)
             && let Some(tail) = after_lead_in(s)
         {
             let (tail, c) = strip_markers(tail);
@@ -1951,12 +2008,18 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             }
         };
         let (mut rule, mut why) = split_inline_why(&raw_rule);
-        if rule.trim().is_empty() || EN_TRANSIENT.is_match(&rule) {
+        if rule.trim().is_empty() || transient(&rule) {
             continue;
         }
         // "I noticed you added a comment block above every function. Please don't do that.":
         // the rule is the sentence before; without one there is nothing to keep.
-        let objects_to_before = EN_BARE_PRONOUN_RULE.is_match(&rule);
+        let objects_to_before = rule.split_whitespace().count() <= 7
+            && ["that", "this", "it", "again", "anymore"].iter().any(|w| {
+                rule.trim_end_matches(['.', '!'])
+                    .to_lowercase()
+                    .ends_with(w)
+            })
+            && EN_BARE_PRONOUN_RULE.is_match(&rule);
         if objects_to_before {
             let Some(before) = antecedent else {
                 continue;
@@ -1977,6 +2040,12 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             .join(" ");
         if !matches!(shape, Shape::BackReference(_))
             && !used.get(i.wrapping_sub(1)).copied().unwrap_or(true)
+            && first_clause
+                .split(|c: char| !c.is_alphanumeric() && c != '\'')
+                .any(|w| {
+                    ["it", "it's", "its", "they", "them", "they're"]
+                        .contains(&w.to_lowercase().as_str())
+                })
             && EN_PRONOUN.is_match(&first_clause)
             && let Some(before) = antecedent
             && !is_instruction(before)
@@ -2057,10 +2126,7 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             why = Some(sentence_case(stripped[i - 1].0));
         }
         let personal = matches!(memory_type, MemoryType::Feedback | MemoryType::User)
-            && (EVERY_PROJECT.is_match(&rule)
-                || how.as_deref().is_some_and(|h| EVERY_PROJECT.is_match(h))
-                || ((ABOUT_REPLIES.is_match(&rule) || REPLY_HABIT.is_match(&rule))
-                    && !ABOUT_PROJECT.is_match(&rule)));
+            && is_personal(&rule, how.as_deref());
         out.push(Candidate {
             memory_type,
             rule: sentence_case(&rule),
