@@ -451,6 +451,7 @@ fn transient(text: &str) -> bool {
             "start",
             "begin",
             "tonight",
+            "this is",
             "this morning",
             "this afternoon",
             "this evening",
@@ -469,7 +470,7 @@ fn transient(text: &str) -> bool {
 /// minutes", "we're still on the hotfix branch".
 static EN_TRANSIENT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:it's|it is|today is) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|late|early)\b|\b(?:is|are|starts?|begins?)\s+in (?:an?|one|two|half an|\d+) (?:hours?|minutes?|mins?)\b|\b(?:tonight|this (?:morning|afternoon|evening))\b|\bmy next meeting\b|\bonly have (?:an?|\d+|a few|about \d+) (?:hours?|minutes?|mins?)\b|\bstill on (?:the )?[\w/.-]+ branch\b|\buntil then\b|\bhave (?:the|a|our) (?:demo|meeting|call|release|standup|review|presentation|interview) (?:at|in|on)\b",
+        r"(?i)\b(?:it's|it is|today is) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|late|early)\b|\b(?:is|are|starts?|begins?)\s+in (?:an?|one|two|half an|\d+) (?:hours?|minutes?|mins?)\b|\b(?:tonight|this (?:morning|afternoon|evening))\b|\bmy next meeting\b|\bonly have (?:an?|\d+|a few|about \d+) (?:hours?|minutes?|mins?)\b|\bstill on (?:the )?[\w/.-]+ branch\b|\bthis is (?:just |only )?a (?:prototype|spike|throwaway|quick hack|poc|draft|demo)\b|\buntil then\b|\bhave (?:the|a|our) (?:demo|meeting|call|release|standup|review|presentation|interview) (?:at|in|on)\b",
     )
 });
 
@@ -539,12 +540,12 @@ static EN_DONT_TRIVIAL: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:for now|this time|right now|yet|for the moment|at the moment|today|in this (?:file|function|pr|commit|change|step|session))\b|^(?:please\s+)?just\b|\bjust (?:this once|for today|for this|build|answer|do|run|use|skip|leave|ignore|comment|make|add|fix|try|go|tell|show|give|check)\b|\b(?:before|when|once|after|until) you(?:'re| are)? (?:done|finish(?:ed)?)\b|\bif possible\b|\b(?:after|before|once) (?:the|this|that|my|your|our) (?:[\w-]+ ){1,3}(?:change|fix|refactor|pr|pull request)\b|\b(?:don't|don’t|do not|dont)\s+(?:change|modify|touch|edit|commit|push|delete|remove|rename)\s+(?:anything|any\s+\w+|it|this|that|them)\b",
+        r"(?i)\b(?:for now|this time|right now|yet|for the moment|at the moment|today|in this (?:file|function|pr|commit|change|step|session))\b|^(?:please\s+)?just\b|\bjust (?:this once|for today|for this|build|answer|do|run|use|skip|leave|ignore|comment|make|add|fix|try|go|tell|show|give|check)\b|\b(?:before|when|once|after|until) you(?:'re| are)? (?:done|finish(?:ed)?)\b|\bif possible\b|\b(?:don't|don’t|do not)\s+(?:make|let|leave|keep)\s+(?:it|this|that)\b|\b(?:after|before|once) (?:the|this|that|my|your|our) (?:[\w-]+ ){1,3}(?:change|fix|refactor|pr|pull request)\b|\b(?:don't|don’t|do not|dont)\s+(?:change|modify|touch|edit|commit|push|delete|remove|rename)\s+(?:anything|any\s+\w+|it|this|that|them)\b",
     )
 });
 static EN_GENERAL: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:ever|again|anymore|any more|in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any) tests|(?:from|on) my (?:laptop|machine|computer)|against (?:prod|production|staging)|on (?:main|master|prod|production)|in production|unless|without asking|directly|(?:in|to|from|into) (?:any |all |our |the )?(?:[a-z-]+\s+)?(?:comments|commit messages|messages|tests|specs|prs|pull requests|logs|docs|readmes|migrations|scripts|commits|reviews|code|changelogs|branches)|every (?:line|file|function|method|class|commit|pr|change|time)|^(?:please\s+)?(?:don't|don’t|do not|dont|never)\s+use\s+\S+|^(?:please\s+)?(?:don't|don’t|do not|dont|never|stop|quit)\s+\w+\s+(?:new\s+|extra\s+|unnecessary\s+|more\s+)?(?:[a-z]{3,}s|everything)\s+(?:that|which|who|for|to|with|in|on|when|unless|just))\b",
+        r"(?i)\b(?:ever|again|anymore|any more|in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any) tests|(?:from|on) my (?:laptop|machine|computer)|against (?:prod|production|staging)|on (?:main|master|prod|production)|in production|unless|without asking|directly|(?:in|to|from|into) (?:any |all |our |the )?(?:[a-z-]+\s+)?(?:comments|commit messages|messages|tests|specs|prs|pull requests|logs|docs|readmes|migrations|scripts|commits|reviews|code|changelogs|branches)|every (?:line|file|function|method|class|commit|pr|change|time|message|reply|answer|response)|^(?:please\s+)?(?:don't|don’t|do not|dont|never)\s+use\s+\S+|^(?:please\s+)?(?:don't|don’t|do not|dont|never|stop|quit)\s+\w+\s+(?:new\s+|extra\s+|unnecessary\s+|more\s+)?(?:[a-z]{3,}s|everything)\s+(?:that|which|who|for|to|with|in|on|when|unless|just))\b",
     )
 });
 /// A "don't" that names what to do instead states a preference, not a step of the task.
@@ -754,7 +755,7 @@ static ZH_ALWAYS: LazyLock<Regex> = LazyLock::new(|| re(r"总是|始终|一律|�
 /// errors).
 static ZH_PROBLEM: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"报错|失败|出错|崩溃|挂了|卡住|卡在|坏了|超时|怎么办|为什么|怎么回事|不行|不工作|有问题|帮我看看|唉|哈哈|又是|痛|崩|吗[。！!]?$|呢[。！!]?$",
+        r"报错|失败|出错|崩溃|挂了|卡住|卡在|坏了|超时|怎么办|为什么|怎么回事|不行|不工作|有问题|帮我看看|帮我查|查一下|不显示|不出来|唉|哈哈|又是|痛|崩|吗[。！!]?$|呢[。！!]?$",
     )
 });
 static ZH_DONT: LazyLock<Regex> = LazyLock::new(|| {
@@ -950,6 +951,16 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         || EN_TAIL_PHRASES.iter().any(|p| lower.contains(p))
         || lower.contains(" always ")
         || lower.contains(" never ")
+        || lower.contains(", not ")
+        || has_any(
+            &lower,
+            &[
+                " here ",
+                "in this repo",
+                "in this project",
+                "in this codebase",
+            ],
+        )
         || (correction && s.is_ascii());
     if english && let Some(found) = detect_english(s, correction) {
         return Some(found);
@@ -994,14 +1005,14 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
 /// English", "回答的时候请用中文", "返事は日本語で".
 static REPLY_HABIT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+(?:in|with)\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^no need to ask (?:me\s+)?before\b|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
+        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+(?:in|with)\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^no need to ask (?:me\s+)?before\b|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时|请)|^(?:请)?用(?:中文|英文|日语)(?:回答|回复)|^(?:説明|回答|返事|返信)は[^。]*(?:ほしい|欲しい|ください|お願い)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
     )
 });
 
 /// A statement of where something lives, with its link.
 static PLAIN_POINTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^[^?]*?\b(?:is|are|lives?|sits?|(?:is|are) (?:hosted|tracked|documented|kept|logged|collected)|can be found)\b[^?]*(?:https?://|\b[\w-]+(?:\.[\w-]+)+:[0-9]{2,5}\b|\b[\w-]+(?:\.[\w-]+)*\.(?:local|internal|lan|corp|intra)\b)|^[a-z][\w ./-]{0,30}:\s*<?https?://|^[^，。？?]{1,30}(?:在|是)[^，。？?]{0,12}?[:：]?\s*https?://|地址是\s*https?://|^[^。？?]{1,40}(?:は|が)[^。？?]{0,10}?[:：]?\s*<?https?://|[（(]https?://[^)）\s]+[)）]\s*に(?:置いて|あります|ある)",
+        r"(?i)^[^?]*?\b(?:is|are|lives?|sits?|(?:is|are) (?:hosted|tracked|documented|kept|logged|collected)|can be found|ends? up (?:in|on|at)|get sent to|are sent to|are shipped to)\b[^?]*(?:https?://|\b[\w-]+(?:\.[\w-]+)+:[0-9]{2,5}\b|\b[\w-]+(?:\.[\w-]+)*\.(?:local|internal|lan|corp|intra)\b)|^[a-z][\w ./-]{0,30}:\s*<?https?://|^[^，。？?]{1,30}(?:在|是)[^，。？?]{0,12}?[:：]?\s*https?://|地址是\s*https?://|^[^。？?]{1,40}(?:は|が)[^。？?]{0,10}?[:：]?\s*<?https?://|[（(]https?://[^)）\s]+[)）]\s*に(?:置いて|あります|ある)",
     )
 });
 /// A link to one item of the work at hand (a pull request, a CI run, an issue, a commit).
@@ -1310,6 +1321,51 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
     }
+    // "our images go to ghcr.io, never Docker Hub", "commit messages here follow conventional
+    // commits", "I want errors wrapped with %w everywhere in this project".
+    if (lower.contains(", never ") || lower.contains(", not "))
+        && !lower.contains("://")
+        && !has_any(&lower, KNOWN_TOOLS)
+        && EN_GOES_NOT.is_match(s)
+        && !EN_ONE_OFF.is_match(s)
+        && !EN_ONE_OFF_ALWAYS.is_match(s)
+        && !has_any(
+            &lower,
+            &[
+                "the fix",
+                "the change",
+                "the bug",
+                "the patch",
+                "this pr",
+                "the pr ",
+                "this branch",
+            ],
+        )
+        && !this_thing(s)
+        && !is_instruction(s)
+    {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
+    }
+    if has_any(
+        &lower,
+        &[
+            "here ",
+            "in this repo",
+            "in this project",
+            "in this codebase",
+        ],
+    ) && EN_HERE_FOLLOWS.is_match(s)
+        && !EN_ONE_OFF.is_match(s)
+    {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
+    }
+    if matches!(lead, "i")
+        && EN_WANT_STANDING.is_match(s)
+        && EN_STANDING_SCOPE.is_match(s)
+        && !EN_ONE_OFF.is_match(s)
+    {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "standing"));
+    }
     // "we keep business logic out of components in this app".
     if matches!(lead, "we" | "our")
         && EN_WE_CONVENTION.is_match(s)
@@ -1359,6 +1415,22 @@ static EN_WHAT_HAPPENED: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)^(?:got|get|gets|forgot|forget|ended|ends|end|seemed|seems|managed|manage|had|was|were|is|are|been|worked|works|fails|failed|breaks|broke|crashes|crashed)$",
     )
 });
+
+/// Where things go, and where never: "our images go to ghcr.io, never Docker Hub".
+static EN_GOES_NOT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:our\s+|all\s+|the\s+)?[\w'./-]+(?:\s+[\w'./-]+)*?\s+(?:go|goes|live|lives|belong|belongs|get pushed|are pushed|get deployed|are deployed|get published|are published)\s+(?:to|in|on|under|into)\s+[^,]+,\s*(?:never|not)\s+\S",
+    )
+});
+/// "commit messages here follow conventional commits", "… in this repo use tabs".
+static EN_HERE_FOLLOWS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^[\w'./ -]+?\s+(?:here|in this (?:repo|project|codebase))\s+(?:follow|follows|use|uses|go through|goes through|are written|is written|are named|is named)\s+\S",
+    )
+});
+/// "I want errors wrapped with %w everywhere in this project".
+static EN_WANT_STANDING: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^i(?:'d| would)? (?:want|like|prefer)\s+\S"));
 
 /// A rule stated of its subject: "error messages … must never include …".
 static EN_MODAL_RULE: LazyLock<Regex> = LazyLock::new(|| {
@@ -1413,7 +1485,7 @@ static EN_ASK_ME_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
 /// "call me Mika", "I use fish, not bash": about the person, said otherwise.
 static EN_CALL_ME: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:[Cc]all me [A-Z]\w+|I use (?:\S+ ){1,2}?(?:\S+,? )?(?:not|instead of|rather than|over) \S+|I(?:'m|’m| am) (?:mostly |also |basically |primarily |more of |kind of )?(?:a|an) [a-z-]+ (?:person|engineer|developer|dev|designer|lead|manager|scientist|analyst)\b|I(?:'m|’m| am) (?:based )?in (?:the )?[A-Z][a-z]+\b|I(?:'m|’m| am) (?:also )?(?:colou?rblind|dyslexic|left-handed|deaf|hard of hearing)\b)",
+        r"^(?:[Cc]all me [A-Z]\w+|I use (?:\S+ ){1,2}?(?:\S+,? )?(?:not|instead of|rather than|over) \S+|I(?:'m|’m| am) (?:mostly |also |basically |primarily |more of |kind of )?(?:a|an) (?:[\w/+#.-]+ ){0,3}(?:person|engineer|developer|dev|designer|lead|manager|scientist|analyst)\b|I(?:'m|’m| am) [A-Z][a-z]+, |I(?:'m|’m| am) (?:based )?in (?:the )?[A-Z][a-z]+\b|I(?:'m|’m| am) (?:also )?(?:colou?rblind|dyslexic|left-handed|deaf|hard of hearing)\b)",
     )
 });
 
@@ -1690,7 +1762,7 @@ static QUOTES_FOLLOW: LazyLock<Regex> = LazyLock::new(|| {
 /// The same in Japanese and Chinese: "ドキュメントにはこう書いてあります：「…」", "文档里写着：“…”".
 static QUOTES_FOLLOW_CJK: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?:書いてあります|書かれています|と書いて|によると|曰く|と言っています|コメント(?:です)?|レビュー(?:です)?|指摘|写着|写道|里说|中说|上说|提示|显示|报错|评论|意见|エラーメッセージ|警告|ログ|日志)\s*[：:]",
+        r"(?:書いてあります|書いてありました|書かれています|書かれていました|と書いて|仕様(?:です)?|要件(?:です)?|需求|规格|によると|曰く|と言っています|コメント(?:です)?|レビュー(?:です)?|指摘|写着|写道|里说|中说|上说|提示|显示|报错|评论|意见|エラーメッセージ|警告|ログ|日志)\s*[：:]",
     )
 });
 /// A line that is tool output: "Warning: …", "npm WARN …", "error[E0502]: …".
@@ -1702,6 +1774,10 @@ static TOOL_LINE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Words one of the quote lead-ins holds ([`QUOTES_FOLLOW`], [`QUOTES_FOLLOW_CJK`]).
 const QUOTE_WORDS: &[&str] = &[
+    "仕様",
+    "要件",
+    "需求",
+    "规格",
     "spec",
     "requirement",
     "acceptance",
@@ -1807,6 +1883,7 @@ fn prose(prompt: &str) -> String {
     let mut in_fence = false;
     let mut quoting = false;
     let mut quoted_any = false;
+    let mut pasted_doc = false;
     for line in prompt.lines().take(400) {
         let t = line.trim_start();
         if t.starts_with("```") || t.starts_with("~~~") {
@@ -1814,6 +1891,11 @@ fn prose(prompt: &str) -> String {
             continue;
         }
         if in_fence || t.starts_with('>') || t.starts_with('<') || t.starts_with("    ") {
+            continue;
+        }
+        // A markdown heading: a document pasted in (a README section, a spec), to the end.
+        if pasted_doc || (t.starts_with('#') && t.trim_start_matches('#').starts_with(' ')) {
+            pasted_doc = true;
             continue;
         }
         if quoting {
@@ -2832,6 +2914,51 @@ mod tests {
         ] {
             none(prompt);
         }
+        // Conventions said as facts, and wishes that hold in the project.
+        for (prompt, t) in [
+            (
+                "our release artifacts go to the internal registry, never to npmjs",
+                MemoryType::Project,
+            ),
+            (
+                "PR titles here follow the ticket-key prefix format, e.g. SHOP-12: fix totals",
+                MemoryType::Project,
+            ),
+            (
+                "I want every error logged with its request id everywhere in this codebase.",
+                MemoryType::Feedback,
+            ),
+            (
+                "Nightly build logs end up in Loki: https://logs.example.internal",
+                MemoryType::Reference,
+            ),
+            (
+                "fyi I'm mostly a Go/Postgres backend dev, so skip the Go basics.",
+                MemoryType::User,
+            ),
+            ("I'm Ana, tech lead of the payments team.", MemoryType::User),
+            (
+                "stop apologizing in every message, just say what changed.",
+                MemoryType::Feedback,
+            ),
+            (
+                "回答请用中文，但是 commit message 用英文写。",
+                MemoryType::Feedback,
+            ),
+            (
+                "説明は箇条書きで短めにしてほしいです。",
+                MemoryType::Feedback,
+            ),
+        ] {
+            assert_eq!(one(prompt).memory_type, t, "{prompt}");
+        }
+        for prompt in [
+            "the bug is in the parser, not the lexer",
+            "the fix goes in the next release, not this one",
+            "结账页面的按钮总是不显示，帮我查一下。",
+        ] {
+            none(prompt);
+        }
         // About the person, said otherwise than "I'm a …".
         for prompt in [
             "I use helix, not vim, so give me helix keybindings",
@@ -2991,6 +3118,11 @@ mod tests {
             "Maria's review: \"Don't use unwrap here, and never log the token\". The second one is done, fix the first.",
             "レビューコメントです：「ループの中でallocしないでください。」直してもらえますか。",
             "Let's build the settings screen. Toggles should always be right-aligned, not left. Start with the ViewModel.",
+            "Here's the CONTRIBUTING section I wrote, can you proofread it?\n\n## Setup\nAlways run `make bootstrap` after pulling.\n\nNever commit `.env.local`.",
+            "新機能の仕様です：設定画面を追加。通知は常にオフで始めること。",
+            "公式ドキュメントにこう書いてありました：「ハンドラは常に冪等でなければならない。」うちの実装は大丈夫？",
+            "remember, this is just a spike branch, so don't polish the error handling",
+            "Write a short page for the wiki about the cache. Don't make it longer than a page, and don't include code.",
             "Spec for the coupon feature: a code applies once per order. The discount must never exceed the subtotal. Please create the model.",
             "New feature: exports get a `spec.retention` field. Exports must always go to the bucket in spec.bucket, never to a default one.",
             "remember to also bump the version after you change the schema",
