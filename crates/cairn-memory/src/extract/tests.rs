@@ -1,0 +1,1023 @@
+//! The offline extractor's unit tests: shapes, one-offs, pointers, quotes, in three languages.
+use super::*;
+
+fn one(p: &str) -> Candidate {
+    let c = candidates(p);
+    assert_eq!(c.len(), 1, "{p}: {c:?}");
+    c.into_iter().next().expect("one")
+}
+
+fn none(p: &str) {
+    let c = candidates(p);
+    assert!(c.is_empty(), "{p}: {c:?}");
+}
+
+#[test]
+fn sample_home_statements() {
+    let c = one(
+        "from now on use pnpm, not npm. This repo has a pnpm-lock.yaml and npm rewrites it into a package-lock.",
+    );
+    assert_eq!(c.memory_type, MemoryType::Feedback);
+    assert_eq!(c.rule, "Use pnpm, not npm.");
+    assert_eq!(
+        c.why.as_deref(),
+        Some("This repo has a pnpm-lock.yaml and npm rewrites it into a package-lock.")
+    );
+
+    let c = one(
+        "no, don't mock the database in these tests — we got burned last quarter when the mocked checkout tests passed and the real migration broke prod. Use the real test DB; `pnpm test:int` starts it in docker.",
+    );
+    assert_eq!(c.memory_type, MemoryType::Feedback);
+    assert_eq!(c.rule, "Don't mock the database in these tests.");
+    assert!(
+        c.why
+            .as_deref()
+            .is_some_and(|w| w.starts_with("We got burned"))
+    );
+    assert_eq!(
+        c.how.as_deref(),
+        Some("Use the real test DB; `pnpm test:int` starts it in docker.")
+    );
+
+    let c = one(
+        "remember that the staging DB is at staging-db.internal.acme-shop.example:5432, database webshop_staging, and we only ever connect with the read-only role ro_analyst.",
+    );
+    assert_eq!(c.memory_type, MemoryType::Reference);
+    assert!(c.rule.starts_with("The staging DB is at"));
+
+    let c = one(
+        "ありがとう。コミットメッセージは英語で、PRの説明は日本語で書いてください。今回のPRの説明を下書きしてもらえますか？",
+    );
+    assert_eq!(c.memory_type, MemoryType::Feedback);
+    assert_eq!(
+        c.rule,
+        "コミットメッセージは英語で、PRの説明は日本語で書いてください。"
+    );
+
+    let c = one(
+        "right, those keys are ancient. we always deploy through the deploy-staging SSO profile — never static keys. fix the Makefile so deploy-staging uses that profile and ignores the static keys.",
+    );
+    assert_eq!(c.memory_type, MemoryType::Feedback);
+    assert_eq!(
+        c.rule,
+        "We always deploy through the deploy-staging SSO profile — never static keys."
+    );
+    assert_eq!(c.why.as_deref(), Some("Those keys are ancient."));
+    assert_eq!(c.how, None);
+
+    let c = one(
+        "never mind. don't run anything against prod from my laptop — prod plans and applies only go through the CI pipeline. just plan the staging workspace.",
+    );
+    assert_eq!(c.rule, "Don't run anything against prod from my laptop.");
+    assert_eq!(
+        c.why.as_deref(),
+        Some("Prod plans and applies only go through the CI pipeline.")
+    );
+    assert_eq!(c.how, None);
+}
+
+#[test]
+fn task_requests_are_not_memories() {
+    none(
+        "What does applyCoupons return when the coupon list is empty? Just answer, don't change anything.",
+    );
+    none("Do not modify any files.");
+    none("fix the flaky test. don't commit yet.");
+    none(
+        "the checkout page shows NaN for shipping when the cart only has digital items (gift cards). fix pls",
+    );
+    none("do you remember how we fixed this?");
+    none("don't worry about the lint errors");
+    none("run the whole test suite and fix whatever broke");
+    none("今回のPRの説明を下書きしてもらえますか？");
+    none("这次不要改测试文件");
+    none("no, use the other file");
+    // "Always" in a report of a problem is no rule.
+    none("ビルドが常に失敗します。なぜ？");
+    none("テストがいつも落ちる");
+    none("总是报错，怎么办");
+    none("必ずしもそうとは限らない");
+    none("CIが常に遅くて困っています");
+    none("I always forget how this works, explain it again");
+    none("use the helper in this file");
+    none("Prefer the shorter version.");
+    none("don't edit this file, edit the template instead");
+    none("Don't forget the semicolon, lol");
+    none("don't forget to push");
+    none("I never said to delete the migrations! put them back");
+    none("use a map instead of a loop here");
+    none("use the staging config instead of prod for now");
+    none("Always return early in this function.");
+    none("Always log the request id in this middleware.");
+    none("Never use the cache for this benchmark, I want cold numbers.");
+    none("You always forget to update the tests, please update them now.");
+    none("use fetch instead of axios in UserList.tsx");
+    none("never use axios in this test, use fetch");
+    none("we use fetch for this one-off fix, not axios");
+    none("We use the AWS console for this one-off fix, not Terraform.");
+    for request in std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/one-off-requests.txt"
+    ))
+    .expect("fixture")
+    .lines()
+    .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        none(request);
+    }
+}
+
+/// Skipping the patterns a sentence's first word rules out changes no answer: every
+/// sentence of a soup of statement words, fillers and CJK gets what testing every
+/// pattern gives.
+#[test]
+fn first_word_gates_change_nothing() {
+    let shape = |d: Option<(Shape, &'static str)>| {
+        d.map(|(s, t)| {
+            let text = match s {
+                Shape::Explicit(c) | Shape::FromNowOn(c) => c,
+                Shape::Rule(c, m) => format!("{c} {m:?}"),
+                Shape::BackReference(c) => format!("back: {c}"),
+                Shape::Addendum => "addendum".into(),
+            };
+            (t, text)
+        })
+    };
+    let ungated = |s: &str, c: bool| {
+        let lower = s.to_lowercase();
+        if lower.starts_with("never mind") || lower.starts_with("nevermind") {
+            return None;
+        }
+        detect_english(s, c).or_else(|| detect_cjk(s, c))
+    };
+    let words: Vec<&str> = EN_FIRST_WORDS
+        .iter()
+        .chain(EN_MARKER_WORDS)
+        .copied()
+        .chain([
+            "Remember—",
+            "mind",
+            "that",
+            "not",
+            "npm",
+            "pnpm",
+            "instead",
+            "of",
+            "rather",
+            "than",
+            "in",
+            "the",
+            "repo",
+            "tests",
+            "because",
+            "it",
+            "is",
+            "fix",
+            "-",
+            "#memo",
+            "1.",
+            "now",
+            "on",
+            "forward",
+            "future",
+            "覚えて",
+            "常に",
+            "しないで",
+            "记住",
+            "以后",
+            "不要",
+            "我们用",
+            "私は",
+            "です",
+            "、",
+            "，",
+            "!",
+            "?",
+            "PNPM",
+            "Always",
+            "NEVER",
+            "I'M",
+            "Don’t",
+            "ok,",
+            "no,",
+            "right,",
+            "use:",
+            "from now on",
+        ])
+        .collect();
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    for _ in 0..20_000 {
+        let len = 1 + next(8);
+        let sentence: Vec<&str> = (0..len).map(|_| words[next(words.len())]).collect();
+        let s = sentence.join(if next(4) == 0 { "" } else { " " });
+        for c in [false, true] {
+            assert_eq!(
+                shape(detect(&s, c)),
+                shape(ungated(&s, c)),
+                "{s:?} (correction: {c})"
+            );
+        }
+        let (rest, c) = strip_markers(&s);
+        let mut full = s.trim();
+        let mut corr = false;
+        for _ in 0..4 {
+            let Some(m) = EN_MARKERS
+                .captures(full)
+                .or_else(|| JA_MARKERS.captures(full))
+                .or_else(|| ZH_MARKERS.captures(full))
+            else {
+                break;
+            };
+            corr |= CORRECTIONS.contains(&m[1].to_lowercase().as_str());
+            full = full[m[0].len()..].trim_start();
+        }
+        assert_eq!(rest, full, "{s:?}");
+        let lower = full.to_lowercase();
+        corr |= lower.starts_with("that's wrong") || lower.starts_with("that is wrong");
+        assert_eq!(c, corr, "{s:?}");
+    }
+}
+
+/// A statement about the person that names the project is the project's.
+#[test]
+fn about_me_or_the_project() {
+    assert_eq!(classify("I prefer short answers"), MemoryType::User);
+    assert_eq!(
+        classify("I want this repo's tests to use pytest-xdist"),
+        MemoryType::Feedback
+    );
+    assert_eq!(
+        classify("my db password for this project is in 1password under proj-db"),
+        MemoryType::Project
+    );
+    assert_eq!(
+        one("I always review this repo's migrations by hand").memory_type,
+        MemoryType::Project
+    );
+}
+
+/// Phrasings a user reaching for the documented shapes writes, each one rule, whole.
+#[test]
+fn everyday_rules() {
+    let cases: &[(&str, &str, MemoryType)] = &[
+        (
+            "use pnpm, not npm",
+            "Use pnpm, not npm.",
+            MemoryType::Feedback,
+        ),
+        (
+            "Use pnpm, not npm.",
+            "Use pnpm, not npm.",
+            MemoryType::Feedback,
+        ),
+        (
+            "use ruff instead of flake8",
+            "Use ruff instead of flake8.",
+            MemoryType::Feedback,
+        ),
+        (
+            "use black for formatting python, never autopep8",
+            "Use black for formatting python, never autopep8.",
+            MemoryType::Feedback,
+        ),
+        (
+            "Make sure to always run the e2e suite before tagging a release.",
+            "Make sure to always run the e2e suite before tagging a release.",
+            MemoryType::Feedback,
+        ),
+        (
+            "Don't use emojis in code comments",
+            "Don't use emojis in code comments.",
+            MemoryType::Feedback,
+        ),
+        (
+            "Don't mock the database in integration tests",
+            "Don't mock the database in integration tests.",
+            MemoryType::Feedback,
+        ),
+        (
+            "please stop adding emojis to commit messages",
+            "Stop adding emojis to commit messages.",
+            MemoryType::Feedback,
+        ),
+        (
+            "stop adding comments to every line",
+            "Stop adding comments to every line.",
+            MemoryType::Feedback,
+        ),
+        (
+            "never use println! for logging, use tracing",
+            "Never use println! for logging, use tracing.",
+            MemoryType::Feedback,
+        ),
+        (
+            "don't forget to run the migrations before deploying",
+            "Run the migrations before deploying.",
+            MemoryType::Feedback,
+        ),
+        (
+            "下周三要发布，记住这个",
+            "下周三要发布。",
+            MemoryType::Project,
+        ),
+        (
+            "don't use sed for edits, always use the Edit tool",
+            "Don't use sed for edits, always use the Edit tool.",
+            MemoryType::Feedback,
+        ),
+        (
+            "I'm on macOS with an M2 laptop, keep that in mind for native deps",
+            "I'm on macOS with an M2 laptop.",
+            MemoryType::User,
+        ),
+        (
+            "the staging DB needs the VPN - please bear this in mind",
+            "The staging DB needs the VPN.",
+            MemoryType::Project,
+        ),
+    ];
+    for (prompt, rule, t) in cases {
+        let c = one(prompt);
+        assert_eq!(
+            (c.rule.as_str(), c.memory_type),
+            (*rule, *t),
+            "{prompt}: {c:?}"
+        );
+        assert_eq!(c.why, None, "{prompt}: {c:?}");
+    }
+}
+
+/// "Remember that." points back at what was just said: the sentence before is the memory,
+/// and an occasion after the pointer is how to apply it.
+#[test]
+fn remember_that_points_back() {
+    for (prompt, rule) in [
+        (
+            "The preview env is torn down every night at midnight. Remember that.",
+            "The preview env is torn down every night at midnight.",
+        ),
+        (
+            "Uploads are capped at 25 MB by the proxy. Keep that in mind.",
+            "Uploads are capped at 25 MB by the proxy.",
+        ),
+        (
+            "We bill in EUR only, never USD. please remember this",
+            "We bill in EUR only, never USD.",
+        ),
+        (
+            "Lint with ruff before you commit. Don't forget that.",
+            "Lint with ruff before you commit.",
+        ),
+        (
+            "検証環境は毎週月曜に初期化されます。これを覚えておいて。",
+            "検証環境は毎週月曜に初期化されます。",
+        ),
+        ("预发环境每天凌晨重建。记住这个。", "预发环境每天凌晨重建。"),
+    ] {
+        let c = one(prompt);
+        assert_eq!(c.rule, rule, "{prompt}");
+        assert_eq!(c.how, None, "{prompt}");
+    }
+    let c = one(
+        "The EU cluster is eu-west-3 and the US one us-east-2. keep that in mind whenever you write Terraform.",
+    );
+    assert_eq!(
+        c.rule,
+        "The EU cluster is eu-west-3 and the US one us-east-2."
+    );
+    assert_eq!(
+        c.how.as_deref(),
+        Some("Keep in mind whenever you write Terraform.")
+    );
+    // Nothing said before it: nothing to remember (never a memory reading ".").
+    none("Remember that.");
+    none("これを覚えておいて。");
+    none("What's the port? Remember that.");
+    // A duration is no deadline.
+    assert_eq!(
+        one("Remember that the session cache expires in 10 minutes.").rule,
+        "The session cache expires in 10 minutes."
+    );
+}
+
+/// Requests and remarks about the task at hand, however rule-like their words.
+#[test]
+fn passing_remarks_are_not_memories() {
+    for prompt in [
+        // The next step of the task.
+        "Remember to also bump the changelog.",
+        "and remember to remove the console.logs before you're done",
+        "Remember to rebase after you merge this.",
+        "记得把超时改回30秒再提交。",
+        // How things are right now.
+        "Remember, it's Thursday, so no big refactors please.",
+        "Keep in mind I only have 15 minutes before my next meeting.",
+        "remember we're still on the release-2.3 branch",
+        "Remember, the call is in an hour, so keep it short.",
+        "Remember, the review starts in 10 minutes.",
+        // The thing at hand.
+        "Don't use the --no-verify flag on that commit.",
+        "Don't use a transaction there, the reads are independent.",
+        "Always use the new endpoint in loadInvoices.",
+        "never apply this to staging, only plan it",
+        "不要用这个分支，切到 main 再跑。",
+        "别管那些告警了，先让构建通过。",
+        "一定要今晚把这个版本发出去。",
+        // What keeps happening, a hypothetical, a pick among the agent's options.
+        "we always get rate limited by GitHub when the matrix runs in parallel. lower it to 4",
+        "we never managed to get the cache working in CI, try again",
+        "Always the same timeout:",
+        "もしテストが常に速ければ、こんな苦労はしないんだけどね。",
+        "这个任务总是卡在上传那一步，帮我看看。",
+        "I prefer option 2.",
+        "I like your first suggestion better, go with it",
+        "I prefer the version with the early return.",
+        // Quoted tool output and documentation.
+        "the build prints:\nNever run this script with sudo.\nwhy does it say that",
+        "From the tokio docs:\nAlways prefer spawn_blocking for CPU-heavy work.\ndoes that matter for us?",
+        "the console shows: Warning: Always pass a key prop to list items. why?",
+        "Warning: Don't use the default export here.\nwhat does this mean",
+    ] {
+        none(prompt);
+    }
+}
+
+/// What a user says in passing that does stand: after a lead-in, a class of things, a
+/// pronoun with its antecedent, a labelled link.
+#[test]
+fn standing_rules_said_in_passing() {
+    for (prompt, rule) in [
+        (
+            "fyi, from now on we release from the stable branch",
+            "We release from the stable branch.",
+        ),
+        (
+            "Rename the variable, and from now on run clippy before committing.",
+            "Run clippy before committing.",
+        ),
+        (
+            "btw from now on pls add a test for every bug fix",
+            "Add a test for every bug fix.",
+        ),
+        (
+            "Don't write comments that just repeat the function name.",
+            "Don't write comments that just repeat the function name.",
+        ),
+        (
+            "Stop wrapping everything in Option that can't be missing.",
+            "Stop wrapping everything in Option that can't be missing.",
+        ),
+        (
+            "stop using println for debugging, use the tracing macros",
+            "Stop using println for debugging, use the tracing macros.",
+        ),
+        (
+            "We have a job called nightly-export. Never restart it by hand.",
+            "We have a job called nightly-export. Never restart it by hand.",
+        ),
+        (
+            "no, don't use unwrap, here or anywhere else in this repo.",
+            "Don't use unwrap, here or anywhere else in this repo.",
+        ),
+        (
+            "Don't use unwrap in these tests either.",
+            "Don't use unwrap in these tests either.",
+        ),
+    ] {
+        let c = one(prompt);
+        assert_eq!(c.rule, rule, "{prompt}");
+    }
+    // "it" further on is the rule's own: no sentence is borrowed for it.
+    let c = one(
+        "I think the bug is in the parser. From now on write the repro steps in the PR, reviewers ask for them.",
+    );
+    assert_eq!(
+        c.rule,
+        "Write the repro steps in the PR, reviewers ask for them."
+    );
+    // A link labelled after a fact is part of it, and makes it a reference.
+    let c = one(
+        "Remember: error tracking is in Sentry, project shop-web. Dashboard: https://sentry.example.com/shop-web",
+    );
+    assert_eq!(c.memory_type, MemoryType::Reference);
+    assert!(
+        c.rule
+            .ends_with("Dashboard: https://sentry.example.com/shop-web.")
+    );
+    // A clock time is no host:port.
+    let c = one("Keep in mind the backup job runs at 03:30 UTC and locks the tables.");
+    assert_eq!(c.memory_type, MemoryType::Project);
+    assert_eq!(
+        one("remember the metrics are at 10.0.4.2:9090").memory_type,
+        MemoryType::Reference
+    );
+    // Where something lives, said plainly with its link; not a link to one item of work.
+    for prompt in [
+        "The runbooks live at https://wiki.example.com/ops/runbooks",
+        "fyi error tracking is in Sentry: https://sentry.example.com/org/shop/",
+        "The design docs are here: https://docs.example.com/design",
+        "Status page: https://status.example.com",
+        "监控面板在 https://grafana.example.com/d/jobs ，任务出问题先看这个。",
+    ] {
+        let c = one(prompt);
+        assert_eq!(
+            (c.memory_type, c.trigger),
+            (MemoryType::Reference, "pointer"),
+            "{prompt}"
+        );
+    }
+    for prompt in [
+        "the failing run is https://ci.example.com/org/repo/runs/48213",
+        "look at https://github.com/org/repo/pull/12 and fix the review comments",
+        "is https://staging.example.com down again?",
+        "the logs for this run are at https://logs.example.com/q/shop",
+        "the commit that broke it is https://git.example.com/shop/commit/4f2a9c1e",
+    ] {
+        none(prompt);
+    }
+    // Project facts and rules for what is still to come, said without a trigger phrase.
+    for (prompt, t) in [
+        ("we're on Python 3.12 now, not 3.10", MemoryType::Project),
+        (
+            "no, we don't use docker compose here, we use tilt.",
+            MemoryType::Project,
+        ),
+        (
+            "Timestamps are always stored in UTC in this codebase, never local time.",
+            MemoryType::Project,
+        ),
+        (
+            "Make sure every new migration is reversible.",
+            MemoryType::Feedback,
+        ),
+        (
+            "ask me before deleting anything under data/",
+            MemoryType::Feedback,
+        ),
+    ] {
+        assert_eq!(one(prompt).memory_type, t, "{prompt}");
+    }
+    for prompt in [
+        "Make sure all tests pass before you push this.",
+        "we're still on the release-1.4 branch",
+        "the build is always red on Mondays, no idea why",
+        "we're using too much memory in the worker",
+        "we are using the wrong config somehow",
+    ] {
+        none(prompt);
+    }
+    // Conventions said as facts, and wishes that hold in the project.
+    for (prompt, t) in [
+        (
+            "our release artifacts go to the internal registry, never to npmjs",
+            MemoryType::Project,
+        ),
+        (
+            "PR titles here follow the ticket-key prefix format, e.g. SHOP-12: fix totals",
+            MemoryType::Project,
+        ),
+        (
+            "I want every error logged with its request id everywhere in this codebase.",
+            MemoryType::Feedback,
+        ),
+        (
+            "Nightly build logs end up in Loki: https://logs.example.internal",
+            MemoryType::Reference,
+        ),
+        (
+            "fyi I'm mostly a Go/Postgres backend dev, so skip the Go basics.",
+            MemoryType::User,
+        ),
+        ("I'm Ana, tech lead of the payments team.", MemoryType::User),
+        (
+            "stop apologizing in every message, just say what changed.",
+            MemoryType::Feedback,
+        ),
+        (
+            "回答请用中文，但是 commit message 用英文写。",
+            MemoryType::Feedback,
+        ),
+        (
+            "説明は箇条書きで短めにしてほしいです。",
+            MemoryType::Feedback,
+        ),
+    ] {
+        assert_eq!(one(prompt).memory_type, t, "{prompt}");
+    }
+    for prompt in [
+        "the bug is in the parser, not the lexer",
+        "the fix goes in the next release, not this one",
+        "结账页面的按钮总是不显示，帮我查一下。",
+    ] {
+        none(prompt);
+    }
+    // About the person, said otherwise than "I'm a …".
+    for prompt in [
+        "I use helix, not vim, so give me helix keybindings",
+        "call me Sam",
+    ] {
+        let c = one(prompt);
+        assert_eq!(c.memory_type, MemoryType::User, "{prompt}");
+    }
+}
+
+/// Standing rules said after a lead-in, mid-sentence, or of their subject; facts about
+/// the person said otherwise than "I'm a …"; a rule pointed back at with "that's the rule".
+#[test]
+fn rules_in_the_middle_of_task_talk() {
+    for (prompt, t) in [
+        (
+            "Fix the lint first. Also, unrelated: in this repo we use pytest-xdist for the slow suite, not plain pytest.",
+            MemoryType::Project,
+        ),
+        (
+            "Quick rule for this service: request logs must never contain the auth header.",
+            MemoryType::Feedback,
+        ),
+        (
+            "The staging broker drops messages above 1 MB, so never batch more than 500 events into one publish.",
+            MemoryType::Feedback,
+        ),
+        (
+            "Public handlers return problem+json errors and log the cause server-side. That's the rule going forward for every new route.",
+            MemoryType::Feedback,
+        ),
+        (
+            "We use ruff here, not black, for anything new.",
+            MemoryType::Project,
+        ),
+        (
+            "For the next screens: we keep data fetching out of components in this app.",
+            MemoryType::Project,
+        ),
+        (
+            "I'm mostly a frontend person, so go slower on the SQL.",
+            MemoryType::User,
+        ),
+        (
+            "I'm in Lisbon, so give times in Lisbon time.",
+            MemoryType::User,
+        ),
+        (
+            "Note for later: the staging cache is cache-stg.example.internal:6379.",
+            MemoryType::Reference,
+        ),
+        (
+            "Our runbook is https://wiki.example.com/spaces/OPS/pages/48213/oncall",
+            MemoryType::Reference,
+        ),
+        (
+            "仪表盘在这里：https://grafana.example.com/d/ops ，出问题先看这个。",
+            MemoryType::Reference,
+        ),
+        (
+            "我们这个仓库用 uv 管理依赖，不用 poetry。",
+            MemoryType::Project,
+        ),
+        ("不对，配置不要用 yaml，用 toml。", MemoryType::Feedback),
+        (
+            "另外说一下，所有接口的返回都必须带 request_id。",
+            MemoryType::Feedback,
+        ),
+        (
+            "私はバックエンド寄りのエンジニアで、CSSはあまり詳しくありません。",
+            MemoryType::User,
+        ),
+        (
+            "please keep your answers short and skip the recap",
+            MemoryType::Feedback,
+        ),
+        (
+            "回答的时候请用中文，代码注释保持英文。",
+            MemoryType::Feedback,
+        ),
+        (
+            "Every time you add an env var, document it in .env.example too.",
+            MemoryType::Feedback,
+        ),
+        (
+            "Whenever I say 'ship it', I mean open the PR, not merge it.",
+            MemoryType::Feedback,
+        ),
+        (
+            "Incidents are tracked in PagerDuty under the payments service.",
+            MemoryType::Reference,
+        ),
+        (
+            "I'm in the Paris office, so my mornings are CET.",
+            MemoryType::User,
+        ),
+        ("私はエディタにEmacsを使っています。", MemoryType::User),
+        ("我用的是 Linux，Fedora 40。", MemoryType::User),
+    ] {
+        let c = one(prompt);
+        assert_eq!(c.memory_type, t, "{prompt}: {c:?}");
+    }
+    let c = one(
+        "Public handlers return problem+json errors and log the cause server-side. That's the rule going forward for every new route.",
+    );
+    assert!(
+        c.rule.starts_with("Public handlers return problem+json"),
+        "{c:?}"
+    );
+    assert_eq!(c.how.as_deref(), Some("Applies for every new route."));
+    // "Don't do that" keeps what "that" was.
+    let c = one("Looks fine. I see you wrapped every call in a retry loop. Please don't do that.");
+    assert_eq!(
+        c.rule,
+        "I see you wrapped every call in a retry loop. Don't do that."
+    );
+    none("Please don't do that.");
+    // A reason before 覚えて points back; it is not the memory.
+    let c = one(
+        "本番の Airflow は https://airflow.example.com です。後で使うので覚えておいてください。",
+    );
+    assert_eq!(
+        c.rule,
+        "本番の Airflow は https://airflow.example.com です。"
+    );
+    for prompt in [
+        "remember to regenerate the client after this change, then open the PR",
+        "Remember we have the review at 4pm, so keep main green until then.",
+        "Never seen this warning before: `EADDRINUSE`. Any idea?",
+        "ドキュメントにはこう書いてあります：「トークンは常に30分で失効します。」この通りですか？",
+        "文档里写着：“永远不要在循环里开事务。”我们是这样做的吗？",
+        "いつも同じブラウザで起きるので、キャッシュの問題だと思います。",
+        "I tried it twice, but never got the build green.",
+        "explain to me how the cache works",
+        "Whenever you're ready, run the full suite.",
+        "whenever you get a chance, look at the flaky test",
+        "the bug is tracked in Jira, it's WEB-88, can you fix it?",
+        "I think we should never have split the service, honestly.",
+        "Add a cache to the price lookup; it should always expire after 5 minutes.",
+        "The reviewer wrote in the PR: \"we should always pin the base image\". Is that needed here?",
+        "Here is the part of the vendor's contract that matters:\n\n  4.1 The client must never retry a 409.\n\nDo we?",
+        "golangci-lint says:\n\ncmd/api/main.go:12:1: don't use an underscore in package name (revive)",
+    ] {
+        none(prompt);
+    }
+}
+
+/// Pasted output, quoted reviewers and task specs stay out; rules said in passing with a
+/// lead-in, a correction put as a fact, an addendum to a design sentence are kept.
+#[test]
+fn pasted_text_and_buried_rules() {
+    for prompt in [
+        "tests are failing:\n\nrunning 12 tests\nthread 'io::tests::reopen' panicked at src/io.rs:40:5:\nassertion failed: a handle must never be reused\n\ntest result: FAILED. 11 passed; 1 failed\n\nlook into it",
+        "modem log:\n\n[00:00:12.100,000] <err> lte: never got an IP, giving up\n[00:00:12.200,000] <inf> lte: retrying\n\nwhy?",
+        "tokio docs for `Runtime::block_on`:\n\nThis function should never be called from within an async context.\n\nare we doing that?",
+        "Maria's review: \"Don't use unwrap here, and never log the token\". The second one is done, fix the first.",
+        "レビューコメントです：「ループの中でallocしないでください。」直してもらえますか。",
+        "Let's build the settings screen. Toggles should always be right-aligned, not left. Start with the ViewModel.",
+        "Here's the CONTRIBUTING section I wrote, can you proofread it?\n\n## Setup\nAlways run `make bootstrap` after pulling.\n\nNever commit `.env.local`.",
+        "新機能の仕様です：設定画面を追加。通知は常にオフで始めること。",
+        "公式ドキュメントにこう書いてありました：「ハンドラは常に冪等でなければならない。」うちの実装は大丈夫？",
+        "remember, this is just a spike branch, so don't polish the error handling",
+        "Write a short page for the wiki about the cache. Don't make it longer than a page, and don't include code.",
+        "Spec for the coupon feature: a code applies once per order. The discount must never exceed the subtotal. Please create the model.",
+        "New feature: exports get a `spec.retention` field. Exports must always go to the bucket in spec.bucket, never to a default one.",
+        "remember to also bump the version after you change the schema",
+        "don't forget to regenerate the mocks after the interface rename change",
+        "Use the platform keychain if possible instead of a file.",
+        "ローカルでは常に通ります。CIだけ落ちます。",
+        "哈哈，又是这个测试，永远的痛。",
+    ] {
+        none(prompt);
+    }
+    for (prompt, rule_starts) in [
+        (
+            "Fix the import first. The cache files are huge btw, so in this repo I'd rather you always pass --max-filesize to rg.",
+            "The cache files are huge btw, so in this repo",
+        ),
+        (
+            "Can you check the crash? Btw for the future: the UI thread owns the scene graph. That's the design, don't add locks around it.",
+            "The UI thread owns the scene graph.",
+        ),
+        (
+            "Correction: the feature flags are in Unleash, not in the config file.",
+            "The feature flags are in Unleash",
+        ),
+        (
+            "Also for all services in this repo: every service must expose a /healthz endpoint.",
+            "Every service must expose",
+        ),
+        (
+            "For context: I've written Go for about 8 years but I'm new to Kubernetes.",
+            "I've written Go",
+        ),
+        (
+            "The build farm is build-03.lab.example.internal, log in as ci.",
+            "The build farm is",
+        ),
+        (
+            "One thing in general: I'm fine with terse answers, don't pad them.",
+            "I'm fine with terse answers",
+        ),
+        (
+            "このプロジェクトでは日付はすべてUTCで保存するルールです。覚えておいてください。",
+            "このプロジェクトでは日付はすべてUTCで保存するルールです。",
+        ),
+        (
+            "違います、HTTPクライアントはAlamofireじゃなくてURLSessionを使っています。今後もURLSessionで書いてください。",
+            "",
+        ),
+        (
+            "纠正一下：我们的最低支持版本是 iOS 15，不是 iOS 14。以后都按 15 来。",
+            "我们的最低支持版本是 iOS 15，不是 iOS 14。都按 15 来",
+        ),
+        (
+            "顺便说一下，这个仓库里所有的配置都放在 config/ 目录，不要在代码里写死。",
+            "这个仓库里所有的配置都放在",
+        ),
+        (
+            "Please answer in short bullet points unless I ask for detail.",
+            "Answer in short bullet points",
+        ),
+    ] {
+        let found = candidates(prompt);
+        assert!(!found.is_empty(), "{prompt}");
+        assert!(
+            found.iter().any(|c| c.rule.starts_with(rule_starts)),
+            "{prompt}: {found:?}"
+        );
+    }
+    // "No hardcoded copy" keeps its "No" as a Why.
+    let c = one(
+        "From now on, every label goes through the translation keys. No hardcoded copy, legal reviews every string.",
+    );
+    assert_eq!(
+        c.why.as_deref(),
+        Some("No hardcoded copy, legal reviews every string.")
+    );
+    // "it" late in the sentence has its noun: nothing is borrowed from the bug report.
+    let c = one(
+        "The readings on rev A are off since the overlay change. remember: rev A boards have the sensor on I2C1 and rev B moved it to I2C2.",
+    );
+    assert_eq!(
+        c.rule,
+        "Rev A boards have the sensor on I2C1 and rev B moved it to I2C2."
+    );
+}
+
+/// How the agent should answer the person holds wherever they work.
+#[test]
+fn rules_about_replies_are_personal() {
+    for prompt in [
+        "From now on, answer me in French.",
+        "never use emojis in anything you write for me",
+        "Always keep your answers under ten lines, whatever the repo.",
+        "今後は敬語なしで話してください。",
+        "以后回答尽量用中文。",
+        "Please answer in short bullet points unless I ask for detail.",
+        "Keep explanations practical please.",
+    ] {
+        assert!(one(prompt).personal, "{prompt}");
+    }
+    let c = one("Write commit subjects under 60 characters. That applies to all my repos.");
+    assert!(c.personal, "{c:?}");
+    assert_eq!(c.how.as_deref(), Some("Applies to all my repos."));
+    for prompt in [
+        "From now on, use pnpm.",
+        "Don't use emojis in code comments",
+        "From now on, write the commit messages for this repo in English.",
+    ] {
+        assert!(!one(prompt).personal, "{prompt}");
+    }
+}
+
+#[test]
+fn english_shapes() {
+    assert_eq!(
+        one("Always run cargo fmt before committing.").trigger,
+        "always"
+    );
+    let c = one("we use pnpm, not npm");
+    assert_eq!((c.memory_type, c.trigger), (MemoryType::Project, "we-use"));
+    let c = one("no, use yarn");
+    assert_eq!(
+        (c.memory_type, c.trigger),
+        (MemoryType::Feedback, "correction")
+    );
+    let c = one("I'm a backend engineer who mostly writes Go.");
+    assert_eq!(c.memory_type, MemoryType::User);
+    let c = one("remember to run migrations before deploying");
+    assert_eq!(
+        (c.memory_type, c.rule.as_str()),
+        (MemoryType::Feedback, "Run migrations before deploying.")
+    );
+    let c = one("Remember: the on-call dashboard is https://grafana.example.com/d/oncall");
+    assert_eq!(c.memory_type, MemoryType::Reference);
+    let c = one("don't use default exports in this repo because they break tree shaking");
+    assert_eq!(c.rule, "Don't use default exports in this repo.");
+    assert_eq!(c.why.as_deref(), Some("They break tree shaking."));
+    let c = one("don't use any, use unknown instead");
+    assert_eq!(c.rule, "Don't use any, use unknown instead.");
+    let c = one("Make sure you never log PII.");
+    assert_eq!((c.memory_type, c.trigger), (MemoryType::Feedback, "always"));
+    let c = one("I never use the mouse in the editor.");
+    assert_eq!(c.memory_type, MemoryType::User);
+    let c = one("Note to self: the API key rotates every 90 days");
+    assert_eq!(c.rule, "The API key rotates every 90 days.");
+    let c = one("Prefer composition over inheritance in this codebase.");
+    assert_eq!(
+        (c.memory_type, c.trigger),
+        (MemoryType::Feedback, "standing")
+    );
+    let c = one("remember this for later: the vendor SDK is pinned to 2.3 because 2.4 breaks auth");
+    assert_eq!(c.rule, "The vendor SDK is pinned to 2.3.");
+    assert_eq!(c.why.as_deref(), Some("2.4 breaks auth."));
+}
+
+#[test]
+fn japanese_shapes() {
+    let c = one("テストではモックを使わないでください。");
+    assert_eq!((c.memory_type, c.trigger), (MemoryType::Feedback, "dont"));
+    let c = one("今後はpnpmを使ってください。");
+    assert_eq!(
+        (c.memory_type, c.rule.as_str()),
+        (MemoryType::Feedback, "pnpmを使ってください。")
+    );
+    let c = one("ステージングのURLはhttps://staging.example.comだと覚えておいて");
+    assert_eq!(c.memory_type, MemoryType::Reference);
+    let c = one("本番DBは壊れやすいので、マイグレーションは常にステージングで試してください。");
+    assert_eq!(
+        c.rule,
+        "マイグレーションは常にステージングで試してください。"
+    );
+    assert_eq!(c.why.as_deref(), Some("本番DBは壊れやすい。"));
+    let c = one("このリポジトリでは常にyarnを使って");
+    assert_eq!((c.memory_type, c.trigger), (MemoryType::Feedback, "always"));
+    let c = one("コミット前に常にlintを実行する。");
+    assert_eq!(c.trigger, "always");
+}
+
+#[test]
+fn chinese_shapes() {
+    let c = one("记住：预发环境的数据库在 staging-db.internal:5432");
+    assert_eq!(c.memory_type, MemoryType::Reference);
+    let c = one("以后提交信息用英文写。");
+    assert_eq!(
+        (c.memory_type, c.trigger),
+        (MemoryType::Feedback, "from-now-on")
+    );
+    let c = one("不要在测试里模拟数据库，因为上次迁移在生产环境出错了。");
+    assert_eq!(c.rule, "不要在测试里模拟数据库。");
+    assert!(c.why.is_some());
+    let c = one("我们用 pnpm，不用 npm。");
+    assert_eq!(c.memory_type, MemoryType::Project);
+    let c = one("总是先跑测试再提交。");
+    assert_eq!(c.trigger, "always");
+    let c = one("总是先跑测试再提交，因为上次直接提交导致构建失败了。");
+    assert_eq!(c.trigger, "always");
+    assert!(c.why.is_some());
+    let c = one("记住我喜欢简洁的回答");
+    assert_eq!(c.memory_type, MemoryType::User);
+}
+
+#[test]
+fn memory_paths() {
+    let d = AgentMemoryDirs {
+        claude_roots: vec!["/h/.cl".into()],
+        claude_memory_dirs: vec!["/h/mem".into()],
+        codex_homes: vec!["/h/.cx".into()],
+    };
+    assert!(d.is_memory_path("/h/.cl/projects/-a-b/memory/x.md"));
+    assert!(d.is_memory_path("/other/.claude/projects/-a/memory/MEMORY.md"));
+    assert!(d.is_memory_path("/h/mem/x.md"));
+    assert!(d.is_memory_path("/h/.cx/memories/extensions/ad_hoc/notes/2026-x.md"));
+    assert!(!d.is_memory_path("/h/work/src/memory/x.ts"));
+    // The instruction files the agents load every session in this directory.
+    let cwd = Some("/h/work/app");
+    let roots = [PathBuf::from("/h/.claude")];
+    assert!(is_instruction_file("/h/work/app/CLAUDE.md", cwd, &roots));
+    assert!(is_instruction_file(
+        "/h/work/app/.claude/CLAUDE.md",
+        cwd,
+        &roots
+    ));
+    assert!(is_instruction_file(
+        "/h/work/app/.claude/rules/yaml.md",
+        cwd,
+        &roots
+    ));
+    assert!(is_instruction_file("AGENTS.md", cwd, &roots));
+    assert!(is_instruction_file("/h/.claude/CLAUDE.md", cwd, &roots));
+    assert!(!is_instruction_file(
+        "/h/work/app/docs/templates/CLAUDE.md",
+        cwd,
+        &roots
+    ));
+    assert!(!is_instruction_file("docs/CLAUDE.md", cwd, &roots));
+    assert!(!is_instruction_file(
+        "/h/work/app/docs/CLAUDE-notes.md",
+        cwd,
+        &roots
+    ));
+    assert!(!d.is_memory_path("/h/.cl/projects/-a-b/abc.jsonl"));
+}
