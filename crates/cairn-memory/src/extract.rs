@@ -1290,7 +1290,7 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         lead,
         "i" | "i'm" | "i’m" | "im" | "i've" | "i'd" | "my" | "call"
     );
-    if about_me && (EN_USER.is_match(s) || EN_CALL_ME.is_match(s)) && !EN_ABOUT_ME.is_match(s) {
+    if about_me && (EN_USER.is_match(s) || EN_PERSON_FACT.is_match(s)) && !EN_ABOUT_ME.is_match(s) {
         return Some((Shape::Rule(s.to_string(), user_or_project(s)), "about-me"));
     }
     // "every time you touch a migration, update docs/schema.md as well", "whenever I ask
@@ -1482,8 +1482,9 @@ static EN_ASK_ME_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)^(?:please\s+)?(?:always\s+)?(?:ask|check with)\s+me\s+(?:first\s+)?before\s+\w")
 });
 
-/// "call me Mika", "I use fish, not bash": about the person, said otherwise.
-static EN_CALL_ME: LazyLock<Regex> = LazyLock::new(|| {
+/// About the person, said otherwise than "I'm a …": "call me Mika", "I use fish, not bash",
+/// "I'm in Berlin", "I'm mostly a backend dev".
+static EN_PERSON_FACT: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"^(?:[Cc]all me [A-Z]\w+|I use (?:\S+ ){1,2}?(?:\S+,? )?(?:not|instead of|rather than|over) \S+|I(?:'m|’m| am) (?:mostly |also |basically |primarily |more of |kind of )?(?:a|an) (?:[\w/+#.-]+ ){0,3}(?:person|engineer|developer|dev|designer|lead|manager|scientist|analyst)\b|I(?:'m|’m| am) [A-Z][a-z]+, |I(?:'m|’m| am) (?:based )?in (?:the )?[A-Z][a-z]+\b|I(?:'m|’m| am) (?:also )?(?:colou?rblind|dyslexic|left-handed|deaf|hard of hearing)\b)",
     )
