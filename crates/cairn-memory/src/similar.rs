@@ -16,7 +16,10 @@
 //!   it. A word that is wanted in one memory and rejected in the other
 //!   ("use pnpm, not npm" / "use yarn, not pnpm"), or another choice against the same rejected
 //!   one ("use pnpm, not npm" / "use yarn, not npm"), is a contradiction;
-//! * **cosine** of the memories' embeddings, as computed by the recall index.
+//! * **cosine** of the memories' embeddings, as computed by the recall index;
+//! * **the language to answer in**: two rules that each name one ("answer me in English",
+//!   "返事は日本語で") are one choice, whatever language they are written in: the same language
+//!   is a duplicate, another replaces it.
 //!
 //! Decision (same scope; the same type, or feedback and project for a duplicate; the existing
 //! memory live):
@@ -333,6 +336,67 @@ fn is_change_word(w: &str) -> bool {
 
 /// Whether a content word (stemmed: "staging" → "stage", "production" → "product") names an
 /// environment.
+/// The language a rule asks the agent to answer in: the first language named after a word
+/// for answering ("answer me in English even if I write in Japanese" → English).
+pub(crate) fn reply_language(text: &str) -> Option<&'static str> {
+    const REPLYING: &[&str] = &[
+        "answer",
+        "reply",
+        "replies",
+        "respond",
+        "response",
+        "talk to me",
+        "speak to me",
+        "write to me",
+        "返事",
+        "返信",
+        "回答",
+        "答え",
+        "話して",
+        "回复",
+        "跟我说",
+        "和我说",
+    ];
+    const LANGUAGES: &[(&str, &str)] = &[
+        ("english", "en"),
+        ("英語", "en"),
+        ("英文", "en"),
+        ("英语", "en"),
+        ("japanese", "ja"),
+        ("日本語", "ja"),
+        ("日语", "ja"),
+        ("chinese", "zh"),
+        ("mandarin", "zh"),
+        ("中文", "zh"),
+        ("中国語", "zh"),
+        ("汉语", "zh"),
+        ("german", "de"),
+        ("ドイツ語", "de"),
+        ("德语", "de"),
+        ("french", "fr"),
+        ("フランス語", "fr"),
+        ("法语", "fr"),
+        ("spanish", "es"),
+        ("スペイン語", "es"),
+        ("西班牙语", "es"),
+        ("korean", "ko"),
+        ("韓国語", "ko"),
+        ("韩语", "ko"),
+        ("portuguese", "pt"),
+        ("italian", "it"),
+        ("russian", "ru"),
+        ("dutch", "nl"),
+    ];
+    let lower = text.to_lowercase();
+    let at = REPLYING.iter().filter_map(|w| lower.find(w)).min()?;
+    let after = &lower[at..];
+    LANGUAGES
+        .iter()
+        .filter_map(|(w, code)| after.find(w).map(|i| (i, *code)))
+        .min()
+        .map(|(_, code)| code)
+}
+
 fn is_environment(w: &str) -> bool {
     static STEMS: std::sync::LazyLock<HashSet<String>> =
         std::sync::LazyLock::new(|| content_words(&ENVIRONMENTS.join(" ")));
@@ -356,6 +420,15 @@ pub fn relation(
         );
     if !kin {
         return Relation::Distinct;
+    }
+    // One language to be answered in: "返事は日本語で" after "answer me in English" is the
+    // new choice, in whatever language either is written.
+    if let (Some(a), Some(b)) = (reply_language(new_text), reply_language(old_text)) {
+        return if a == b {
+            Relation::Duplicate
+        } else {
+            Relation::Supersedes
+        };
     }
     // CJK: one slot of the same sentence filled otherwise ("…は英語で書いて" → "…は日本語で
     // 書いて") is a changed choice, whatever the character pairs share.
@@ -677,6 +750,34 @@ mod tests {
             let c = cairn_embed::cosine(&cairn_embed::embed(new), &cairn_embed::embed(old));
             relation(new_t, new, old_t, old, c)
         };
+        // One language to be answered in, whichever language each rule is written in.
+        assert_eq!(
+            cross(
+                Feedback,
+                "返事は日本語でお願いします。",
+                Feedback,
+                "Answer me in English even if I write in Japanese."
+            ),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            cross(
+                Feedback,
+                "Always reply in English.",
+                Feedback,
+                "Answer me in English."
+            ),
+            Relation::Duplicate
+        );
+        assert_eq!(
+            cross(
+                Feedback,
+                "Write commit messages in English.",
+                Feedback,
+                "Answer me in Japanese."
+            ),
+            Relation::Distinct
+        );
         // What is said to be gone is rejected.
         assert_eq!(
             cross(

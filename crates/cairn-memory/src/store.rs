@@ -13,7 +13,7 @@ use crate::error::{MemoryError, Result};
 use crate::keywords::keywords_for;
 use crate::model::{Memory, MemoryType, NewMemory, Source, render_body};
 use crate::scope::{GLOBAL, scope_slug};
-use crate::similar::{Relation, relation};
+use crate::similar::{Relation, relation, reply_language};
 use crate::text::{mostly_cjk, one_line, truncate_chars, with_full_stop};
 
 /// What a write did.
@@ -819,14 +819,34 @@ pub(crate) fn write_new_in(
     let mut p = prepare(&new);
     ensure_scope(conn, &new.scope)?;
 
-    // Look for a memory on the same subject in the same scope.
-    let probe = recall.search(conn, &p.rule, &[new.scope.as_str()], 8, now)?;
+    // Look for a memory on the same subject in the same scope; a rule about the language to
+    // answer in meets the others in any language (the search would not find them).
+    let mut probe: Vec<String> = recall
+        .search(conn, &p.rule, &[new.scope.as_str()], 8, now)?
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    if reply_language(&p.rule).is_some() {
+        let mut st = conn.prepare_cached(
+            "SELECT id, rule FROM memories WHERE scope = ?1 AND type IN ('feedback', 'user')
+               AND forgotten_at IS NULL AND superseded_by IS NULL",
+        )?;
+        let rows = st.query_map([&new.scope], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?;
+        for row in rows {
+            let (id, rule) = row?;
+            if reply_language(&rule).is_some() && !probe.contains(&id) {
+                probe.push(id);
+            }
+        }
+    }
     let rule_vec = cairn_embed::embed(&p.rule);
     let mut duplicate: Option<Memory> = None;
     // Every memory the new one replaces ("use yarn, not npm" replaces each pnpm rule).
     let mut superseded: Vec<Memory> = Vec::new();
-    for h in probe {
-        let Some(old) = get_memory(conn, &h.id)? else {
+    for id in probe {
+        let Some(old) = get_memory(conn, &id)? else {
             continue;
         };
         if !old.is_live() || old.scope != new.scope {

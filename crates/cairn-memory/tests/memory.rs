@@ -162,6 +162,39 @@ fn near_duplicates_update_and_contradictions_supersede() {
     assert_eq!(d.action, Action::Created);
 }
 
+/// The language to answer in is one choice, whatever language each rule is written in, and
+/// however many other memories the scope holds.
+#[test]
+fn a_new_reply_language_replaces_the_old_one_across_languages() {
+    let mut mem = store();
+    let english = mem
+        .remember(
+            manual(
+                MemoryType::Feedback,
+                GLOBAL,
+                "Answer me in English even if I write in Japanese.",
+            ),
+            NOW,
+        )
+        .unwrap();
+    for i in 0..40 {
+        mem.remember(manual(MemoryType::Feedback, GLOBAL, &distinct_fact(i)), NOW)
+            .unwrap();
+    }
+    let japanese = mem
+        .remember(
+            manual(MemoryType::Feedback, GLOBAL, "返事は日本語でお願いします。"),
+            NOW + DAY,
+        )
+        .unwrap();
+    assert_eq!(japanese.action, Action::Superseded, "{japanese:?}");
+    let old = mem.get(&english.memory.id).unwrap().unwrap();
+    assert_eq!(
+        old.superseded_by.as_deref(),
+        Some(japanese.memory.id.as_str())
+    );
+}
+
 /// A statement that restates one memory still retires the one it says is gone.
 #[test]
 fn a_restatement_retires_what_it_says_is_gone() {
