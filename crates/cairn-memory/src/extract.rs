@@ -259,7 +259,7 @@ fn is_question(s: &str) -> bool {
 
 static EN_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(no|nope|nah|wrong|actually|correction|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|by the way|one more thing|in general|generally)\b[,.!:;]?\s+",
+        r"(?i)^(no|nope|nah|wrong|actually|correction|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|fwiw|heads up|for context|just so you know|for what it's worth|by the way|one more thing|in general|generally)\b[,.!:;]?\s+",
     )
 });
 static JA_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
@@ -276,6 +276,10 @@ static ZH_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
 /// The words [`EN_MARKERS`] opens with.
 const EN_MARKER_WORDS: &[&str] = &[
     "correction",
+    "fwiw",
+    "heads",
+    "for",
+    "just",
     "no",
     "nope",
     "nah",
@@ -362,8 +366,15 @@ fn strip_markers(s: &str) -> (&str, bool) {
         rest = rest[c[0].len()..].trim_start();
     }
     let lower = rest.to_lowercase();
-    if lower.starts_with("that's wrong") || lower.starts_with("that is wrong") {
-        correction = true;
+    for wrong in ["that's wrong", "that is wrong", "that’s wrong"] {
+        if lower.starts_with(wrong) {
+            correction = true;
+            let after = rest[wrong.len()..].trim_start_matches([',', '.', ':', ';', '!', ' ']);
+            if !after.is_empty() {
+                rest = after;
+            }
+            break;
+        }
     }
     (rest, correction)
 }
@@ -402,7 +413,7 @@ static EN_THATS_THE_DESIGN_AND: LazyLock<Regex> = LazyLock::new(|| {
 /// "That's the rule going forward for all new endpoints": the sentence before is a rule.
 static EN_THATS_THE_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:(?:that's|that’s|that is|this is)\s+(?:the|a|our)\s+(?:rule|convention|policy|standard|design|pattern|way we do it|way we do things)\b(?:\s+(?:going forward|from now on|here|now))?[,:]?\s*|(?:that|this|the same)\s+(?:applies|goes|holds)\s+|(?:please\s+)?(?:stick|keep)\s+to\s+(?:that|this)(?:\s+rule|\s+convention)?\s*|(?:please\s+)?follow\s+(?:that|this)(?:\s+rule|\s+convention|\s+pattern)?\s*)((?:for|to|in|on|across|whenever|when)\b[^.!?]*)?[.!]*\s*$",
+        r"(?i)^(?:(?:that's|that’s|that is|this is)\s+(?:the|a|our)\s+(?:hard\s+|strict\s+|firm\s+|general\s+|standing\s+)?(?:rule|convention|policy|standard|design|pattern|way we do it|way we do things)\b(?:\s+(?:going forward|from now on|here|now))?[,:]?\s*|(?:that|this|the same)\s+(?:applies|goes|holds)\s+|(?:please\s+)?(?:stick|keep)\s+to\s+(?:that|this)(?:\s+rule|\s+convention)?\s*|(?:please\s+)?follow\s+(?:that|this)(?:\s+rule|\s+convention|\s+pattern)?\s*)((?:for|to|in|on|across|whenever|when)\b[^.!?]*)?[.!]*\s*$",
     )
 });
 
@@ -517,7 +528,7 @@ static EN_I_ALWAYS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^i\s+(?:\w+\s+)?(?:always|never)\s+(\w+)"));
 static EN_I_ALWAYS_NOT_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:forget|forgot|get|got|mix|mixed|struggle|wonder|lose|miss|mess|end|seem|have|had|run|ran|hit|see|saw|break|broke|wanted|thought|knew|understood|remember|make|made|said|say|told|tell|asked|ask|meant|mean|agreed|suggested|did|claimed|wrote|expected|manage|managed|figured|found|fixed|solved|seemed|ended|hear|heard|lost|missed|struggled)$",
+        r"(?i)^(?:forget|forgot|get|got|mix|mixed|struggle|wonder|lose|miss|mess|end|seem|have|had|run|ran|hit|see|saw|break|broke|wanted|thought|knew|understood|remember|make|made|said|say|told|tell|asked|ask|meant|mean|agreed|suggested|did|claimed|wrote|expected|manage|managed|figured|found|fixed|solved|seemed|ended|hear|heard|lost|missed|struggled|actually|really|even|quite|fully|properly|truly)$",
     )
 });
 /// An imperative of preference over a standing scope: "prefer composition over inheritance
@@ -540,7 +551,7 @@ static EN_DONT_TRIVIAL: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:for now|this time|right now|yet|for the moment|at the moment|today|in this (?:file|function|pr|commit|change|step|session))\b|^(?:please\s+)?just\b|\bjust (?:this once|for today|for this|build|answer|do|run|use|skip|leave|ignore|comment|make|add|fix|try|go|tell|show|give|check)\b|\b(?:before|when|once|after|until) you(?:'re| are)? (?:done|finish(?:ed)?)\b|\bif possible\b|\b(?:don't|don’t|do not)\s+(?:make|let|leave|keep)\s+(?:it|this|that)\b|\b(?:after|before|once) (?:the|this|that|my|your|our) (?:[\w-]+ ){1,3}(?:change|fix|refactor|pr|pull request)\b|\b(?:don't|don’t|do not|dont)\s+(?:change|modify|touch|edit|commit|push|delete|remove|rename)\s+(?:anything|any\s+\w+|it|this|that|them)\b",
+        r"(?i)\b(?:for now|this time|right now|yet|for the moment|at the moment|today|in this (?:file|function|pr|commit|change|step|session))\b|^(?:please\s+)?just\b|\bjust (?:this once|for today|for this|build|answer|do|run|use|skip|leave|ignore|comment|make|add|fix|try|go|tell|show|give|check)\b|\b(?:before|when|once|after|until) you(?:'re| are)? (?:done|finish(?:ed)?)\b|\bif possible\b|\buntil (?:he|she|they|i|we|you|[A-Z]\w+) (?:approves?|says? so|reviews? it|confirms?|gets back|is back|returns?)\b|\b(?:don't|don’t|do not)\s+(?:make|let|leave|keep)\s+(?:it|this|that)\b|\b(?:after|before|once) (?:the|this|that|my|your|our) (?:[\w-]+ ){1,3}(?:change|fix|refactor|pr|pull request)\b|\b(?:don't|don’t|do not|dont)\s+(?:change|modify|touch|edit|commit|push|delete|remove|rename)\s+(?:anything|any\s+\w+|it|this|that|them)\b",
     )
 });
 static EN_GENERAL: LazyLock<Regex> = LazyLock::new(|| {
@@ -677,7 +688,7 @@ static EN_ONE_OFF_ALWAYS: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_ABOUT_ME: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:(?:i am|i'm|im)\s+(?:a|an|the)\s+(?:bit|little|lot)\b|i (?:like|love|hate|prefer) (?:this|that|it)(?:[.!,]|$|\s+(?:a lot|better|more|now|here|too|so|very|but|and|though|anyway))|i (?:prefer|like|love|'d go with|would go with|'ll go with|'ll take|want) (?:(?:the|your) )?(?:(?:first|second|third|last|other|previous|latter|former|new|old|original|shorter|longer|simpler|cleaner)\s+)?(?:option|suggestion|version|approach|one|variant|proposal|solution|idea|plan|draft)s?\b|i (?:prefer|like) (?:option|approach|variant|plan|version) [a-z0-9]\b|i (?:like|prefer|love) your\b)",
+        r"(?i)^(?:(?:i am|i'm|im)\s+(?:a|an|the)\s+(?:bit|little|lot)\b|i (?:love|like|hate) how\b|i (?:like|love|hate|prefer) (?:this|that|it)(?:[.!,]|$|\s+(?:a lot|better|more|now|here|too|so|very|but|and|though|anyway))|i (?:prefer|like|love|'d go with|would go with|'ll go with|'ll take|want) (?:(?:the|your) )?(?:(?:first|second|third|last|other|previous|latter|former|new|old|original|shorter|longer|simpler|cleaner)\s+)?(?:option|suggestion|version|approach|one|variant|proposal|solution|idea|plan|draft)s?\b|i (?:prefer|like) (?:option|approach|variant|plan|version) [a-z0-9]\b|i (?:like|prefer|love) your\b)",
     )
 });
 static EN_USER: LazyLock<Regex> = LazyLock::new(|| {
@@ -687,11 +698,18 @@ static EN_USER: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 static JA_REMEMBER_HEAD: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^(?:覚えておいて|覚えといて|覚えて)(?:ください|下さい)?[:：、,]\s*(.+)$")
+    re(
+        r"^(?:覚えておいて|覚えといて|覚えて)(?:ください|下さい|ほしいのですが|ほしいんですが|欲しいのですが|ほしいんだけど)?[:：、,]\s*(.+)$",
+    )
 });
 static JA_REMEMBER_TAIL: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"^(.+?)(?:ということ|って事|ってこと|こと)?(?:を|って|と)?(?:覚えて|記憶して|メモして)(?:おいて|といて)?(?:ね|ください|下さい)?[。！!]?$",
+    )
+});
+static CJK_THATS_THE_RULE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:这是|这个是|这是我们的|これは|それは|これがうちの)(?:硬性|强制|绝对的|絶対の|厳格な)?(?:规定|规矩|规则|铁律|ルール|決まり)(?:です|だ|哦|啊)?[。！!]?$",
     )
 });
 /// "覚えておいてください。" on its own: the sentence before is the memory.
@@ -714,7 +732,7 @@ static JA_DIRECTIVE_END: LazyLock<Regex> = LazyLock::new(|| {
 /// always fails; "いつも落ちる": it always breaks), unless it ends as a request.
 static JA_PROBLEM: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"失敗|落ち|エラー|壊れ|止ま|遅い|遅く|クラッシュ|バグ|おかしい|動かない|通らない|なぜ|どうして|なんで|何で|[？?]|^もし|なら[、,]|んだけど|けどね|と思います|と思う|みたいです|ようです|通ります|通る|消え|てしまい|ちゃう|ので[。！!]?$|から[。！!]?$",
+        r"失敗|落ち|エラー|壊れ|止ま|遅い|遅く|クラッシュ|バグ|おかしい|動かない|通らない|なぜ|どうして|なんで|何で|[？?]|^もし|なら[、,]|んだけど|けどね|と思います|と思う|みたいです|ようです|通ります|通る|消え|てしまい|ちゃう|再現|んです|のです|ありがとう|助かります|ので[。！!]?$|から[。！!]?$",
     )
 });
 static JA_DONT: LazyLock<Regex> =
@@ -1005,7 +1023,7 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
 /// English", "回答的时候请用中文", "返事は日本語で".
 static REPLY_HABIT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+(?:in|with)\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^no need to ask (?:me\s+)?before\b|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时|请)|^(?:请)?用(?:中文|英文|日语)(?:回答|回复)|^(?:説明|回答|返事|返信)は[^。]*(?:ほしい|欲しい|ください|お願い)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
+        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+in\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^no need to ask (?:me\s+)?before\b|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时|请)|^(?:请)?用(?:中文|英文|日语)(?:回答|回复)|^(?:説明|回答|返事|返信)は[^。]*(?:ほしい|欲しい|ください|お願い)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
     )
 });
 
@@ -1486,7 +1504,7 @@ static EN_ASK_ME_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
 /// "I'm in Berlin", "I'm mostly a backend dev".
 static EN_PERSON_FACT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:[Cc]all me [A-Z]\w+|I use (?:\S+ ){1,2}?(?:\S+,? )?(?:not|instead of|rather than|over) \S+|I(?:'m|’m| am) (?:mostly |also |basically |primarily |more of |kind of )?(?:a|an) (?:[\w/+#.-]+ ){0,3}(?:person|engineer|developer|dev|designer|lead|manager|scientist|analyst)\b|I(?:'m|’m| am) [A-Z][a-z]+, |I(?:'m|’m| am) (?:based )?in (?:the )?[A-Z][a-z]+\b|I(?:'m|’m| am) (?:also )?(?:colou?rblind|dyslexic|left-handed|deaf|hard of hearing)\b)",
+        r"^(?:[Cc]all me [A-Z]\w+|I use (?:\S+ ){1,2}?(?:\S+,? )?(?:not|instead of|rather than|over) \S+|I(?:'m|’m| am) (?:mostly |also |basically |primarily |more of |kind of )?(?:a|an) (?:[\w/+#.-]+ ){0,3}(?:person|engineer|developer|dev|designer|lead|manager|scientist|analyst)\b|I(?:'m|’m| am) [A-Z][a-z]+, |I(?:'m|’m| am) (?:based )?in (?:the )?[A-Z][a-z]+\b|(?i:i(?:'m|’m| am) (?:also )?(?:colou?rblind|dyslexic|left-handed|deaf|hard of hearing))\b|(?i:i(?:'m|’m| am) on (?:a|an|my) (?:[\w.-]+ ){0,3}?(?:mac|macbook|linux|windows|laptop|thinkpad|pc|chromebook|m1|m2|m3|m4)\b))",
     )
 });
 
@@ -1502,6 +1520,10 @@ fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
             Shape::Explicit(content.trim().to_string())
         }
     };
+    // "这是硬性规定。", "これはルールです。" on its own: the sentence before is the rule.
+    if CJK_THATS_THE_RULE.is_match(s) {
+        return Some((Shape::BackReference(String::new()), "standing"));
+    }
     // Japanese.
     if JA_REMEMBER_ALONE.is_match(s) {
         return Some((Shape::BackReference(String::new()), "explicit"));
@@ -1526,7 +1548,9 @@ fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
     }
-    if JA_DONT.is_match(s) && !ja_one_off {
+    let ja_dont = JA_DONT.find_iter(s).any(|m| m.as_str() != "ないように")
+        || (JA_DONT.is_match(s) && JA_DIRECTIVE_END.is_match(s));
+    if ja_dont && !ja_one_off && !JA_PROBLEM.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"));
     }
     if JA_PREFERENCE.is_match(s) && !ja_one_off {
@@ -1977,6 +2001,20 @@ fn after_lead_in(s: &str) -> Option<&str> {
     (!tail.is_empty() && !quoted && tail.len() < s.len()).then_some(tail)
 }
 
+/// A lead-in that names what follows as a rule: "Quick rule for this repo:", "Convention:",
+/// "一条规定：", "ルール：".
+static RULE_LEAD_IN: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:rule|rules|convention|conventions|policy|house style)(?:\s+(?:for|in|of|on)\s+[^:]+)?$|(?:规定|规则|约定|规矩|要求|ルール|決まり)(?:です)?$",
+    )
+});
+/// A clause that calls its sentence a rule: "…, that's a hard rule for this repo".
+static RULE_TAIL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)[,;—–-]\s*(?:that's|that’s|that is|this is|it's)\s+(?:a|the|our)\s+(?:hard\s+|strict\s+|firm\s+|house\s+)?(?:rule|convention|policy)\b|[，,、]\s*(?:这是|这个是)(?:硬性|强制)?(?:规定|规矩|规则|铁律)|[、,，]\s*(?:これは|それは)(?:絶対の|厳格な)?(?:ルール|決まり)",
+    )
+});
+
 /// Whether [`after_lead_in`] can find anything: a colon, or a scope opener's first word.
 fn may_have_lead_in(s: &str) -> bool {
     s.contains(": ") || s.contains('：') || {
@@ -2014,11 +2052,43 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             && may_have_lead_in(s)
             && let Some(tail) = after_lead_in(s)
         {
+            let head = &s[..s.len() - tail.len()];
             let (tail, c) = strip_markers(tail);
             found = detect(tail, *corr || c);
+            // "Quick rule for this repo: resource names are snake_case": the lead-in says it.
+            if found.is_none()
+                && RULE_LEAD_IN.is_match(head.trim_end().trim_end_matches([':', '：']).trim_end())
+                && !is_question(tail)
+            {
+                found = Some((
+                    Shape::Rule(tail.to_string(), MemoryType::Feedback),
+                    "standing",
+                ));
+            }
             if found.is_some() {
                 *s = tail;
             }
+        }
+        // "…, that's a hard rule for this repo", "…，这是硬性规定": the sentence says it.
+        if found.is_none()
+            && has_any(
+                &s.to_lowercase(),
+                &[
+                    "rule",
+                    "convention",
+                    "policy",
+                    "规定",
+                    "规矩",
+                    "规则",
+                    "铁律",
+                    "ルール",
+                    "決まり",
+                ],
+            )
+            && RULE_TAIL.is_match(s)
+            && !EN_ONE_OFF.is_match(s)
+        {
+            found = Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "standing"));
         }
         detected.push(found);
     }

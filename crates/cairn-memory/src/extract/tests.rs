@@ -237,9 +237,18 @@ fn first_word_gates_change_nothing() {
             corr |= CORRECTIONS.contains(&m[1].to_lowercase().as_str());
             full = full[m[0].len()..].trim_start();
         }
-        assert_eq!(rest, full, "{s:?}");
         let lower = full.to_lowercase();
-        corr |= lower.starts_with("that's wrong") || lower.starts_with("that is wrong");
+        for wrong in ["that's wrong", "that is wrong", "that’s wrong"] {
+            if lower.starts_with(wrong) {
+                corr = true;
+                let after = full[wrong.len()..].trim_start_matches([',', '.', ':', ';', '!', ' ']);
+                if !after.is_empty() {
+                    full = after;
+                }
+                break;
+            }
+        }
+        assert_eq!(rest, full, "{s:?}");
         assert_eq!(c, corr, "{s:?}");
     }
 }
@@ -617,6 +626,44 @@ fn standing_rules_said_in_passing() {
     ] {
         none(prompt);
     }
+    // Said to be a rule, however plainly worded; a correction after "That's wrong,".
+    for (prompt, t) in [
+        (
+            "Quick rule for this repo: module names are snake_case and end in _lib.",
+            MemoryType::Feedback,
+        ),
+        (
+            "Tag every release with a signed tag, that's a hard rule for this repo.",
+            MemoryType::Feedback,
+        ),
+        ("所有变更都要走评审，这是硬性规定。", MemoryType::Feedback),
+        (
+            "ブランチ名は feature/ から始める。これはルールです。",
+            MemoryType::Feedback,
+        ),
+        (
+            "That's wrong, we don't use Terragrunt.",
+            MemoryType::Project,
+        ),
+        (
+            "FWIW I'm colorblind, so don't rely on red vs green.",
+            MemoryType::User,
+        ),
+        (
+            "i'm on a m2 mac with opam 2.2, so no apt commands.",
+            MemoryType::User,
+        ),
+        (
+            "覚えておいてほしいのですが、本番のDBは読み取り専用です。",
+            MemoryType::Project,
+        ),
+    ] {
+        let found = candidates(prompt);
+        assert!(
+            found.iter().any(|c| c.memory_type == t),
+            "{prompt}: {found:?}"
+        );
+    }
     // About the person, said otherwise than "I'm a …".
     for prompt in [
         "I use helix, not vim, so give me helix keybindings",
@@ -755,6 +802,12 @@ fn rules_in_the_middle_of_task_talk() {
         "whenever you get a chance, look at the flaky test",
         "the bug is tracked in Jira, it's WEB-88, can you fix it?",
         "I think we should never have split the service, honestly.",
+        "Reply with yes or no and the line number.",
+        "I never actually understood the borrow checker.",
+        "Don't merge until she approves.",
+        "I love how every time I touch the parser the snapshot suite explodes.",
+        "いつもありがとう、助かります。",
+        "Compare the two options in our policy doc: Atlantis vs Spacelift.",
         "Add a cache to the price lookup; it should always expire after 5 minutes.",
         "The reviewer wrote in the PR: \"we should always pin the base image\". Is that needed here?",
         "Here is the part of the vendor's contract that matters:\n\n  4.1 The client must never retry a 409.\n\nDo we?",
