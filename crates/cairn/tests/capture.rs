@@ -755,6 +755,20 @@ fn a_broken_config_is_named_with_its_line_and_the_hook_still_exits_0() {
     let st = h.json(&["status"]);
     assert!(st["config_error"].as_str().unwrap().contains(":2:"), "{st}");
     assert!(st["config"].is_null());
+    // The main job goes on with the defaults too, and says why.
+    let r = h.json(&["sync"]);
+    assert!(
+        r["config_error"].as_str().unwrap().contains("defaults"),
+        "{r}"
+    );
+    assert!(r["consolidate"].is_object(), "{r}");
+    let out = h.cairn(&["sync"]);
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("warning: cannot read config.toml"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]

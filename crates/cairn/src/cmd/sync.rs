@@ -19,6 +19,9 @@ pub struct SyncReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase1: Option<cairn_stage1::ExtractReport>,
     pub consolidate: cairn_consolidate::ConsolidateReport,
+    /// A config.toml that cannot be read: the run used the defaults (offline, no model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_error: Option<String>,
 }
 
 pub fn sync(homes: &Homes, json: bool) -> Result<SyncReport> {
@@ -27,7 +30,17 @@ pub fn sync(homes: &Homes, json: bool) -> Result<SyncReport> {
     // A directory the scan could not read is the same problem when ingest meets it: once.
     ingest::dedup_problems(&mut i.errors, &s.errors);
     let m = memories::extract(homes, memories::Follow::Consolidation, json)?;
-    let config = extract::load_config(homes)?;
+    // A broken config.toml must not stop the main job either (the hooks go on with the
+    // defaults too): the run uses the defaults and says so.
+    let (config, config_error) = match extract::load_config(homes) {
+        Ok(c) => (c, None),
+        Err(e) => (
+            cairn_config::Config::default(),
+            Some(format!(
+                "{e:#}; this run used the defaults (offline rules, no model)"
+            )),
+        ),
+    };
     // A model that cannot work (bad [llm] settings, a missing key) must not stop the main
     // job: it is reported, and consolidation merges deterministically.
     let p1 = extract::phase1(homes, &config, config.extract.mode, json).unwrap_or_else(|e| {
@@ -56,10 +69,15 @@ pub fn sync(homes: &Homes, json: bool) -> Result<SyncReport> {
         memories: m,
         phase1: p1,
         consolidate: c,
+        config_error,
     })
 }
 
 pub fn print_human(r: &SyncReport) {
+    if let Some(e) = &r.config_error {
+        outln!("warning: {e}");
+        outln!();
+    }
     scan::print_human(&r.scan);
     outln!();
     ingest::print_human(&r.ingest);
