@@ -1,4 +1,6 @@
 //! The offline extractor's unit tests: shapes, one-offs, pointers, quotes, in three languages.
+use std::path::PathBuf;
+
 use super::*;
 
 fn one(p: &str) -> Candidate {

@@ -1,0 +1,207 @@
+//! What in a prompt is not the user's own words: fenced and indented code, quoted and markup
+//! lines, and text the prompt says it quotes (tool output and logs, documentation, a
+//! reviewer's words, a pasted document under a markdown heading).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{has_any, re};
+
+/// Where a prompt starts quoting something else: "the linter says:", "From the polars
+/// docs:", "this shows up in the browser console:". What follows on the line, and the lines
+/// after up to a blank one, are not the user's own words.
+static QUOTES_FOLLOW: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(?:\b(?:says|said|prints|printed|shows|showed|outputs|output|reads|warns|complains|logs|returns|returned|replied|answered|wrote|writes|commented|suggested|mentioned|posted)(?:\s+[^:\s]+){0,4}|\b(?:shows up|appears|pops up|comes up) (?:in|on) [^:.?!\n]+|\b(?:here is|here's|here are|below is|below are)\b[^:.?!\n]*|\bfrom (?:the|our|their|his|her|a|an) [^:.?!\n]+|\b(?:docs|documentation|readme|changelog|linter|compiler|console|error message|warning|stack ?trace|traceback|log|logs|output|review|review comments?|comments? from [^:.?!\n]+|spec says|spec|specs|specification|requirements|acceptance criteria|new feature|feature request|user story|manual)\b(?:`[^`\n]*`|[^:\n`.?!])*)\s*:",
+    )
+});
+/// The same in Japanese and Chinese: "ドキュメントにはこう書いてあります：「…」", "文档里写着：“…”".
+static QUOTES_FOLLOW_CJK: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:書いてあります|書いてありました|書かれています|書かれていました|と書いて|仕様(?:です)?|要件(?:です)?|需求|规格|によると|曰く|と言っています|コメント(?:です)?|レビュー(?:です)?|指摘|写着|写道|里说|中说|上说|提示|显示|报错|评论|意见|エラーメッセージ|警告|ログ|日志)\s*[：:]",
+    )
+});
+/// A line that is tool output: "Warning: …", "npm WARN …", "error[E0502]: …".
+static TOOL_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:(?:warning|error|fatal|panic|exception|caused by|assertion failed|assertion `[^`]*` failed)(?:\[\w+\])?:|traceback \(most recent|npm (?:warn|err!?)\s|fail\s+\S+\.\w+\b|[\w./\\-]+\.\w+:\d+(?::\d+)?:?\s|thread '[^']*' panicked|test result:|running \d+ tests?|-{2,} .* -{2,}|\[[\d:.,\s-]+\]|\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}|<(?:inf|wrn|err|dbg)>|(?:info|warn|debug|trace|error)\s*\[)",
+    )
+});
+
+/// Words one of the quote lead-ins holds ([`QUOTES_FOLLOW`], [`QUOTES_FOLLOW_CJK`]).
+const QUOTE_WORDS: &[&str] = &[
+    "仕様",
+    "要件",
+    "需求",
+    "规格",
+    "spec",
+    "requirement",
+    "acceptance",
+    "feature",
+    "story",
+    "say",
+    "said",
+    "print",
+    "show",
+    "output",
+    "read",
+    "warn",
+    "complain",
+    "log",
+    "return",
+    "repl",
+    "answer",
+    "wrote",
+    "write",
+    "comment",
+    "suggest",
+    "mention",
+    "post",
+    "appear",
+    "pops up",
+    "comes up",
+    "here",
+    "below",
+    "from ",
+    "doc",
+    "readme",
+    "changelog",
+    "lint",
+    "compil",
+    "console",
+    "error",
+    "trace",
+    "review",
+    "spec",
+    "manual",
+    "書",
+    "によると",
+    "曰く",
+    "言って",
+    "コメント",
+    "レビュー",
+    "指摘",
+    "写",
+    "说",
+    "提示",
+    "显示",
+    "报错",
+    "评论",
+    "意见",
+    "エラー",
+    "警告",
+    "ログ",
+    "日志",
+];
+
+/// Whether a lowercased line can be tool output ([`TOOL_LINE`]), cheaply.
+fn may_be_tool_line(lower: &str) -> bool {
+    const STARTS: &[&str] = &[
+        "warning",
+        "error",
+        "fatal",
+        "panic",
+        "exception",
+        "caused by",
+        "assertion",
+        "traceback",
+        "npm ",
+        "fail",
+        "thread '",
+        "test result",
+        "running ",
+        "--",
+        "[",
+        "<",
+        "info",
+        "warn",
+        "debug",
+        "trace",
+    ];
+    STARTS.iter().any(|p| lower.starts_with(p))
+        || lower.starts_with(|c: char| c.is_ascii_digit())
+        || lower.split_whitespace().next().is_some_and(|t| {
+            t.contains('.')
+                && t.split(':')
+                    .nth(1)
+                    .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        || lower.contains("<inf>")
+        || lower.contains("<wrn>")
+        || lower.contains("<err>")
+        || lower.contains("<dbg>")
+}
+
+/// Removes what is not the user's own words: fenced code, quoted lines, markup lines, and
+/// text the prompt says it quotes (tool output, documentation).
+pub(super) fn prose(prompt: &str) -> String {
+    let mut out = String::new();
+    let mut in_fence = false;
+    let mut quoting = false;
+    let mut quoted_any = false;
+    let mut pasted_doc = false;
+    for line in prompt.lines().take(400) {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence || t.starts_with('>') || t.starts_with('<') || t.starts_with("    ") {
+            continue;
+        }
+        // A markdown heading: a document pasted in (a README section, a spec), to the end.
+        if pasted_doc || (t.starts_with('#') && t.trim_start_matches('#').starts_with(' ')) {
+            pasted_doc = true;
+            continue;
+        }
+        if quoting {
+            // Blank lines right after the lead-in open the quote; the next one ends it.
+            if t.trim().is_empty() {
+                quoting = !quoted_any;
+            } else {
+                quoted_any = true;
+            }
+            continue;
+        }
+        // Cheap first: both patterns need a colon, but for "npm WARN …" and "FAIL x.ts".
+        let lower = t.to_ascii_lowercase();
+        let colon = t.contains(':') || t.contains('：');
+        if may_be_tool_line(&lower) && TOOL_LINE.is_match(&lower) {
+            continue;
+        }
+        let quoted = if colon && has_any(&lower, QUOTE_WORDS) {
+            QUOTES_FOLLOW
+                .find(line)
+                .or_else(|| {
+                    (!line.is_ascii())
+                        .then(|| QUOTES_FOLLOW_CJK.find(line))
+                        .flatten()
+                })
+                // "The design docs are here: https://…", "docs are at https://…": a link,
+                // not a quote.
+                .filter(|m| {
+                    let rest = &line[m.end()..];
+                    let next = rest.trim_start().trim_start_matches('<');
+                    !(rest.starts_with("//")
+                        || next.starts_with("http://")
+                        || next.starts_with("https://"))
+                })
+        } else {
+            None
+        };
+        let own = match quoted {
+            Some(m) => {
+                // The rest of the line is quoted; with nothing after the colon, the lines
+                // that follow are.
+                quoting = line[m.end()..].trim().is_empty();
+                quoted_any = false;
+                &line[..m.end()]
+            }
+            None => line,
+        };
+        out.push_str(own);
+        out.push('\n');
+    }
+    out
+}
