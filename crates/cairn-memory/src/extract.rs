@@ -1468,7 +1468,7 @@ static EN_SHOULD_ALWAYS: LazyLock<Regex> =
 /// "it should always retry 3 times": how the code at hand should behave.
 static EN_MODAL_REGRET: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:never|always|not)\s+(?:have|been)\b|^(?:i think|i guess|i feel|i believe|honestly|imo|maybe|perhaps)\b|\b(?:it|this|that|they|this one)\s+(?:must|should|shall)\b",
+        r"(?i)\b(?:never|always|not)\s+(?:have|been)\b|^(?:i think|i guess|i feel|i believe|honestly|imo|maybe|perhaps)\b|\b(?:it|this|that|they|this one)\s+(?:must|should|shall)\b|\b(?:decided|said|says|thinks?|thought|claims?|claimed|insists?|insisted)\s+(?:that\s+)?(?:we|you|everyone|it|they)\s+(?:should|must)\b",
     )
 });
 /// "we keep …", "we prefix …", "we squash-merge …": a team's way of doing things.

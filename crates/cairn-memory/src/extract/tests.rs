@@ -807,6 +807,7 @@ fn rules_in_the_middle_of_task_talk() {
         "Reply with yes or no and the line number.",
         "I never actually understood the borrow checker.",
         "Don't merge until she approves.",
+        "The snapshots broke because someone decided we should always print full paths in every message.",
         "I love how every time I touch the parser the snapshot suite explodes.",
         "いつもありがとう、助かります。",
         "Compare the two options in our policy doc: Atlantis vs Spacelift.",
