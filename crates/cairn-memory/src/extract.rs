@@ -375,7 +375,8 @@ fn strip_markers(s: &str) -> (&str, bool) {
     for wrong in ["that's wrong", "that is wrong", "that’s wrong"] {
         if lower.starts_with(wrong) {
             correction = true;
-            let after = rest[wrong.len()..].trim_start_matches([',', '.', ':', ';', '!', ' ']);
+            let after = rest[wrong.len()..]
+                .trim_start_matches([',', '.', ':', ';', '!', ' ', '—', '–', '-']);
             if !after.is_empty() {
                 rest = after;
             }
@@ -804,7 +805,8 @@ static ZH_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
         r"^(?:我们(?:这个)?(?:仓库|项目)?(?:里)?|我们的项目|这个项目|本项目|这个仓库(?:里)?|团队)(?:现在)?(?:都)?(?:用|使用|采用)",
     )
 });
-static ZH_USER: LazyLock<Regex> = LazyLock::new(|| re(r"^我(?:是|用的是|平时用|一般用|习惯用)"));
+static ZH_USER: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^我(?:是|用的是|平时用|一般用|习惯用|平时在|人在)"));
 /// Words that make a Chinese request stand: every time, from now on, always.
 static ZH_STANDING: LazyLock<Regex> =
     LazyLock::new(|| re(r"每次|每当|以后|今后|总是|永远|一律|始终|所有|任何|都要"));
@@ -1029,14 +1031,14 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
 /// English", "回答的时候请用中文", "返事は日本語で".
 static REPLY_HABIT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+in\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^no need to ask (?:me\s+)?before\b|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时|请)|^(?:请)?用(?:中文|英文|日语)(?:回答|回复)|^(?:説明|回答|返事|返信)は[^。]*(?:ほしい|欲しい|ください|お願い)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
+        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+in\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^when(?:ever)? you (?:explain|answer|reply|respond|talk|write)\b[^,.?!]*?\bme\b|^no need to ask (?:me\s+)?before\b|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时|请)|^(?:请)?用(?:中文|英文|日语)(?:回答|回复)|^(?:説明|回答|返事|返信)は[^。]*(?:ほしい|欲しい|ください|お願い)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
     )
 });
 
 /// A statement of where something lives, with its link.
 static PLAIN_POINTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^[^?]*?\b(?:is|are|lives?|sits?|(?:is|are) (?:hosted|tracked|documented|kept|logged|collected)|can be found|ends? up (?:in|on|at)|get sent to|are sent to|are shipped to)\b[^?]*(?:https?://|\b[\w-]+(?:\.[\w-]+)+:[0-9]{2,5}\b|\b[\w-]+(?:\.[\w-]+)*\.(?:local|internal|lan|corp|intra)\b)|^[a-z][\w ./-]{0,30}:\s*<?https?://|^[^，。？?]{1,30}(?:在|是)[^，。？?]{0,12}?[:：]?\s*https?://|地址是\s*https?://|^[^。？?]{1,40}(?:は|が)[^。？?]{0,10}?[:：]?\s*<?https?://|[（(]https?://[^)）\s]+[)）]\s*に(?:置いて|あります|ある)",
+        r"(?i)^[^?]*?\b(?:is|are|it's|it’s|runs? on|lives?|sits?|(?:is|are) (?:hosted|tracked|documented|kept|logged|collected)|can be found|ends? up (?:in|on|at)|get sent to|are sent to|are shipped to)\b[^?]*(?:https?://|\b[\w-]+(?:\.[\w-]+)+:[0-9]{2,5}\b|\b[\w-]+(?:\.[\w-]+)*\.(?:local|internal|lan|corp|intra)\b)|^[a-z][\w ./-]{0,30}:\s*<?https?://|^[^，。？?]{1,30}(?:在|是)[^，。？?]{0,12}?[:：]?\s*https?://|地址是\s*https?://|^[^。？?]{1,40}(?:は|が)[^。？?]{0,10}?[:：]?\s*<?https?://|[（(]https?://[^)）\s]+[)）]\s*に(?:置いて|あります|ある)",
     )
 });
 /// A link to one item of the work at hand (a pull request, a CI run, an issue, a commit).
@@ -1240,9 +1242,13 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     }
     // "we use polars here, not pandas": here is the project.
     let we = matches!(lead, "we" | "we're" | "we’re" | "our" | "the" | "this");
+    // A file of the project ("the config is in fourmolu.yaml") is not the code at hand.
+    let no_here = EN_HERE.replace_all(s, "");
     if we
         && EN_WE_USE.is_match(s)
-        && !deictic(&EN_HERE.replace_all(s, ""))
+        && !this_thing(&no_here)
+        && !there_as_place(&no_here)
+        && !EN_CODE_NAME.is_match(&no_here)
         && !EN_ONE_OFF.is_match(s)
         && !EN_USING_AMOUNT.is_match(s)
     {

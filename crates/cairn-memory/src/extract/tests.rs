@@ -659,6 +659,23 @@ fn standing_rules_said_in_passing() {
             "覚えておいてほしいのですが、本番のDBは読み取り専用です。",
             MemoryType::Project,
         ),
+        (
+            "nope, that's wrong — in this codebase we don't use GenServer.call for that, we use casts.",
+            MemoryType::Project,
+        ),
+        (
+            "when you explain stuff to me keep it short, bullet points, no preamble.",
+            MemoryType::Feedback,
+        ),
+        (
+            "we use stylish-haskell not hindent here, the config is in .stylish-haskell.yaml",
+            MemoryType::Project,
+        ),
+        (
+            "fyi the CI for this repo isn't on github actions, it's on our drone instance at https://ci.example.dev/acme/site",
+            MemoryType::Reference,
+        ),
+        ("我平时在上海，和柏林的同事有时差。", MemoryType::User),
     ] {
         let found = candidates(prompt);
         assert!(
