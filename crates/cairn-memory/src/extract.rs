@@ -535,7 +535,7 @@ static EN_I_ALWAYS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^i\s+(?:\w+\s+)?(?:always|never)\s+(\w+)"));
 static EN_I_ALWAYS_NOT_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:forget|forgot|get|got|mix|mixed|struggle|wonder|lose|miss|mess|end|seem|have|had|run|ran|hit|see|saw|break|broke|wanted|thought|knew|understood|remember|make|made|said|say|told|tell|asked|ask|meant|mean|agreed|suggested|did|claimed|wrote|expected|manage|managed|figured|found|fixed|solved|seemed|ended|hear|heard|lost|missed|struggled|actually|really|even|quite|fully|properly|truly)$",
+        r"(?i)^(?:forget|forgot|get|got|mix|mixed|struggle|wonder|lose|miss|mess|end|seem|have|had|run|ran|hit|see|saw|break|broke|wanted|thought|knew|understood|remember|make|made|said|say|told|tell|asked|ask|meant|mean|agreed|suggested|did|claimed|wrote|expected|manage|managed|figured|found|fixed|solved|seemed|ended|hear|heard|lost|missed|struggled|actually|really|even|quite|fully|properly|truly|assumed|assume|believed|believe|guessed|guess|suspected|suspect|wondered)$",
     )
 });
 /// An imperative of preference over a standing scope: "prefer composition over inheritance
@@ -680,7 +680,7 @@ static EN_WE_ALWAYS: LazyLock<Regex> =
 /// "Always the same error", "never a dull moment": no verb after always/never, no rule.
 static EN_ALWAYS_NO_VERB: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:always|never)\s+(?:the|a|an|same|something|so|such|fun|easy|seen|heard|been|had|thought|knew|once|mind|noticed|happened)\b",
+        r"(?i)^(?:always|never)\s+(?:the|a|an|same|something|so|such|fun|easy|seen|heard|been|had|thought|knew|once|mind|noticed|happened|have to|has to|seems?|gets?|got)\b",
     )
 });
 /// "You always forget …", "you never run …": a complaint about the agent, not a rule.
@@ -1325,11 +1325,25 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     }
     // "every time you touch a migration, update docs/schema.md as well", "whenever I ask
     // for a quick check, I mean read-only".
+    // What follows the occasion must ask for something ("…, update docs/schema.md", "…, I
+    // mean read-only"), not report what happens ("…, the instance silently drops it").
+    let asks = |s: &str| {
+        s.split_once(',').is_none_or(|(_, after)| {
+            let after = strip_markers(after.trim()).0;
+            is_instruction(after)
+                || [
+                    "i mean", "you ", "we ", "always ", "never ", "don't ", "do not ",
+                ]
+                .iter()
+                .any(|p| after.to_lowercase().starts_with(p))
+        })
+    };
     if matches!(lead, "every" | "whenever" | "each" | "any" | "when")
         && EN_WHENEVER_RULE.is_match(s)
         && !EN_WHENEVER_READY.is_match(s)
         && !EN_ONE_OFF.is_match(s)
         && !deictic(s)
+        && asks(s)
     {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "standing"));
     }
