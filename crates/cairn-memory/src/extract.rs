@@ -150,10 +150,6 @@ static EN_BARE_PRONOUN_RULE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// A pronoun that stands for something said before: "never deploy *it* on Fridays".
-static EN_PRONOUN: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)\b(?:it|it's|its|they|them|they're)\b"));
-
 fn re(p: &str) -> Regex {
     Regex::new(p).expect("static regex")
 }
@@ -988,7 +984,7 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
             ],
         )
         || (correction && s.is_ascii());
-    if english && let Some(found) = detect_english(s, correction) {
+    if english && let Some(found) = detect_english(s, &lower, correction) {
         return Some(found);
     }
     // "please keep your answers shorter", "回答的时候请用中文": how to answer, always.
@@ -1098,11 +1094,11 @@ fn has_any(lower: &str, words: &[&str]) -> bool {
     words.iter().any(|w| lower.contains(w))
 }
 
-fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
-    let lower = s.to_lowercase();
+/// The English shapes; `lower` is `s` lowercased (the caller has it).
+fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'static str)> {
     let lead = lead_word(s);
     let lead = lead.as_str();
-    let always = has_any(&lower, &["always", "never"]);
+    let always = has_any(lower, &["always", "never"]);
     let pointing = matches!(
         lead,
         "that's" | "that’s" | "that" | "this" | "stick" | "keep" | "follow" | "please"
@@ -1115,7 +1111,7 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         return Some((Shape::BackReference(occasion.to_string()), "standing"));
     }
     let remembering = has_any(
-        &lower,
+        lower,
         &[
             "remember",
             "memori",
@@ -1183,7 +1179,7 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         return Some((Shape::Explicit(content.to_string()), "explicit"));
     }
     let from_now = has_any(
-        &lower,
+        lower,
         &[
             "from now on",
             "going forward",
@@ -1232,7 +1228,7 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         }
     }
     let dont = has_any(
-        &lower,
+        lower,
         &[
             "don't", "don’t", "do not", "dont", "avoid", "stop ", "quit ",
         ],
@@ -1266,7 +1262,7 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     // "make sure every new endpoint validates …", "ask me before running anything that costs
     // money": a rule for what is still to come.
     if ((lower.contains(" new") && EN_EVERY_NEW.is_match(s))
-        || (has_any(&lower, &["ask", "check with"]) && EN_ASK_ME_BEFORE.is_match(s)))
+        || (has_any(lower, &["ask", "check with"]) && EN_ASK_ME_BEFORE.is_match(s)))
         && !EN_ONE_OFF.is_match(s)
         && !deictic(s)
     {
@@ -1283,7 +1279,7 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "standing"));
     }
     if has_any(
-        &lower,
+        lower,
         &[
             " not ",
             " never ",
@@ -1350,7 +1346,7 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     // "… must never include the internal error text", "secrets must not be logged".
     // A softer "should always" needs a word that makes it stand ("in this repo", "every").
     let modal = has_any(
-        &lower,
+        lower,
         &["must", "shall", "should", "need", "has to", "have to"],
     );
     let soft_but_standing = modal
@@ -1369,12 +1365,12 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     // commits", "I want errors wrapped with %w everywhere in this project".
     if (lower.contains(", never ") || lower.contains(", not "))
         && !lower.contains("://")
-        && !has_any(&lower, KNOWN_TOOLS)
+        && !has_any(lower, KNOWN_TOOLS)
         && EN_GOES_NOT.is_match(s)
         && !EN_ONE_OFF.is_match(s)
         && !EN_ONE_OFF_ALWAYS.is_match(s)
         && !has_any(
-            &lower,
+            lower,
             &[
                 "the fix",
                 "the change",
@@ -1391,7 +1387,7 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
     }
     if has_any(
-        &lower,
+        lower,
         &[
             "here ",
             "in this repo",
@@ -1420,7 +1416,7 @@ fn detect_english(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     }
     // "…only accepts one connection at a time, so never parallelise uploads to it".
     if always
-        && has_any(&lower, &[" so ", ";"])
+        && has_any(lower, &[" so ", ";"])
         && let Some(c) = EN_SO_NEVER.captures(s)
         && !EN_WHAT_HAPPENED.is_match(&c[1])
         && !EN_ALWAYS_NO_VERB.is_match(&format!("never {}", &c[1]))
@@ -2021,13 +2017,13 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             .join(" ");
         if !matches!(shape, Shape::BackReference(_))
             && !used.get(i.wrapping_sub(1)).copied().unwrap_or(true)
+            // A pronoun that stands for something said before: "never deploy *it* on Fridays".
             && first_clause
                 .split(|c: char| !c.is_alphanumeric() && c != '\'')
                 .any(|w| {
                     ["it", "it's", "its", "they", "them", "they're"]
                         .contains(&w.to_lowercase().as_str())
                 })
-            && EN_PRONOUN.is_match(&first_clause)
             && let Some(before) = antecedent
             && !is_instruction(before)
             && !ABOUT_USER.is_match(before)

@@ -150,7 +150,7 @@ fn first_word_gates_change_nothing() {
         if lower.starts_with("never mind") || lower.starts_with("nevermind") {
             return None;
         }
-        detect_english(s, c).or_else(|| detect_cjk(s, c))
+        detect_english(s, &s.to_lowercase(), c).or_else(|| detect_cjk(s, c))
     };
     let words: Vec<&str> = EN_FIRST_WORDS
         .iter()
