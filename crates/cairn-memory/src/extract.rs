@@ -1072,9 +1072,10 @@ const KNOWN_TOOLS: &[&str] = &[
 /// "Bugs go in Jira project WEB", "tickets live in Linear", "手順はConfluenceにある": where
 /// something is kept, in a tool named without a link.
 static TOOL_POINTER: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"(?i)^[^?]*?\b(?:is|are|lives?|go|goes|get filed|are filed|are tracked|is tracked|is kept|are kept)\s+(?:in|on|under)\s+(?:the\s+)?(?:jira|linear|confluence|notion|github issues|gitlab issues|sentry|datadog|grafana|kibana|1password|vault|pagerduty|opsgenie|figma|google drive|sharepoint|asana|trello|shortcut|youtrack)\b|^[^。？?]+?は(?:Jira|Linear|Confluence|Notion|Sentry|Datadog|Grafana|1Password|Figma|Googleドライブ)[^。？?]*?に(?:ある|あります)",
-    )
+    let tools = KNOWN_TOOLS.join("|");
+    re(&format!(
+        r"(?i)^[^?]*?\b(?:is|are|lives?|go|goes|get filed|are filed|are tracked|is tracked|is kept|are kept)\s+(?:in|on|under)\s+(?:the\s+)?(?:{tools})\b|^[^。？?]+?は(?:{tools})[^。？?]*?に(?:ある|あります)"
+    ))
 });
 
 fn plain_pointer(s: &str) -> Option<(Shape, &'static str)> {
