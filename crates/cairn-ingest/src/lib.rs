@@ -6,8 +6,9 @@
 //! cursor), read only the appended complete lines, resume the parser where it stopped, redact
 //! every kept text with `cairn-redact`, and upsert sessions and turns by their stable keys, so a
 //! re-run never duplicates anything. A truncated or replaced file (also one rewritten in place
-//! to a greater size) is read again from the start; a last line still being written is left for
-//! the next run. A compressed rollout (`.jsonl.zst`) is read whole, and only when its compressed
+//! to a greater size) is read again from the start, and so is a file read by an older version
+//! of the parser (`PARSER_REVISION`, stored with the cursor); a last line still being written is
+//! left for the next run. A compressed rollout (`.jsonl.zst`) is read whole, and only when its compressed
 //! bytes changed; a damaged one keeps the lines that decode before the damage. One full pass
 //! runs at a time (`ingest.lock` in the data dir; a second one waits). Bad input is counted and
 //! reported, never fatal. It must not decide where files live (callers pass the roots), print
@@ -33,9 +34,12 @@ const HEAD_BYTES: u64 = 4096;
 /// How many bytes just before the cursor identify what was read (a Codex `session_meta` line
 /// alone is often longer than the head, so two versions of a session share their head).
 const TAIL_BYTES: u64 = 4096;
-/// Stored in front of the parser state: `{"ingest_tail":[<len>,<hash>],…` (the parser and the
-/// hook ignore the field).
-const TAIL_PREFIX: &str = "{\"ingest_tail\":[";
+/// Opens every parser state ingest stores: `{"parser_revision":<n>,…`. A state without it
+/// was stored before revisions were recorded (revision 0).
+const REVISION_PREFIX: &str = "{\"parser_revision\":";
+/// Follows the revision in the parser state of a plain file: `"ingest_tail":[<len>,<hash>],…`
+/// (the parser and the hook ignore both fields).
+const TAIL_FIELD: &str = "\"ingest_tail\":[";
 /// The lock file, in the database's directory, that one full pass holds.
 pub const LOCK_FILE: &str = "ingest.lock";
 /// A pass waits this long for another to finish, then runs anyway (nothing is lost when two
@@ -106,6 +110,9 @@ pub struct IngestReport {
     /// Files read again from the start because they were truncated or replaced (or, for a
     /// compressed rollout, because its bytes changed).
     pub restarted_files: u64,
+    /// Files read again from the start because an older version of cairn's transcript parser
+    /// read them (`PARSER_REVISION`): what is stored from them is brought up to date.
+    pub reparsed_files: u64,
     pub errors: Vec<Problem>,
 }
 
@@ -137,11 +144,14 @@ pub fn ingest(
         let cursor = cursors.get(&key);
         if let Some(c) = cursor
             && id.same_as(c)
+            && parsed_by_this_revision(c)
         {
             continue; // unchanged since the last run: not even opened
         }
         total += match cursor {
-            Some(c) if !f.compressed => id.size.saturating_sub(c.offset),
+            Some(c) if !f.compressed && parsed_by_this_revision(c) => {
+                id.size.saturating_sub(c.offset)
+            }
             _ => id.size,
         };
         plan.push((f, cursor.cloned(), id));
@@ -183,7 +193,9 @@ pub fn ingest_file(store: &mut Store, file: &TranscriptFile) -> Result<IngestRep
     };
     let id = Identity::of(&meta);
     let cursor = store.cursor(&path_key(&file.path))?;
-    if !cursor.as_ref().is_some_and(|c| id.same_as(c))
+    if !cursor
+        .as_ref()
+        .is_some_and(|c| id.same_as(c) && parsed_by_this_revision(c))
         && let Some(parsed) = read_one(file, cursor, id, &mut report, &Quiet)
     {
         write_batch(store, vec![parsed], &mut report)?;
@@ -301,9 +313,24 @@ fn whole_hash(path: &Path) -> io::Result<(u64, u64)> {
     }
 }
 
+/// The parser revision a stored state was written by (0: before revisions were recorded).
+fn stored_revision(state: Option<&str>) -> u32 {
+    state
+        .and_then(|s| s.strip_prefix(REVISION_PREFIX))
+        .and_then(|rest| rest.split_once([',', '}']))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Whether the file behind cursor `c` was read by this version of the parser.
+fn parsed_by_this_revision(c: &FileCursor) -> bool {
+    stored_revision(c.state.as_deref()) == cairn_transcript::PARSER_REVISION
+}
+
 /// The (length, hash) of the bytes before the cursor, kept in front of its parser state.
 fn stored_tail(state: Option<&str>) -> Option<(u64, u64)> {
-    let rest = state?.strip_prefix(TAIL_PREFIX)?;
+    let rest = state?.strip_prefix(REVISION_PREFIX)?.split_once(',')?.1;
+    let rest = rest.strip_prefix(TAIL_FIELD)?;
     let (nums, _) = rest.split_once(']')?;
     let (len, hash) = nums.split_once(',')?;
     Some((len.parse().ok()?, hash.parse().ok()?))
@@ -317,10 +344,11 @@ pub fn cursor_still_valid(path: &Path, c: &FileCursor) -> bool {
 
 /// Whether reading can go on from cursor `c`: the same file (device, inode, the head it had),
 /// no shorter than what was read, and still holding, just before the cursor, the bytes read
-/// there (a line end; for cursors that stored it, the hash of the window before it). A file
-/// rewritten in place to a greater size fails this and is read again from the start.
+/// there (a line end; for cursors that stored it, the hash of the window before it), read by
+/// this version of the parser. A file rewritten in place to a greater size fails this and is
+/// read again from the start.
 fn can_resume(path: &Path, c: &FileCursor, id: Identity) -> bool {
-    if c.dev != id.dev || c.ino != id.ino || id.size < c.offset {
+    if c.dev != id.dev || c.ino != id.ino || id.size < c.offset || !parsed_by_this_revision(c) {
         return false;
     }
     let tail = stored_tail(c.state.as_deref());
@@ -371,7 +399,9 @@ fn read_one(
             }
         };
         if let Some(c) = cursor.as_ref().filter(|c| c.head_len > 0) {
-            if c.head_len == len && c.head_hash == hash {
+            if !parsed_by_this_revision(c) {
+                report.reparsed_files += 1;
+            } else if c.head_len == len && c.head_hash == hash {
                 // The same bytes (copied, touched, restored): remember its new identity only.
                 return Some(ParsedFile {
                     agent: file.agent,
@@ -388,16 +418,22 @@ fn read_one(
                     },
                     consumed: 0,
                 });
+            } else {
+                report.restarted_files += 1;
             }
-            report.restarted_files += 1;
         }
         compressed_identity = Some((len, hash));
     }
     // Decide where to start: continue from the cursor when the file is the same file, grown.
-    let had_cursor = cursor.is_some();
+    // `Some(current revision?)` when there is a cursor.
+    let cursor_revision = cursor.as_ref().map(parsed_by_this_revision);
     let resume = cursor.filter(|c| !file.compressed && can_resume(&file.path, c, id));
-    if resume.is_none() && had_cursor && !file.compressed {
-        report.restarted_files += 1;
+    if resume.is_none() && !file.compressed {
+        match &cursor_revision {
+            Some(false) => report.reparsed_files += 1,
+            Some(true) => report.restarted_files += 1,
+            None => {}
+        }
     }
     let (offset, first_line, state, prior_skipped) = match &resume {
         Some(c) => (
@@ -557,12 +593,17 @@ fn read_one(
         }
         None => serde_json::to_string(&state).ok(),
     };
-    let state = match (state, tail) {
-        (Some(s), Some((len, hash))) if s.len() > 2 => {
-            Some(format!("{TAIL_PREFIX}{len},{hash}],{}", &s[1..]))
+    let revision = cairn_transcript::PARSER_REVISION;
+    let state = state.map(|s| {
+        let fields = s.get(1..s.len().saturating_sub(1)).unwrap_or_default();
+        let sep = if fields.is_empty() { "" } else { "," };
+        match tail {
+            Some((len, hash)) => {
+                format!("{REVISION_PREFIX}{revision},{TAIL_FIELD}{len},{hash}]{sep}{fields}}}")
+            }
+            None => format!("{REVISION_PREFIX}{revision}{sep}{fields}}}"),
         }
-        (s, _) => s,
-    };
+    });
     Some(ParsedFile {
         agent: file.agent,
         project_key: file.project_key.clone(),

@@ -432,3 +432,85 @@ fn reading_a_file_again_does_not_count_unchanged_turns_as_updated() {
         (1, 0, 0, 3)
     );
 }
+
+/// A store written by an older version of the parser (its cursors carry no parser revision,
+/// or an older one): every file is read again from the start on the next run, what the old
+/// parser made of it is replaced, nothing is duplicated, and the run after that reads nothing.
+#[test]
+fn files_read_by_an_older_parser_are_read_again_and_corrected() {
+    let h = Home::new();
+    let plain = h.rollout(ID);
+    fs::write(&plain, meta("/work/p", 200) + &turns(0..3)).unwrap();
+    let packed = h.archived("01a20872-2d99-772e-8ca9-396e307a2f76");
+    fs::write(&packed, zstd(&(meta("/work/q", 200) + &turns(10..12)))).unwrap();
+    let r = h.ingest();
+    assert_eq!((r.new_turns, r.reparsed_files), (5, 0));
+
+    // What an older version left: another text for a turn, and cursor states without a
+    // revision (plain) or with an older one (compressed).
+    let store = h.store();
+    let db = store.connection();
+    db.execute(
+        "UPDATE turns SET body = replace(body, 'prompt 0001', 'prompt 0001 as the old parser read it'),
+                          prompt = replace(prompt, 'prompt 0001', 'prompt 0001 as the old parser read it')",
+        [],
+    )
+    .unwrap();
+    let old_state = |s: String| -> String {
+        let rest = s
+            .split_once(",\"ingest_tail\"")
+            .map(|(_, r)| format!("{{\"ingest_tail\"{r}"));
+        rest.unwrap_or_else(|| s.replacen("\"parser_revision\":1", "\"parser_revision\":0", 1))
+    };
+    for path in [&plain, &packed] {
+        let key = path.to_string_lossy().into_owned();
+        let state: String = db
+            .query_row("SELECT state FROM files WHERE path = ?1", [&key], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert!(state.starts_with("{\"parser_revision\":"), "{state}");
+        db.execute(
+            "UPDATE files SET state = ?1 WHERE path = ?2",
+            [old_state(state), key],
+        )
+        .unwrap();
+    }
+    drop(store);
+    assert!(
+        h.prompts()
+            .contains(&"prompt 0001 as the old parser read it".to_owned())
+    );
+
+    let r = h.ingest();
+    assert_eq!(
+        (r.reparsed_files, r.restarted_files, r.new_turns, r.turns),
+        (2, 0, 0, 5)
+    );
+    assert_eq!(
+        r.updated_turns, 1,
+        "only the turn the old parser read otherwise"
+    );
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    let prompts = h.prompts();
+    assert!(prompts.contains(&"prompt 0001".to_owned()), "{prompts:?}");
+    assert!(!prompts.iter().any(|p| p.contains("old parser")));
+
+    // Read by this revision now: the next run opens nothing, and an append resumes.
+    let r = h.ingest();
+    assert_eq!((r.bytes, r.reparsed_files, r.restarted_files), (0, 0, 0));
+    let mut f = fs::File::options().append(true).open(&plain).unwrap();
+    f.write_all(turn("t9", "appended prompt", "ok").as_bytes())
+        .unwrap();
+    drop(f);
+    let r = h.ingest();
+    assert_eq!(
+        (r.new_turns, r.reparsed_files, r.restarted_files),
+        (1, 0, 0)
+    );
+    assert!(
+        r.bytes < 2_000,
+        "only the appended lines: {} bytes",
+        r.bytes
+    );
+}

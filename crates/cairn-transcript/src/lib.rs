@@ -44,7 +44,7 @@ pub use layout::{
     claude_project_key, count_memory_files, open_transcript, resolve_project_cwd, rollout_cwd,
 };
 pub use model::{Agent, Event, Session, Turn, TurnStatus};
-pub use parse::{LineError, Parser, ParserState};
+pub use parse::{LineError, PARSER_REVISION, Parser, ParserState};
 
 /// A turn keeps at most this many events; the rest are counted in `Turn::dropped_events`.
 pub const MAX_EVENTS_PER_TURN: usize = 4000;

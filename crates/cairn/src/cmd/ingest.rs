@@ -82,6 +82,13 @@ pub fn print_human(r: &IngestReport) {
             r.restarted_files
         );
     }
+    if r.reparsed_files > 0 {
+        outln!(
+            "{} file(s) read again from the start: an earlier version of cairn read them, \
+             and what is stored from them was brought up to date",
+            r.reparsed_files
+        );
+    }
     if r.skipped_lines > 0 {
         outln!("{} line(s) skipped (malformed)", r.skipped_lines);
     }
