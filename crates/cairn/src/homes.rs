@@ -5,15 +5,17 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 
 use crate::Cli;
 
 #[derive(Debug, Clone)]
 pub struct Homes {
     pub home: Option<PathBuf>,
-    pub claude_root: PathBuf,
-    pub codex_home: PathBuf,
+    /// `None` when neither a flag, a variable nor `$HOME` says where it is: only the commands
+    /// that read or write the agent's files need it (`claude_root()`), the others run.
+    claude_root: Option<PathBuf>,
+    codex_home: Option<PathBuf>,
     pub data_dir: PathBuf,
     /// The agent directories given by a flag or a variable (not the defaults): a missing one
     /// is a mistake worth a warning, a missing default only an agent not installed.
@@ -46,33 +48,45 @@ fn env_path(name: &str) -> Option<PathBuf> {
 impl Homes {
     pub fn resolve(cli: &Cli) -> Result<Homes> {
         let home = env_path("HOME");
-        let pick = |flag: &Option<PathBuf>, env: &str, dflt: &str| -> Result<PathBuf> {
+        // `None`: not given, and no home to find the default in.
+        let pick = |flag: &Option<PathBuf>, env: &str, dflt: &str| -> Result<Option<PathBuf>> {
             if let Some(p) = flag.clone().or_else(|| env_path(env)) {
-                return Ok(absolute(&expand_tilde(&p, home.as_deref())?));
+                return Ok(Some(absolute(&expand_tilde(&p, home.as_deref())?)));
             }
-            match &home {
-                Some(h) => Ok(h.join(dflt)),
-                None => bail!(
-                    "cannot locate {dflt}: $HOME is not set; pass the directory with a flag or set ${env}"
-                ),
-            }
+            Ok(home.as_ref().map(|h| h.join(dflt)))
         };
+        let data_dir = pick(&cli.data_dir, "CAIRN_HOME", ".cairn")?
+            .ok_or_else(|| unlocated(".cairn", "CAIRN_HOME"))?;
         Ok(Homes {
             claude_root: pick(&cli.claude_dir, "CLAUDE_CONFIG_DIR", ".claude")?,
             codex_home: pick(&cli.codex_home, "CODEX_HOME", ".codex")?,
-            data_dir: pick(&cli.data_dir, "CAIRN_HOME", ".cairn")?,
+            data_dir,
             claude_root_given: cli.claude_dir.is_some() || env_path("CLAUDE_CONFIG_DIR").is_some(),
             codex_home_given: cli.codex_home.is_some() || env_path("CODEX_HOME").is_some(),
             home,
         })
     }
 
+    /// Claude Code's config dir (`~/.claude`), for the commands that read or write it.
+    pub fn claude_root(&self) -> Result<&Path> {
+        self.claude_root
+            .as_deref()
+            .ok_or_else(|| unlocated(".claude", "CLAUDE_CONFIG_DIR"))
+    }
+
+    /// Codex's home (`~/.codex`), for the commands that read or write it.
+    pub fn codex_home(&self) -> Result<&Path> {
+        self.codex_home
+            .as_deref()
+            .ok_or_else(|| unlocated(".codex", "CODEX_HOME"))
+    }
+
     /// Homes rooted in one directory (the demo, tests).
     pub fn under(root: &Path) -> Homes {
         Homes {
             home: Some(root.to_path_buf()),
-            claude_root: root.join(".claude"),
-            codex_home: root.join(".codex"),
+            claude_root: Some(root.join(".claude")),
+            codex_home: Some(root.join(".codex")),
             data_dir: root.join(".cairn"),
             claude_root_given: false,
             codex_home_given: false,
@@ -82,6 +96,11 @@ impl Homes {
     pub fn db_path(&self) -> PathBuf {
         self.data_dir.join("cairn.db")
     }
+}
+
+/// The error of a directory that nothing locates.
+fn unlocated(dflt: &str, env: &str) -> anyhow::Error {
+    anyhow!("cannot locate {dflt}: $HOME is not set; pass the directory with a flag or set ${env}")
 }
 
 fn absolute(p: &Path) -> PathBuf {

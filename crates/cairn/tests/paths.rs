@@ -155,6 +155,57 @@ fn a_tilde_in_a_given_directory_is_the_home() {
     );
 }
 
+/// With `$HOME` unset (a service, a bare container), the commands that only need cairn's data
+/// dir run with it given; the ones that read an agent's files say which directory to pass.
+#[test]
+fn without_a_home_only_the_directories_a_command_needs_are_asked_for() {
+    let h = TestHome::empty();
+    let proj = h.project("shop");
+    let data = h.root().join("data");
+    let data = data.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let out = h
+            .bare_command()
+            .env_remove("HOME")
+            .env_remove("CAIRN_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .args(args)
+            .current_dir(&proj)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, err, _) = run(&["--data-dir", data, "remember", "Use pnpm, not npm."]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, err, out) = run(&["--data-dir", data, "recall", "package manager", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("pnpm"), "{out}");
+    for args in [
+        &["--data-dir", data, "list"][..],
+        &["--data-dir", data, "status"],
+    ] {
+        let (code, err, _) = run(args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+    }
+    let (code, err, _) = run(&["--data-dir", data, "sync"]);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(
+        err.contains("$HOME is not set") && err.contains("CLAUDE_CONFIG_DIR"),
+        "{err}"
+    );
+    let (code, err, _) = run(&["recall", "x"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("cannot locate .cairn") && err.contains("CAIRN_HOME"),
+        "{err}"
+    );
+}
+
 #[test]
 fn routes_and_names_cannot_leave_their_trees() {
     let h = TestHome::empty();

@@ -23,7 +23,7 @@ pub fn consolidate(homes: &Homes, config: &Config) -> Result<ConsolidateReport> 
         config,
         client: client.as_ref(),
         data_dir: &homes.data_dir,
-        codex_home: Some(&homes.codex_home),
+        codex_home: Some(homes.codex_home()?),
     }
     .run(clock())
     .context("consolidation failed")?;

@@ -10,15 +10,15 @@ use crate::output;
 
 pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
     let report = doctor::run(&DoctorRequest {
-        claude_root: homes.claude_root.clone(),
+        claude_root: homes.claude_root()?.to_path_buf(),
         home: homes.home.clone(),
-        codex_home: homes.codex_home.clone(),
+        codex_home: homes.codex_home()?.to_path_buf(),
     });
     if json {
         output::json(&report)?;
     } else {
-        outln!("Claude Code: {}", homes.claude_root.display());
-        outln!("Codex:       {}", homes.codex_home.display());
+        outln!("Claude Code: {}", homes.claude_root()?.display());
+        outln!("Codex:       {}", homes.codex_home()?.display());
         for c in &report.checks {
             let tag = match c.status {
                 CheckStatus::Ok => "ok   ",

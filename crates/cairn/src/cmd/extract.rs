@@ -69,7 +69,7 @@ pub fn phase1(
         return Ok(None);
     };
     let mut mem = memories::open(homes)?;
-    let dirs = memories::agent_dirs(homes);
+    let dirs = memories::agent_dirs(homes)?;
     let bar = crate::progress::Bar::items(json, "phase 1");
     let report = Extractor {
         mem: &mut mem,
@@ -102,7 +102,7 @@ pub fn run(homes: &Homes, args: &ExtractArgs, json: bool) -> Result<ExitCode> {
     };
     if args.estimate {
         let mut mem = memories::open(homes)?;
-        let dirs = memories::agent_dirs(homes);
+        let dirs = memories::agent_dirs(homes)?;
         let e = Extractor {
             mem: &mut mem,
             llm: &config.llm,

@@ -194,9 +194,9 @@ fn ensure_worker(homes: &Homes, log: &CaptureLog) -> Result<()> {
     let exe = std::env::current_exe().context("cannot locate the cairn binary")?;
     let args = [
         "--claude-dir".as_ref(),
-        homes.claude_root.as_os_str(),
+        homes.claude_root()?.as_os_str(),
         "--codex-home".as_ref(),
-        homes.codex_home.as_os_str(),
+        homes.codex_home()?.as_os_str(),
         "--data-dir".as_ref(),
         homes.data_dir.as_os_str(),
         "worker".as_ref(),

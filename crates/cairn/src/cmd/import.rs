@@ -63,9 +63,9 @@ pub fn run(homes: &Homes, args: &ImportArgs, json: bool) -> Result<ExitCode> {
 
 fn claude_to_codex(homes: &Homes, args: &ImportArgs, json: bool) -> Result<ExitCode> {
     let req = ImportRequest {
-        claude_root: homes.claude_root.clone(),
+        claude_root: homes.claude_root()?.to_path_buf(),
         home: homes.home.clone(),
-        codex_home: homes.codex_home.clone(),
+        codex_home: homes.codex_home()?.to_path_buf(),
         projects: args.projects.clone(),
         all: args.all,
         maps: args.maps.clone(),
@@ -166,9 +166,9 @@ fn print_import(r: &ImportReport) {
 
 fn codex_to_claude(homes: &Homes, args: &ImportArgs, json: bool) -> Result<ExitCode> {
     let req = ExportRequest {
-        claude_root: homes.claude_root.clone(),
+        claude_root: homes.claude_root()?.to_path_buf(),
         home: homes.home.clone(),
-        codex_home: homes.codex_home.clone(),
+        codex_home: homes.codex_home()?.to_path_buf(),
         projects: args.projects.iter().map(PathBuf::from).collect(),
         dry_run: args.dry_run,
         lock_path: Some(homes.data_dir.join("claude-export.lock")),

@@ -40,8 +40,8 @@ fn store_advice(error: &str) -> &'static str {
 pub fn ingest(homes: &Homes, json: bool) -> Result<IngestReport> {
     let mut store = open_store(homes)?;
     let sources = Sources {
-        claude_root: Some(homes.claude_root.clone()),
-        codex_home: Some(homes.codex_home.clone()),
+        claude_root: Some(homes.claude_root()?.to_path_buf()),
+        codex_home: Some(homes.codex_home()?.to_path_buf()),
     };
     let bar = Bar::bytes(json, "ingest");
     let mut report = cairn_ingest::ingest(&mut store, &sources, &bar).context("ingest failed")?;

@@ -87,14 +87,14 @@ pub fn run(homes: &Homes, args: &InstallArgs, json: bool) -> Result<ExitCode> {
     let (target, dir, file, flag) = match args.agent {
         AgentName::Claude => (
             Target::Claude,
-            &homes.claude_root,
-            homes.claude_root.join("settings.json"),
+            homes.claude_root()?,
+            homes.claude_root()?.join("settings.json"),
             "--claude-dir (or CLAUDE_CONFIG_DIR)",
         ),
         AgentName::Codex => (
             Target::Codex,
-            &homes.codex_home,
-            homes.codex_home.join("config.toml"),
+            homes.codex_home()?,
+            homes.codex_home()?.join("config.toml"),
             "--codex-home (or CODEX_HOME)",
         ),
     };
@@ -116,7 +116,7 @@ pub fn run(homes: &Homes, args: &InstallArgs, json: bool) -> Result<ExitCode> {
         Target::Claude => plan_claude(&file, &command, args.uninstall, previous)?,
         Target::Codex => plan_codex(
             &file,
-            Some(&homes.codex_home.join("hooks.json")),
+            Some(&homes.codex_home()?.join("hooks.json")),
             &command,
             args.uninstall,
             previous,

@@ -60,16 +60,16 @@ pub fn project_of(cwd: Option<&Path>) -> Result<String> {
 }
 
 /// Where both agents write memory themselves (those turns are not extracted again).
-pub fn agent_dirs(homes: &Homes) -> AgentMemoryDirs {
-    let root = cairn_transcript::ClaudeRoot::new(&homes.claude_root);
-    AgentMemoryDirs {
-        claude_roots: vec![homes.claude_root.clone()],
+pub fn agent_dirs(homes: &Homes) -> Result<AgentMemoryDirs> {
+    let root = cairn_transcript::ClaudeRoot::new(homes.claude_root()?);
+    Ok(AgentMemoryDirs {
+        claude_roots: vec![homes.claude_root()?.to_path_buf()],
         claude_memory_dirs: root
             .auto_memory_override(homes.home.as_deref())
             .into_iter()
             .collect(),
-        codex_homes: vec![homes.codex_home.clone()],
-    }
+        codex_homes: vec![homes.codex_home()?.to_path_buf()],
+    })
 }
 
 /// `feedback · project webshop` style label.
@@ -125,7 +125,7 @@ pub enum Follow {
 pub fn extract(homes: &Homes, follow: Follow, quiet: bool) -> Result<SyncMemories> {
     let mut mem = open(homes)?;
     let now = now();
-    let dirs = agent_dirs(homes);
+    let dirs = agent_dirs(homes)?;
     let report = match follow {
         Follow::Now => mem.extract(&dirs, now),
         Follow::Consolidation => mem.extract_turns(&dirs, now),

@@ -20,13 +20,14 @@ pub struct ScanReport {
     pub warnings: Vec<String>,
 }
 
-pub fn scan(homes: &Homes) -> ScanReport {
+pub fn scan(homes: &Homes) -> Result<ScanReport> {
+    let (claude_root, codex_home) = (homes.claude_root()?, homes.codex_home()?);
     let mut errors = Vec::new();
-    let mut claude = scan_claude(&homes.claude_root, homes.home.as_deref(), &mut errors);
+    let mut claude = scan_claude(claude_root, homes.home.as_deref(), &mut errors);
     // A directory that cannot be listed looks empty: say so, rather than let it read as
     // transcripts deleted by `cleanupPeriodDays`. (The projects dir itself is reported above.)
-    let projects = homes.claude_root.join("projects");
-    for (dir, why) in cairn_interop::doctor::unreadable_claude_dirs(&homes.claude_root) {
+    let projects = claude_root.join("projects");
+    for (dir, why) in cairn_interop::doctor::unreadable_claude_dirs(claude_root) {
         if dir == projects {
             continue;
         }
@@ -40,20 +41,20 @@ pub fn scan(homes: &Homes) -> ScanReport {
         }
         errors.push(Problem::new(&dir, None, what));
     }
-    let codex = scan_codex(&homes.codex_home, &mut errors);
+    let codex = scan_codex(codex_home, &mut errors);
     // A missing directory that was given (a typo), or both missing: many use one agent only.
     let mut warnings = Vec::new();
-    let neither = !homes.claude_root.exists() && !homes.codex_home.exists();
+    let neither = !claude_root.exists() && !codex_home.exists();
     for (dir, given, agent, flag, var) in [
         (
-            &homes.claude_root,
+            claude_root,
             homes.claude_root_given,
             "Claude Code",
             "--claude-dir",
             "CLAUDE_CONFIG_DIR",
         ),
         (
-            &homes.codex_home,
+            codex_home,
             homes.codex_home_given,
             "Codex",
             "--codex-home",
@@ -67,12 +68,12 @@ pub fn scan(homes: &Homes) -> ScanReport {
             ));
         }
     }
-    ScanReport {
+    Ok(ScanReport {
         claude,
         codex,
         errors,
         warnings,
-    }
+    })
 }
 
 pub fn print_human(r: &ScanReport) {
@@ -125,7 +126,7 @@ pub fn print_human(r: &ScanReport) {
 }
 
 pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
-    let r = scan(homes);
+    let r = scan(homes)?;
     if json {
         output::json(&r)?;
     } else {

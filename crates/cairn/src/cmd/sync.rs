@@ -25,7 +25,7 @@ pub struct SyncReport {
 }
 
 pub fn sync(homes: &Homes, json: bool) -> Result<SyncReport> {
-    let s = scan::scan(homes);
+    let s = scan::scan(homes)?;
     let mut i = ingest::ingest(homes, json)?;
     // A directory the scan could not read is the same problem when ingest meets it: once.
     ingest::dedup_problems(&mut i.errors, &s.errors);
