@@ -13,9 +13,12 @@
 //!   or "deploy service A with chart v2" / "service B with chart v3" are not duplicates;
 //! * **polarity**: words inside a negated span ("not X", "instead of X", "never X", "不要",
 //!   "ではなく", and what a clause says is gone: "X is gone", "X was removed") versus outside
-//!   it. A word that is wanted in one memory and rejected in the other
+//!   it, and what a change left behind: "moved from X to Y", "Y replaced X", "replaced X with
+//!   Y", "dropped X for Y"). A word that is wanted in one memory and rejected in the other
 //!   ("use pnpm, not npm" / "use yarn, not pnpm"), or another choice against the same rejected
-//!   one ("use pnpm, not npm" / "use yarn, not npm"), is a contradiction;
+//!   one ("use pnpm, not npm" / "use yarn, not npm"), or a rule turned round ("never use
+//!   semicolons" / "always use semicolons"; not "never commit without running the tests"), is
+//!   a contradiction;
 //! * **cosine** of the memories' embeddings, as computed by the recall index;
 //! * **the language to answer in**: two rules that each name one ("answer me in English",
 //!   "返事は日本語で") are one choice, whatever language they are written in: the same language
@@ -25,8 +28,10 @@
 //! memory live):
 //! * duplicate → the existing memory is updated: Jaccard ≥ 0.75, or cosine ≥ 0.93 with
 //!   Jaccard ≥ 0.6, or the same subject with no word the old memory lacks; in all cases
-//!   without a contradiction and without an identifier only the new memory has (it would be
-//!   lost);
+//!   without a contradiction, without an identifier only the new memory has, and without one
+//!   word put in another's place ("owned by Alice's team" / "… Bob's team": the new memory
+//!   would be lost; other forms of one word, "PostgreSQL" / "Postgres", "4" / "four", and
+//!   words for the scope a memory has, "in this repo", are not such a word);
 //! * supersede → the new memory replaces the old one: the same subject (overlap ≥ 0.5,
 //!   cosine ≥ 0.75) and either a contradiction, or a changed value — every word that differs,
 //!   on both sides, is a number or version ("Postgres 16" → "Postgres 17");
@@ -70,7 +75,18 @@ const PREFERENCES: &[&str] = &["prefer", "favor", "favour", "choose", "pick"];
 /// Words that say a fact changed ("the staging DB *moved to* db2", "the API *is now* on
 /// v2"): with them, a new identifier replaces the old one instead of naming another thing.
 const CHANGE_WORDS: &[&str] = &[
-    "moved", "now", "changed", "migrated", "switched", "renamed", "replaced", "longer", "retired",
+    "moved",
+    "now",
+    "changed",
+    "migrated",
+    "switched",
+    "renamed",
+    "replaced",
+    "longer",
+    "retired",
+    "upgraded",
+    "bumped",
+    "downgraded",
 ];
 
 /// The words before "is gone", "was removed", "is deprecated" … in a clause.
@@ -107,6 +123,48 @@ fn retired_subject(clause: &str) -> Option<&str> {
     })
 }
 
+/// Verbs that say something was replaced: with one in the clause, "from X to Y" leaves X.
+fn is_change_verb(w: &str) -> bool {
+    [
+        "migrat",
+        "moved",
+        "moving",
+        "switch",
+        "changed",
+        "went",
+        "upgrad",
+        "port",
+        "transition",
+        "convert",
+        "swapp",
+    ]
+    .iter()
+    .any(|v| w.starts_with(v))
+}
+
+/// When word `w` opens what a change left behind, the words that close it: "from" (in a
+/// clause with a change verb) until "to"; "replaced" until "with"/"by" when one follows, else
+/// until the end ("Ruff replaced black"); "dropped"/"ditched"/"abandoned" until "for"/"in"
+/// ("in favour of").
+fn left_behind(w: &str, rest: &[String], a_change: bool) -> Option<&'static [&'static str]> {
+    const TO: &[&str] = &["to", "into", "onto"];
+    const WITH: &[&str] = &["with", "by"];
+    const AS: &[&str] = &["as", "for", "in", "on", "at"];
+    const FOR: &[&str] = &["for", "in", "with"];
+    match w {
+        "from" if a_change && rest.iter().any(|r| TO.contains(&r.as_str())) => Some(TO),
+        "replaced" | "replace" | "replacing" | "replaces" => {
+            if rest.iter().any(|r| WITH.contains(&r.as_str())) {
+                Some(WITH)
+            } else {
+                Some(AS)
+            }
+        }
+        "dropped" | "ditched" | "abandoned" | "dumped" => Some(FOR),
+        _ => None,
+    }
+}
+
 /// Content words split by polarity: (wanted, rejected).
 fn polarity(text: &str) -> (HashSet<String>, HashSet<String>) {
     let mut pos = HashSet::new();
@@ -121,18 +179,39 @@ fn polarity(text: &str) -> (HashSet<String>, HashSet<String>) {
         }
         let mut negated = false;
         let mut preference = false;
-        for raw in clause.split_whitespace() {
-            let w = raw
-                .replace('\u{2019}', "'")
-                .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
-                .to_lowercase();
+        // A change leaves something behind: "moved from Jenkins to GitHub Actions", "Ruff
+        // replaced black", "replaced log4j with logback", "dropped log4j for logback". What
+        // was left is rejected until the word that names what came instead (`until`).
+        let words: Vec<String> = clause
+            .split_whitespace()
+            .map(|raw| {
+                raw.replace('\u{2019}', "'")
+                    .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                    .to_lowercase()
+            })
+            .collect();
+        let a_change = words.iter().any(|w| is_change_verb(w));
+        let mut until: Option<&[&str]> = None;
+        for (i, w) in words.iter().enumerate() {
+            if let Some(ends) = until {
+                if ends.contains(&w.as_str()) {
+                    until = None;
+                } else {
+                    neg.extend(content_words(w));
+                }
+                continue;
+            }
+            if let Some(ends) = left_behind(w, &words[i + 1..], a_change) {
+                until = Some(ends);
+                continue;
+            }
             // "prefer tabs over spaces": after a preference, `over` rejects what follows.
             if NEGATORS.contains(&w.as_str()) || w.ends_with("n't") || (preference && w == "over") {
                 negated = true;
                 continue;
             }
             preference |= PREFERENCES.iter().any(|p| w.starts_with(p));
-            for cw in content_words(&w) {
+            for cw in content_words(w) {
                 if negated {
                     neg.insert(cw);
                 } else {
@@ -462,12 +541,18 @@ pub fn relation(
     // test" restates "run the tests with cargo nextest; plain cargo test is too slow".
     let rejected = an.intersection(&bp).count();
     let overturned = rejected > 0 && !ap.is_subset(&bp);
-    let contradiction = other_choice || overturned || ap.intersection(&bn).next().is_some();
+    // Or it turns the old rule round: "never use semicolons" after "always use semicolons",
+    // "don't squash commits anymore; use merge commits" after "always squash commits" (but
+    // "never commit without running the tests" says what "always run the tests before
+    // committing" does).
+    let reversed = rejected > 0 && rejected * 2 >= bp.len() && !double_negation(new_text);
+    let contradiction =
+        other_choice || overturned || reversed || ap.intersection(&bn).next().is_some();
     // ... and the rejected thing is what the old memory is about (a quarter of its words at
     // least), replaced by a choice of a word or two, not narrowed to another case: "use jemalloc
     // on linux only (not on windows)" does not retire "CI covers linux, macos and windows",
     // nor "deploy preview builds to Netlify, not Vercel" "we deploy the web app to Vercel".
-    let choice = ap.difference(&b).count();
+    let choice = ap.difference(&b).filter(|w| !is_change_word(w)).count();
     let replaces = overturned && rejected * 4 >= b.len() && (1..=2).contains(&choice);
     let ia = identity_words(new_text);
     let ib = identity_words(old_text);
@@ -494,10 +579,14 @@ pub fn relation(
                 Relation::Duplicate
             };
         }
+        // ... unless the old one's further words change little of it: "never force-push to
+        // the main branch" / "do not force push to main" (three words in four shared, and
+        // read alike).
         let more = additions(old_text);
         return if only_old
             .iter()
-            .all(|w| is_identifier(w) || more.contains(*w))
+            .all(|w| is_identifier(w) || more.contains(*w) || is_filler(w))
+            || (jaccard >= 0.75 && cosine >= 0.85)
         {
             Relation::Duplicate
         } else {
@@ -530,8 +619,23 @@ pub fn relation(
         && a.len() >= 2
         && a.iter().any(|w| is_identifier(w))
         && cosine >= 0.6;
+    // One word in another's place ("owned by Alice's team" / "… by Bob's team", "prefer
+    // single quotes" / "… double quotes") is never the same memory however alike the rest
+    // reads: another form of the same word ("PostgreSQL" / "Postgres") is.
+    let swapped = {
+        let filler = |w: &&String| is_change_word(w) || is_filler(w);
+        let new_only: Vec<&&String> = only_new.iter().filter(|w| !filler(w)).collect();
+        let old_only: Vec<&&String> = only_old.iter().filter(|w| !filler(w)).collect();
+        new_only
+            .iter()
+            .any(|n| !old_only.iter().any(|o| same_word_form(n, o)))
+            && old_only
+                .iter()
+                .any(|o| !new_only.iter().any(|n| same_word_form(n, o)))
+    };
     if !contradiction
         && !new_identifier
+        && !swapped
         && (jaccard >= 0.75
             || (cosine >= 0.93 && jaccard >= 0.6)
             || (old_more && same_subject)
@@ -603,6 +707,55 @@ pub fn relation(
         return Relation::Refines;
     }
     Relation::Distinct
+}
+
+/// Words that say when rather than what ("anymore", "still"): a memory that differs from
+/// another only by them has not put a word in another's place.
+/// So are the words that name the scope a memory already has ("in this repo", "here").
+const FILLERS: &[&str] = &[
+    "anymor",
+    "still",
+    "alway",
+    "current",
+    "today",
+    "repo",
+    "repositori",
+    "codebas",
+    "here",
+];
+
+fn is_filler(w: &str) -> bool {
+    FILLERS.contains(&w)
+}
+
+/// Two forms of one word: "postgresql" / "postgr", "config" / "configur" (one starts with
+/// the other, four letters at least), "four" / "4".
+fn same_word_form(a: &str, b: &str) -> bool {
+    const NUMBERS: &[&str] = &[
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    let number = |w: &str| NUMBERS.iter().position(|n| *n == w).map(|i| i.to_string());
+    if number(a).as_deref() == Some(b) || number(b).as_deref() == Some(a) {
+        return true;
+    }
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    short.len() >= 4 && long.starts_with(short)
+}
+
+/// A clause that negates twice ("never commit without running the tests") asserts.
+fn double_negation(text: &str) -> bool {
+    clauses(text).any(|clause| {
+        clause
+            .split_whitespace()
+            .map(|raw| {
+                raw.replace('\u{2019}', "'")
+                    .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                    .to_lowercase()
+            })
+            .filter(|w| NEGATORS.contains(&w.as_str()) || w.ends_with("n't"))
+            .count()
+            >= 2
+    })
 }
 
 /// Words that open what adds to a rule rather than narrows it: a further item, or (after the
@@ -1177,6 +1330,116 @@ mod tests {
                 want,
                 "{new:?} against {old:?} (cosine {c})"
             );
+        }
+    }
+
+    /// A change said with what it left behind, a rule turned round, and one word put in
+    /// another's place: the new memory must never be dropped as a restatement.
+    #[test]
+    fn changes_reversals_and_swaps_are_never_restatements() {
+        let cases = [
+            (
+                Project,
+                "We migrated from poetry to uv for dependency management.",
+                "We use poetry to manage dependencies.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "Switched the test runner from Jest to Vitest.",
+                "Tests are run with Jest.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "GitHub Actions replaced Travis CI for our CI.",
+                "CI runs on Travis CI.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "We dropped log4j for logback.",
+                "Logging is done with log4j.",
+                Relation::Supersedes,
+            ),
+            (
+                Feedback,
+                "Never use semicolons in JavaScript.",
+                "Always use semicolons in JavaScript.",
+                Relation::Supersedes,
+            ),
+            (
+                Feedback,
+                "Don't squash commits when merging PRs anymore; use merge commits.",
+                "Always squash commits when merging PRs.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "The payments service is now owned by Bob's team.",
+                "The payments service is owned by Alice's team.",
+                Relation::Supersedes,
+            ),
+            // Not said to be a change: two facts may stand, one must not vanish.
+            (
+                Project,
+                "The payments service is owned by Bob's team.",
+                "The payments service is owned by Alice's team.",
+                Relation::Distinct,
+            ),
+            (
+                Feedback,
+                "Prefer double quotes for strings in JavaScript.",
+                "Prefer single quotes for strings in JavaScript.",
+                Relation::Distinct,
+            ),
+            // Restatements stay restatements.
+            (
+                Feedback,
+                "Never commit without running the tests.",
+                "Always run the tests before committing.",
+                Relation::Duplicate,
+            ),
+            (
+                Feedback,
+                "Don't use npm here; install packages with pnpm.",
+                "Use pnpm, not npm, for installing packages in this repo.",
+                Relation::Duplicate,
+            ),
+            (
+                Feedback,
+                "Python files are indented with four spaces.",
+                "Use 4 spaces for indentation in Python files.",
+                Relation::Duplicate,
+            ),
+            (
+                Feedback,
+                "Do not force push to main.",
+                "Never force-push to the main branch.",
+                Relation::Duplicate,
+            ),
+            (
+                Feedback,
+                "Tests should use pytest rather than unittest.",
+                "Write tests with pytest, not unittest.",
+                Relation::Duplicate,
+            ),
+            // Another subject sharing the words stays another memory.
+            (
+                Feedback,
+                "Don't mock the network in tests.",
+                "Don't mock the database in these tests.",
+                Relation::Distinct,
+            ),
+            (
+                Project,
+                "Read the config from the environment, then from config.toml.",
+                "Read secrets from the vault.",
+                Relation::Distinct,
+            ),
+        ];
+        for (t, new, old, want) in cases {
+            assert_eq!(rel(t, new, old), want, "{new:?} against {old:?}");
         }
     }
 }
