@@ -406,6 +406,14 @@ static EN_BACK_REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// What follows "from now on" when it only points back: "like this", "ずっとこれで",
+/// "都这样来".
+static FROM_NOW_POINTS_BACK: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:(?:(?:please\s+)?(?:do it|keep it|keep doing it|do things|do that)\s+)?(?:like this|like that|this way|that way|the same way)|(?:ずっと|常に|いつも)?(?:も)?(?:これ|それ|この(?:やり方|形|方針|感じ|ルール))で?(?:お願い(?:します)?|いこう|行こう|頼む|よろしく)?|(?:都|就|一直|也)*(?:这样|按这个|照这个|按这样|照此|照这样)(?:来|做|办|吧|处理)?)[.!。！]*$",
+    )
+});
+
 /// "That's the design, don't add locks around it": the sentence before, and what follows.
 static EN_THATS_THE_DESIGN_AND: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -1786,8 +1794,23 @@ fn explains(s: &str) -> bool {
     if crate::text::mostly_cjk(s) {
         return false;
     }
-    let w = first_word(s);
-    !w.is_empty() && !IMPERATIVE_VERBS.contains(&w.as_str()) && s.split_whitespace().count() <= 45
+    // "And check the deep link while you're there", "then check the /hosts page": the task
+    // goes on. "Ever.": a fragment explains nothing.
+    let core = [
+        "and then ",
+        "and ",
+        "then ",
+        "also ",
+        "plus ",
+        "oh and ",
+        "ok and ",
+    ]
+    .iter()
+    .find_map(|c| lower.starts_with(c).then(|| s.get(c.len()..).unwrap_or(s)))
+    .unwrap_or(s);
+    let w = first_word(core);
+    let words = s.split_whitespace().count();
+    !w.is_empty() && !IMPERATIVE_VERBS.contains(&w.as_str()) && (3..=45).contains(&words)
 }
 
 /// A following sentence that reads as a standing instruction (a candidate How to apply).
@@ -1941,6 +1964,15 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
         let mut how = None;
         let (raw_rule, fixed_type) = match shape {
             Shape::Explicit(c) => (c.clone(), None),
+            // "…お願いします。今後ずっとこれで": from now on, what was just said; kept as that
+            // sentence (or by it, when it is a memory of its own), never as "ずっとこれで".
+            Shape::FromNowOn(c) if FROM_NOW_POINTS_BACK.is_match(c.trim()) => {
+                let Some(before) = antecedent else {
+                    continue;
+                };
+                used[i - 1] = true;
+                (before.to_string(), None)
+            }
             // "…最低支持版本是 API 26。以后都按 26 来。": a short CJK rule says what it is
             // about in the sentence before.
             Shape::FromNowOn(c)

@@ -1097,3 +1097,31 @@ fn memory_paths() {
     ));
     assert!(!d.is_memory_path("/h/.cl/projects/-a-b/abc.jsonl"));
 }
+
+/// What follows a rule is its Why only when it explains: the task going on ("and check …",
+/// "then check …") or a fragment ("Ever.") is not a reason; "from now on, like this" is the
+/// sentence before, never a memory of its own.
+#[test]
+fn what_follows_a_rule_is_not_always_its_why() {
+    let c = one(
+        "probably a popUpTo somewhere. we use the type-safe navigation with @Serializable route classes btw, dont write string routes. and check the deep link for /trail/{id} while youre there",
+    );
+    assert!(c.rule.contains("@Serializable route classes"), "{c:?}");
+    assert_eq!(c.why, None, "{c:?}");
+    let c = one(
+        "heads up we only use tailwind utilities in markup, no <style> blocks in components. then check the /hosts page for the same thing",
+    );
+    assert_eq!(c.why, None, "{c:?}");
+    let c = one("nah dont use GlobalScope. ever.");
+    assert_eq!(c.why, None, "{c:?}");
+    // A reason still is one.
+    let c = one("never use GlobalScope. It leaks work past the screen that started it.");
+    assert!(c.why.is_some_and(|w| w.starts_with("It leaks")));
+
+    let c = candidates("返事は日本語で、コードのコメントは英語でお願いします。今後ずっとこれで");
+    assert!(c.iter().all(|c| !c.rule.starts_with("ずっと")), "{c:?}");
+    let c = one("PRのタイトルは英語で書く。今後ずっとこれで。");
+    assert!(c.rule.starts_with("PRのタイトルは英語で書く"), "{c:?}");
+    let c = one("The changelog entry goes in the same PR as the change. From now on, like this.");
+    assert!(c.rule.starts_with("The changelog entry goes"), "{c:?}");
+}
