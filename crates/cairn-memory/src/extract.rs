@@ -11,6 +11,7 @@
 //! | standing | "prefer / avoid / use … in this codebase, everywhere, by default", "make sure every new …", "ask me before …" | | | feedback |
 //! | don't | "don't …", "avoid …", "stop …ing" | 〜しないで, 禁止 | 不要, 别 | feedback |
 //! | we use | "we use X (not Y)", "this repo uses …", "we don't use X here", "we're on Node 22 now", "… is always … in this codebase" | うちは〜を使っています | 我们用 | project |
+//! | changed | "we switched from X to Y", "CI moved from X to Y", "the staging server moved to …", "we upgraded to Python 3.12", "we moved off X", "we no longer use X" (not a branch, the next ticket, code moved between files) | | | project |
 //! | use, not | "use X, not Y", "use X instead of Y", "use X for …, never Y" | | | feedback |
 //! | correction | "no, use …" | いや、〜を使って | 不对，用 … | feedback |
 //! | preference | | 〜は〜で書いてください | | feedback |
@@ -553,7 +554,9 @@ static EN_STANDING_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static EN_DONT: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)^(?:please\s+)?(?:don't|don’t|do not|dont|avoid|(?:stop|quit)\s+\w+ing)\b\s*\S")
+    re(
+        r"(?i)^(?:please\s+)?(?:don't|don’t|do not|dont|avoid|(?:stop|quit)\s+(?:\w+-)?\w+ing)\b\s*\S",
+    )
 });
 static EN_DONT_TRIVIAL: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -989,6 +992,12 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
                 "in this repo",
                 "in this project",
                 "in this codebase",
+                // "CI moved from CircleCI to …": a change, whatever the first word.
+                " moved ",
+                " migrated ",
+                " switched ",
+                " upgraded ",
+                " no longer ",
             ],
         )
         || (correction && s.is_ascii());
@@ -1268,6 +1277,30 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
     {
         return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
     }
+    // "we switched from jest to vitest", "CI moved from CircleCI to GitHub Actions", "the
+    // staging server moved to staging2…", "we no longer use redux": how the project changed,
+    // a fact that retires what held before (dedupe reads what it left behind).
+    if has_any(
+        lower,
+        &[
+            "switched",
+            "moved",
+            "migrated",
+            "upgraded",
+            "ported",
+            "transitioned",
+            "no longer",
+            "got rid of",
+            "anymore",
+        ],
+    ) && (EN_CHANGED.is_match(s) || EN_NO_LONGER.is_match(s))
+        && !EN_CHANGED_NOT.is_match(s)
+        && !EN_ONE_OFF.is_match(s)
+        && !is_question(s)
+        && !transient(s)
+    {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Project), "changed"));
+    }
     // "make sure every new endpoint validates …", "ask me before running anything that costs
     // money": a rule for what is still to come.
     if ((lower.contains(" new") && EN_EVERY_NEW.is_match(s))
@@ -1519,6 +1552,35 @@ static EN_WE_DONT_USE: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)^(?:we|this (?:repo|project|team|codebase))\s+(?:don't|don’t|do not|doesn't|does not|never)\s+use\s+\S",
     )
 });
+/// What a project change is about when it names its subject: "CI moved …", "the staging
+/// server moved …", "we migrated the db from …".
+const CHANGE_SUBJECTS: &str = r"(?:ci|ci/cd|pipelines?|builds?|deploy(?:s|ments?)?|staging|prod(?:uction)?|servers?|hosts?|hosting|api|apis|endpoints?|db|dbs|databases?|docs|documentation|wiki|repo|repository|monorepo|registry|tracker|bug tracker|issues|tickets|dashboards?|monitoring|metrics|logs|logging|alerts|alerting|paging|on-?call|standups?|meetings?|releases?|clusters?|infra(?:structure)?|cdn|buckets?|secrets|domains?|website|site|backend|frontend|auth|queues?|cache|storage|e-?mail|chat|runbooks?|stack|test suite|tests|test runner|linter|formatter|bundler|build system|package manager|orm|default branch|node|python|java|go|ruby|rust|terraform|kubernetes|k8s|postgres|mysql|redis|everything|all of (?:it|this))";
+
+/// "we switched from jest to vitest", "CI moved from CircleCI to GitHub Actions", "we
+/// upgraded to Python 3.12", "we moved off jenkins": a change of the project's tools or
+/// places, with where it went (or what it left).
+static EN_CHANGED: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r"(?i)^(?:(?:fyi|btw|heads up|note|ps|also|oh|ok|so|update)[,:!]?\s+)*(?:we(?:'ve|’ve|\s+have)?|the team|(?:(?:the|our)\s+(?:[\w.-]+\s+){{0,2}}?)?{CHANGE_SUBJECTS}(?:\s+has)?)\s+(?:(?:just|recently|finally|now|also|all|already|officially)\s+)*(?:switched|moved|migrated|upgraded|transitioned|ported)\s+(?:(?:the|our|all|over)\s+)?(?:(?:[\w.-]+\s+){{0,2}}?{CHANGE_SUBJECTS}\s+)?(?:(?:over|away)\s+)?(?:from\s+\S.*?\s+(?:to|onto)\s+\S|off(?:\s+of)?\s+\S|(?:to|onto)\s+\S)"
+    ))
+});
+
+/// "we no longer use redux", "redux is no longer used", "we don't use helm anymore", "we
+/// got rid of jenkins".
+static EN_NO_LONGER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:(?:fyi|btw|heads up|note|ps|also|oh|ok|so|update)[,:!]?\s+)*(?:we\s+(?:no longer|don't|don’t|do not)\s+(?:use|run|deploy|host|need)\s+\S.*?(?:\bno longer\b|\banymore\b|\bany more\b)?|we\s+no longer\s+(?:use|run|deploy|host|need)\s+\S|we(?:'ve|’ve|\s+have)?\s+got\s+rid\s+of\s+\S|[\w.@/-]+(?:\s+[\w.@/-]+)?\s+(?:is|are)\s+no longer\s+(?:used|in use|supported|maintained|a thing|around))",
+    )
+});
+
+/// Changes of the moment, not of the project: another branch, the next step, code moved
+/// between files.
+static EN_CHANGED_NOT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:moved on|on to|(?:to|onto) (?:the|a|another|that|this) (?:next|other|new|different|feature|fix|previous) (?:branch|step|task|ticket|issue|part|section|phase|file|approach|plan|idea|option|tab|window|page)|(?:to|onto|off) (?:a |the |that |this |another )?(?:branch|worktree)\b|to (?:a |another |the )?(?:different|new|other) (?:approach|plan|idea|strategy|option|way)|to (?:my|your) (?:laptop|machine|desk|office)|(?:file|function|method|class|struct|module|component|handler|helper|hook|test|tests|code|logic|import|imports|constant|type|types) (?:to|into) |(?:i|you) (?:switched|moved|migrated|upgraded)\b)",
+    )
+});
+
 /// A fact stated to hold always: "… is always stored as …", "… are never …".
 static EN_STATED_ALWAYS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b(?:is|are|get|gets)\s+(?:always|never)\s+\w"));

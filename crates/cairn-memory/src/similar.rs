@@ -496,6 +496,8 @@ pub fn relation(
             (new_type, old_type),
             (MemoryType::Feedback, MemoryType::Project)
                 | (MemoryType::Project, MemoryType::Feedback)
+                | (MemoryType::Project, MemoryType::Reference)
+                | (MemoryType::Reference, MemoryType::Project)
         );
     if !kin {
         return Relation::Distinct;
@@ -553,7 +555,8 @@ pub fn relation(
     // on linux only (not on windows)" does not retire "CI covers linux, macos and windows",
     // nor "deploy preview builds to Netlify, not Vercel" "we deploy the web app to Vercel".
     let choice = ap.difference(&b).filter(|w| !is_change_word(w)).count();
-    let replaces = overturned && rejected * 4 >= b.len() && (1..=2).contains(&choice);
+    let replaces_by_choice = overturned && (1..=2).contains(&choice);
+    let replaces = replaces_by_choice && rejected * 4 >= b.len();
     let ia = identity_words(new_text);
     let ib = identity_words(old_text);
     let only_new: Vec<&String> = ia.difference(&ib).collect();
@@ -659,10 +662,20 @@ pub fn relation(
             .collect();
         an.intersection(&bp).all(|w| gone.contains(w))
     };
-    if replaces && ((overlap >= 0.5 && cosine >= 0.6) || (only_rejects && cosine >= 0.4)) {
+    // (What is said to be gone retires a memory about it however much more that one says:
+    // "we switched to uv, poetry is gone" and "we use poetry …, so run poetry install …".)
+    if (replaces && overlap >= 0.5 && cosine >= 0.6)
+        || (replaces_by_choice && only_rejects && cosine >= 0.4)
+    {
         return Relation::Supersedes;
     }
-    if new_type != old_type {
+    // A project fact and a pointer can say how one thing changed ("the staging server moved
+    // to staging2…" after "the staging server is staging.acme.internal").
+    let facts = matches!(
+        (new_type, old_type),
+        (MemoryType::Project, MemoryType::Reference) | (MemoryType::Reference, MemoryType::Project)
+    );
+    if new_type != old_type && !facts {
         return Relation::Distinct;
     }
     if same_subject && contradiction {
@@ -1380,6 +1393,12 @@ mod tests {
                 "The payments service is owned by Alice's team.",
                 Relation::Supersedes,
             ),
+            (
+                Project,
+                "We switched to uv, poetry is gone.",
+                "We use poetry for dependency management in this repo, so run poetry install to set things up.",
+                Relation::Supersedes,
+            ),
             // Not said to be a change: two facts may stand, one must not vanish.
             (
                 Project,
@@ -1441,5 +1460,25 @@ mod tests {
         for (t, new, old, want) in cases {
             assert_eq!(rel(t, new, old), want, "{new:?} against {old:?}");
         }
+        // A project fact says how a pointer changed.
+        let (new, old) = (
+            "The staging server moved to staging2.acme.internal.",
+            "The staging server is staging.acme.internal.",
+        );
+        let c = cairn_embed::cosine(&cairn_embed::embed(new), &cairn_embed::embed(old));
+        assert!(matches!(
+            relation(Project, new, Reference, old, c),
+            Relation::Supersedes | Relation::Refines
+        ));
+        assert_eq!(
+            relation(
+                Reference,
+                "The staging dashboard is at https://grafana.example.com/d/stg.",
+                Project,
+                "The staging server is staging.acme.internal.",
+                0.8
+            ),
+            Relation::Distinct
+        );
     }
 }

@@ -846,3 +846,97 @@ fn pin_refuses_unknown_and_forgotten_memories() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("forgotten"));
 }
+
+/// Months of sessions in which the project changes (a package manager, a Python version, a
+/// host, a merge rule, the CI): after one `sync`, what is live is what holds now, once each.
+#[test]
+fn a_projects_history_leaves_only_what_holds_now() {
+    let h = TestHome::empty();
+    let repo = h.project("api");
+    let cwd = s(&repo);
+    let dir = h.claude_project(&repo);
+    std::fs::create_dir_all(&dir).unwrap();
+    let sessions: [(&str, &[&str]); 6] = [
+        (
+            "2026-09-01",
+            &[
+                "We use poetry for dependency management in this repo, so run poetry install to set things up.",
+                "We're on Python 3.11 for this project.",
+                "Always run pytest -q before committing.",
+            ],
+        ),
+        (
+            "2026-09-08",
+            &[
+                "The staging server is staging.acme.internal.",
+                "Always squash-merge PRs.",
+            ],
+        ),
+        (
+            "2026-09-22",
+            &["We use poetry, so add requests with poetry add requests."],
+        ),
+        (
+            "2026-10-13",
+            &[
+                "We switched to uv, poetry is gone.",
+                "The staging server moved to staging2.acme.internal.",
+            ],
+        ),
+        (
+            "2026-10-27",
+            &[
+                "CI moved from CircleCI to GitHub Actions.",
+                "Always run pytest -q before you commit.",
+            ],
+        ),
+        (
+            "2026-11-10",
+            &[
+                "We upgraded to Python 3.12, 3.11 is no longer used.",
+                "Stop squash-merging PRs; use rebase merges instead.",
+            ],
+        ),
+    ];
+    for (n, (day, prompts)) in sessions.iter().enumerate() {
+        let mut text = String::new();
+        for (i, p) in prompts.iter().enumerate() {
+            let ts = format!("{day}T09:{:02}:00.000Z", i * 2);
+            let reply_ts = format!("{day}T09:{:02}:30.000Z", i * 2);
+            text += &common::claude_prompt(&format!("s{n}-u{i}"), cwd, p, &ts);
+            text += &common::claude_reply(&format!("s{n}-a{i}"), cwd, "OK.", &reply_ts);
+        }
+        // One session per file, as Claude Code writes them.
+        let id = format!("00000000-0000-4000-8000-00000000000{n}");
+        let text = text.replace("11111111-2222-4333-8444-555555555555", &id);
+        std::fs::write(dir.join(format!("{id}.jsonl")), text).unwrap();
+    }
+    h.json(&["sync"]);
+    let list = memories(&h, &["--scope", "all", "--cwd", cwd]);
+    let bodies: Vec<&str> = list
+        .iter()
+        .map(|m| m["body"].as_str().unwrap_or_default())
+        .collect();
+    for gone in [
+        "We use poetry",
+        "Python 3.11 for this project",
+        "is staging.acme.internal",
+        "Always squash-merge",
+    ] {
+        assert!(
+            !bodies.iter().any(|b| b.contains(gone)),
+            "{gone:?} should be retired: {bodies:#?}"
+        );
+    }
+    for live in [
+        "We switched to uv, poetry is gone.",
+        "We upgraded to Python 3.12",
+        "The staging server moved to staging2.acme.internal.",
+        "Stop squash-merging PRs; use rebase merges instead.",
+        "CI moved from CircleCI to GitHub Actions.",
+    ] {
+        find(&list, live);
+    }
+    let pytest = bodies.iter().filter(|b| b.contains("pytest -q")).count();
+    assert_eq!(pytest, 1, "one pytest rule: {bodies:#?}");
+}

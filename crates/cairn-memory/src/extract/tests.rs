@@ -1125,3 +1125,36 @@ fn what_follows_a_rule_is_not_always_its_why() {
     let c = one("The changelog entry goes in the same PR as the change. From now on, like this.");
     assert!(c.rule.starts_with("The changelog entry goes"), "{c:?}");
 }
+
+/// How the project changed is a fact to keep (it retires what held before); a change of the
+/// moment (a branch, the next ticket, code moved between files) is not.
+#[test]
+fn project_changes_are_facts() {
+    for p in [
+        "CI moved from CircleCI to GitHub Actions.",
+        "The staging server moved to staging2.acme.internal.",
+        "We upgraded to Python 3.12, 3.11 is no longer used.",
+        "we moved off jenkins, CI is github actions now",
+        "heads up: we migrated the db from mysql to postgres last week",
+        "fyi we switched from jest to vitest",
+        "we no longer use redux, it's all zustand now",
+        "the api moved to api.acme.io",
+    ] {
+        let c = one(p);
+        assert_eq!(c.memory_type, MemoryType::Project, "{p}: {c:?}");
+        assert_eq!(c.trigger, "changed", "{p}: {c:?}");
+    }
+    let c = one("Stop squash-merging PRs; use rebase merges instead.");
+    assert_eq!(c.memory_type, MemoryType::Feedback);
+    for p in [
+        "we moved the handler to a separate file, can you update the imports",
+        "I switched to the feature branch, now run the tests",
+        "we moved on to the next ticket",
+        "ok we switched to a different approach, try the streaming parser",
+        "the build moved to the new runner, why is it failing now?",
+        "we migrated the users table yesterday and now login is broken",
+        "The function was moved to utils.rs in the last commit",
+    ] {
+        none(p);
+    }
+}
