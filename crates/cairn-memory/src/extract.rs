@@ -5,17 +5,17 @@
 //!
 //! | shape | English | Japanese | Chinese | type |
 //! |---|---|---|---|---|
-//! | explicit | "remember (that) …", "keep in mind …", "…, keep that in mind", "note to self: …", "don't forget to …"; "…. Remember that." (the sentence before) | 覚えて, "…。これを覚えておいて" | 记住, 记得 (with 每次, 以后 …), "…，记住这个", "…。记住这个。" | by content |
+//! | explicit | "remember (that) …", "keep in mind …", "…, keep that in mind", "note to self: …", "don't forget to …"; "…. Remember that." (the sentence before) | 覚えて, "…。これを覚えておいて" | 记住, 记得 (with 每次, 以后 …), "…，记住这个", "…，这个你记一下", "…。记住这个。" | by content |
 //! | from now on | "from now on …", "going forward …" | 今後は, これからは | 以后, 从现在开始 | feedback (a fact: by content) |
 //! | always / never | "(we) always …", "never …", "make sure to always …" | 常に, 必ず (a request, or not a problem report) | 总是, 始终 (not a problem report) | feedback ("I always …": user) |
-//! | standing | "prefer / avoid / use … in this codebase, everywhere, by default", "make sure every new …", "ask me before …" | | | feedback |
+//! | standing | "prefer / avoid / use … in this codebase, everywhere, by default", "make sure every new …", "ask (me) before adding …" | "…ない方針で", "…書かないルールにしてます", "…する決まりなので" (without the task after it: project) | "统一用 X，不用 Y" (project) | feedback |
 //! | don't | "don't …", "avoid …", "stop …ing" | 〜しないで, 禁止 | 不要, 别 | feedback |
 //! | we use | "we use X (not Y)", "this repo uses …", "we don't use X here", "we're on Node 22 now", "… is always … in this codebase" | うちは〜を使っています | 我们用 | project |
 //! | changed | "we switched from X to Y", "CI moved from X to Y", "the staging server moved to …", "we upgraded to Python 3.12", "we moved off X", "we no longer use X" (not a branch, the next ticket, code moved between files) | | | project |
 //! | use, not | "use X, not Y", "use X instead of Y", "use X for …, never Y" | | | feedback |
 //! | correction | "no, use …" | いや、〜を使って | 不对，用 … | feedback |
 //! | preference | | 〜は〜で書いてください | | feedback |
-//! | about me | "I'm a …", "I prefer …", "I use X, not Y", "call me …" | 私は〜です | 我是 | user |
+//! | about me | "I'm a …", "I prefer …", "I use X, not Y", "call me …", "I'm usually on …, so prefer …", "I review everything on my phone" | 私は〜です, 私は…基本…やってます | 我是 | user |
 //! | pointer | "the runbooks live at https://…", "Status page: https://…" (not a link to one PR, run or commit) | "…は https://…" | "…在 https://…" | reference |
 //!
 //! "By content" means: a URL, host:port, ticket or dashboard → `reference`; about the person →
@@ -267,12 +267,12 @@ static EN_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
 });
 static JA_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(いや|いいえ|違います|違う|ちがう|そうじゃなくて|ありがとう|あと|それと|なお|ちなみに|ところで|そういえば)[、,。！!]?\s*",
+        r"^(いや|いいえ|違います|違う違う|違う|ちがう|そうじゃなくて|ありがとう|あと|それと|なお|ちなみに|ところで|そういえば)[、,。！!]?\s*",
     )
 });
 static ZH_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(不是|不对|错了|好的|谢谢|另外说一下|另外说一句|另外|还有|对了|嗯|顺便说一下|顺便说一句|顺便)[，,。！!]?\s*",
+        r"^(不是|不对|错了|好的|谢谢|另外说一下|另外说一句|另外|还有|哦对了|噢对了|啊对了|对了|嗯|哦|顺便说一下|顺便说一句|顺便)[，,。！!]?\s*",
     )
 });
 
@@ -328,6 +328,7 @@ const CORRECTIONS: &[&str] = &[
     "いいえ",
     "違います",
     "違う",
+    "違う違う",
     "ちがう",
     "そうじゃなくて",
     "不是",
@@ -769,15 +770,34 @@ static JA_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static JA_USER: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^私は.+(?:です|だ|をしています|を使っています|ません|ありません)[。！!]?$")
+    re(
+        r"^私は.+(?:です|だ|をしています|を使っています|ません|ありません)[。！!]?$|^私は[^。]*(?:基本|普段|いつも|主に|担当)[^。]*(?:ます|です)[。！!]?$",
+    )
 });
+
+/// A policy said of the project: a verb form, then 方針 / ルール / 決まり ("渡さない方針で",
+/// "書かないルールにしてます", "orderする決まりなので").
+static JA_POLICY: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:[るいうくすつぬむぶぐ]|ない)(?:方針|ルール|決まり|規約)(?:で|です|だ|に(?:して|なって)(?:る|います|ます)|なので|だから)",
+    )
+});
+/// What asks for the task at hand in Japanese ("直して", "確認して", "見てほしい").
+static JA_TASK: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:直|確認|調べ|見|修正|対応|変更|追加|削除)(?:して|て)(?:ほしい|ください|下さい|くれ|ね|。|$)|お願い",
+    )
+});
+/// "统一用 Coil", "一律使用 pnpm": one choice for the whole project.
+static ZH_UNIFORM: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?:统一|一律|全都|全部都?)(?:用|使用|采用)\s*[A-Za-z][\w.+-]*"));
 
 static ZH_REMEMBER: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(?:请)?(?:帮我)?(?:记住|记得|记一下)(?:一下)?[:：，,]?\s*(.+)$"));
 /// "下周三要发布，记住这个": the thing to remember, then 记住.
 static ZH_REMEMBER_TAIL: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(.+?)[，,、]\s*(?:请)?(?:帮我)?(?:记住|记一下|记下来|记下)(?:这个|这一点|这件事|这条)?(?:哦|啊|吧|了)?[。！!]?$",
+        r"^(.+?)[，,、]\s*(?:这个|这点|这一点|这条)?(?:你)?(?:请)?(?:帮我)?(?:记住|记一下|记下来|记下)(?:这个|这一点|这件事|这条)?(?:哦|啊|吧|了)?[。！!]?$",
     )
 });
 static ZH_FROM_NOW: LazyLock<Regex> =
@@ -1044,7 +1064,7 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
 /// English", "回答的时候请用中文", "返事は日本語で".
 static REPLY_HABIT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+in\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^when(?:ever)? you (?:explain|answer|reply|respond|talk|write)\b[^,.?!]*?\bme\b|^no need to ask (?:me\s+)?before\b|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时|请)|^(?:请)?用(?:中文|英文|日语)(?:回答|回复)|^(?:説明|回答|返事|返信)は[^。]*(?:ほしい|欲しい|ください|お願い)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
+        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+in\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^when(?:ever)? you (?:explain|answer|reply|respond|talk|write)\b[^,.?!]*?\bme\b|^no need to ask (?:me\s+)?before\b|^when(?:ever)? i ask (?:you )?(?:why|how|what|for|about|to)\b[^.?!]*?\b(?:give|answer|start|tell|show|explain|lead|put)\s+(?:me\s+)?\w|^(?:please\s+)?(?:talk|speak|write) to me (?:like|as)\s+(?:a|an)\s+\w|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时|请)|^(?:请)?用(?:中文|英文|日语)(?:回答|回复)|^(?:説明|回答|返事|返信)は[^。]*(?:ほしい|欲しい|ください|お願い)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
     )
 });
 
@@ -1358,7 +1378,10 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
         lead,
         "i" | "i'm" | "i’m" | "im" | "i've" | "i'd" | "my" | "call"
     );
-    if about_me && (EN_USER.is_match(s) || EN_PERSON_FACT.is_match(s)) && !EN_ABOUT_ME.is_match(s) {
+    if about_me
+        && (EN_USER.is_match(s) || EN_PERSON_FACT.is_match(s) || EN_I_HABIT_SO.is_match(s))
+        && !EN_ABOUT_ME.is_match(s)
+    {
         return Some((Shape::Rule(s.to_string(), user_or_project(s)), "about-me"));
     }
     // "every time you touch a migration, update docs/schema.md as well", "whenever I ask
@@ -1590,7 +1613,18 @@ static EN_EVERY_NEW: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static EN_ASK_ME_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)^(?:please\s+)?(?:always\s+)?(?:ask|check with)\s+me\s+(?:first\s+)?before\s+\w")
+    re(
+        r"(?i)^(?:please\s+)?(?:always\s+)?(?:ask|check with)\s+(?:me\s+(?:first\s+)?before\s+\w|(?:first\s+)?before\s+(?:adding|installing|deleting|removing|upgrading|introducing|pulling in|bumping|dropping|renaming|rewriting|running|pushing|merging|deploying)\b)",
+    )
+});
+
+/// How the person works, and what follows from it for the agent: "i'm usually on a slow
+/// train connection when i work on this, so prefer …", "i review everything on my phone in
+/// the github app so keep PR descriptions short".
+static EN_I_HABIT_SO: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^i(?:'m|’m| am)?\s+(?:usually|mostly|often|always|generally|normally|mainly|typically)\s+[^.?!]*?,?\s+so\s+(?:please\s+)?(?:keep|prefer|use|make|avoid|don't|dont|do not|write|give|stick|stay)\b|^i\s+(?:review|read|check|look at)\s+(?:everything|most things|all (?:my |the )?\w+|prs|pull requests|code reviews?|diffs)\s+on\s+(?:my|a)\s+(?:phone|tablet|ipad|small screen)\b",
+    )
 });
 
 /// About the person, said otherwise than "I'm a …": "call me Mika", "I use fish, not bash",
@@ -1655,6 +1689,44 @@ fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if JA_WE_USE.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
     }
+    // "…書かないルールにしてます", "…でorderする決まりなので、それに合わせて直して": a policy
+    // of the project, without the task that follows it.
+    if !is_question(s)
+        && let Some(m) = JA_POLICY.find(s)
+        // (The task after the policy may point at the code at hand: "それに合わせて直して".)
+        && !JA_ONE_OFF.is_match(&JA_STANDING_SCOPE.replace_all(&s[..m.end()], ""))
+    {
+        let rest = &s[m.end()..];
+        let rule = if JA_TASK.is_match(rest) {
+            let noun_end = ["方針", "ルール", "決まり", "規約"]
+                .iter()
+                .filter_map(|n| {
+                    s[m.start()..m.end()]
+                        .find(n)
+                        .map(|i| m.start() + i + n.len())
+                })
+                .min()
+                .unwrap_or(m.end());
+            format!("{}。", &s[..noun_end])
+        } else {
+            s.to_string()
+        };
+        return Some((Shape::Rule(rule, MemoryType::Project), "standing"));
+    }
+    // "違う違う、シークレットはSSM Parameter StoreじゃなくてSecrets Managerに入れてる": a
+    // correction that says how things are.
+    if correction
+        && (s.contains("じゃなくて") || s.contains("ではなく"))
+        && !ja_one_off
+        && !s.contains("その")
+        && !JA_TASK.is_match(s)
+        && !JA_DIRECTIVE_END.is_match(s)
+    {
+        return Some((
+            Shape::Rule(s.to_string(), MemoryType::Project),
+            "correction",
+        ));
+    }
     if correction && s.contains("を使って") && !ja_one_off {
         return Some((
             Shape::Rule(s.to_string(), MemoryType::Feedback),
@@ -1702,6 +1774,24 @@ fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     }
     if ZH_WE_USE.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
+    }
+    // "我们这边图片加载统一用 Coil，不用 Glide，你要是看到…": the choice and what it rules out,
+    // without the task talk after them.
+    if !zh_one_off && !is_question(s) && ZH_UNIFORM.is_match(s) {
+        let clauses: Vec<&str> = s
+            .trim_end_matches(['。', '！', '!'])
+            .split(['，', ','])
+            .collect();
+        if let Some(i) = clauses.iter().position(|c| ZH_UNIFORM.is_match(c)) {
+            let rejects = clauses.get(i + 1).is_some_and(|c| {
+                ["不用", "不要用", "别用", "而不是", "不是", "不再用"]
+                    .iter()
+                    .any(|w| c.trim_start().starts_with(w))
+            });
+            let end = if rejects { i + 1 } else { i };
+            let rule = format!("{}。", clauses[..=end].join("，"));
+            return Some((Shape::Rule(rule, MemoryType::Project), "we-use"));
+        }
     }
     if correction && ZH_CORRECTION_VERB.is_match(s) && !zh_one_off {
         return Some((

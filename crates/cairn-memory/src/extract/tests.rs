@@ -1158,3 +1158,61 @@ fn project_changes_are_facts() {
         none(p);
     }
 }
+
+/// Standing wishes and policies said without a marker word: "ask before adding …", "when i
+/// ask why …, give me …", how the person works "…, so keep …", a Japanese policy (方針,
+/// ルール, 決まり) without the task after it, a Chinese "统一用 X，不用 Y", "这个你记一下".
+#[test]
+fn policies_and_habits_without_a_marker() {
+    let c = one("please ask before adding any new dependency, even tiny ones");
+    assert_eq!(c.memory_type, MemoryType::Feedback);
+    let c = one(
+        "when i ask why something happens give me the root cause in one or two sentences first, then details",
+    );
+    assert!(c.personal, "{c:?}");
+    let c = one("talk to me like a peer. skip the recap paragraph at the end");
+    assert!(
+        c.personal && c.rule.starts_with("Talk to me like a peer"),
+        "{c:?}"
+    );
+    for p in [
+        "i review everything on my phone in the github app so keep PR descriptions short, bullets, no tables",
+        "i'm usually on a slow train connection when i work on this, so prefer commands that dont download half the internet",
+        "私はSREチームのリードで、インフラのレビューは基本私がやってます",
+    ] {
+        assert_eq!(one(p).memory_type, MemoryType::User, "{p}");
+    }
+    let c = one(
+        "order指定がないのが原因な気がする。一覧系のクエリは基本created_atとidの複合でorderする決まりなので、それに合わせて直して。",
+    );
+    assert_eq!(
+        c.rule,
+        "一覧系のクエリは基本created_atとidの複合でorderする決まり。"
+    );
+    assert_eq!(c.memory_type, MemoryType::Project);
+    let c = one(
+        "ちなみにCloudFront関連は全部modules/cdnにまとめてあって、envs側で直接aws_cloudfront_distributionを書かないルールにしてます。",
+    );
+    assert!(c.rule.starts_with("CloudFront関連は"), "{c:?}");
+    let c = one("違う違う、シークレットはSSM Parameter StoreじゃなくてSecrets Managerに入れてる");
+    assert_eq!(c.memory_type, MemoryType::Project);
+    let c = one(
+        "我们这边图片加载统一用 Coil，不用 Glide，你要是看到 Glide 的代码那是老代码，可以顺手删掉。",
+    );
+    assert_eq!(c.rule, "我们这边图片加载统一用 Coil，不用 Glide。");
+    let c = one(
+        "哦对了，RDS 的小版本升级我们是交给 AWS 自动升级的，所以 tf 里 engine_version 只写大版本 15，这个你记一下。",
+    );
+    assert!(c.rule.starts_with("RDS 的小版本升级"), "{c:?}");
+    for p in [
+        "ask before you start",
+        "when you ask me something, just ask",
+        "i usually forget to run the linter so that's why CI fails",
+        "この方針で進めて",
+        "修正方針ですが、まずテストを書きます",
+        "今回はこのルールで行こう",
+        "そのファイルじゃなくてcart.tsを直して。",
+    ] {
+        none(p);
+    }
+}
