@@ -24,6 +24,9 @@
 //!   "返事は日本語で") are one choice, whatever language they are written in: the same language
 //!   is a duplicate, another replaces it.
 //!
+//! Two memories in Japanese or Chinese are compared by [`cjk`], on their words rather than
+//! their character pairs.
+//!
 //! Decision (same scope; the same type, or feedback and project for a duplicate; the existing
 //! memory live):
 //! * duplicate → the existing memory is updated: Jaccard ≥ 0.75, or cosine ≥ 0.93 with
@@ -45,6 +48,8 @@
 //! * otherwise the new memory stands beside the old one: facts that differ in words, not only
 //!   in values ("the billing service listens on 8001" / "the auth service listens on 9443",
 //!   "the staging DB is on port 5433" / "the prod DB is on port 5432") are two facts.
+
+mod cjk;
 
 use std::collections::HashSet;
 
@@ -517,6 +522,14 @@ pub fn relation(
         && let Some(changed) = cjk_slot_change(new_text, old_text)
     {
         return changed;
+    }
+    // Japanese and Chinese on both sides: read as words, not character pairs.
+    if cjk::applies(new_text) && cjk::applies(old_text) {
+        let (ap, an) = polarity(new_text);
+        let (bp, bn) = polarity(old_text);
+        let contradiction =
+            ap.intersection(&bn).next().is_some() || an.intersection(&bp).next().is_some();
+        return cjk::relation(new_text, old_text, cosine, contradiction);
     }
     let a = content_words(new_text);
     let b = content_words(old_text);

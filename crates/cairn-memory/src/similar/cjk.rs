@@ -1,0 +1,351 @@
+//! How two memories written in Japanese or Chinese relate.
+//!
+//! Character pairs over whole sentences (what the content words give CJK text) are mostly
+//! particles and endings: "Pythonのバージョンは3.11" and "Pythonのバージョンを3.12に上げた"
+//! share few of them, and a paraphrase reads as another memory. Here a sentence is read as its
+//! terms instead: words in Latin letters, katakana words whole ("バージョン", "デプロイ"),
+//! kanji pairs inside runs of kanji (hiragana, and Chinese function words, cut the runs:
+//! "每次提交之前都要跑一下" → 提交, 跑), and apart from them its values (numbers, versions,
+//! ports). Then:
+//!
+//! * another environment on either side (本番 / ステージング, 测试 / 生产) is another memory;
+//! * said to be a change (変更, 移行, 上げた, やめて, 升级, 迁移, 改为, 现在 …) about the same
+//!   subject (two in five terms shared), or with another value of the same thing, the new one
+//!   replaces the old;
+//! * the same subject (three in five terms of the shorter shared), no value only the new one
+//!   has, and no word put in another's place, is the same memory;
+//! * anything else stands beside it.
+
+use std::collections::HashSet;
+
+use super::{Relation, same_word_form};
+use crate::text::content_words;
+
+/// Chinese function words and fillers that cut a run of kanji ("都要跑一下": 跑).
+const ZH_FUNCTION: &[&str] = &[
+    "已经", "我们", "你们", "他们", "这个", "那个", "之前", "之后", "每次", "一下", "的", "了",
+    "是", "在", "和", "与", "就", "都", "也", "把", "被", "让", "给", "吧", "吗", "呢", "啊", "要",
+    "得", "着", "过", "很", "再", "还", "从", "到", "由", "不要", "不", "别",
+];
+
+/// Words that say something changed.
+const CHANGES: &[&str] = &[
+    "変更",
+    "移行",
+    "上げ",
+    "下げ",
+    "切り替え",
+    "切替",
+    "乗り換え",
+    "やめ",
+    "廃止",
+    "になった",
+    "今は",
+    "升级",
+    "降级",
+    "迁移",
+    "改为",
+    "改成",
+    "换成",
+    "改由",
+    "改用",
+    "切换",
+    "不再",
+    "弃用",
+    "废弃",
+    "现在",
+];
+
+/// Words that name an environment.
+const ENVIRONMENTS: &[&str] = &[
+    "本番",
+    "開発",
+    "検証",
+    "ステージング",
+    "ローカル",
+    "生产",
+    "测试环境",
+    "开发",
+    "预发",
+    "本地",
+    "staging",
+    "prod",
+    "production",
+    "dev",
+    "local",
+];
+
+/// Whether the text is for this module: three CJK characters at least.
+pub(super) fn applies(text: &str) -> bool {
+    text.chars().filter(|c| crate::text::is_cjk(*c)).count() >= 3
+}
+
+fn is_katakana(c: char) -> bool {
+    matches!(c as u32, 0x30A0..=0x30FF | 0xFF66..=0xFF9F)
+}
+
+fn is_han(c: char) -> bool {
+    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
+}
+
+/// A text's terms and its values.
+fn terms(text: &str) -> (HashSet<String>, HashSet<String>) {
+    let mut words = HashSet::new();
+    let mut values = HashSet::new();
+    // Chinese function words out first (they are kanji too).
+    let mut t = text.to_lowercase();
+    for f in ZH_FUNCTION {
+        t = t.replace(f, " ");
+    }
+    let chars: Vec<char> = t.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let start = i;
+        if is_katakana(c) {
+            while i < chars.len() && is_katakana(chars[i]) {
+                i += 1;
+            }
+            if i - start >= 2 {
+                words.insert(chars[start..i].iter().collect());
+            }
+        } else if is_han(c) {
+            while i < chars.len() && is_han(chars[i]) {
+                i += 1;
+            }
+            for pair in chars[start..i].windows(2) {
+                words.insert(pair.iter().collect());
+            }
+        } else if c.is_ascii_alphanumeric() {
+            while i < chars.len()
+                && (chars[i].is_ascii_alphanumeric()
+                    || matches!(chars[i], '.' | '_' | '-' | '/' | ':'))
+            {
+                i += 1;
+            }
+            let token: String = chars[start..i].iter().collect();
+            let token = token.trim_end_matches(['.', ':', '/', '-']);
+            if token.chars().any(|c| c.is_ascii_digit()) || token.contains("://") {
+                values.insert(token.to_string());
+            } else {
+                words.extend(content_words(token));
+            }
+        } else {
+            i += 1;
+        }
+    }
+    (words, values)
+}
+
+/// Two terms that are one word: Latin or katakana forms of one word, or kanji pairs that share
+/// a character (服务 / 服务器 give 务监 / 务器).
+fn same_term(a: &str, b: &str) -> bool {
+    if same_word_form(a, b) {
+        return true;
+    }
+    let han = |s: &str| s.chars().count() == 2 && s.chars().all(is_han);
+    han(a) && han(b) && a.chars().any(|c| b.contains(c))
+}
+
+/// The terms of what a text says it gave up: the clause before "はやめ", "をやめ", "は廃止",
+/// "は使わない" ("poetryはやめて、uvに移行した" → poetry).
+fn given_up(text: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for marker in [
+        "はやめ",
+        "をやめ",
+        "は廃止",
+        "を廃止",
+        "は使わない",
+        "はもう使わない",
+    ] {
+        if let Some(i) = text.find(marker) {
+            let head = &text[..i];
+            let start = head.rfind(['、', '。', '，', ',', '；']).map_or(0, |j| {
+                j + head[j..].chars().next().map_or(1, char::len_utf8)
+            });
+            out.extend(terms(&head[start..]).0);
+        }
+    }
+    out
+}
+
+/// How `new_text` relates to `old_text`; `contradiction`: one rejects what the other wants
+/// ("不要用 pnpm，用 yarn" after "不要用 npm，用 pnpm").
+pub(super) fn relation(
+    new_text: &str,
+    old_text: &str,
+    cosine: f32,
+    contradiction: bool,
+) -> Relation {
+    let (a, va) = terms(new_text);
+    let (b, vb) = terms(old_text);
+    let env = |t: &str| -> HashSet<&'static str> {
+        let lower = t.to_lowercase();
+        let tokens: HashSet<&str> = lower
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        ENVIRONMENTS
+            .iter()
+            .copied()
+            .filter(|e| {
+                if e.is_ascii() {
+                    tokens.contains(e)
+                } else {
+                    lower.contains(e)
+                }
+            })
+            .collect()
+    };
+    if env(new_text) != env(old_text) {
+        return Relation::Distinct;
+    }
+    if a.is_empty() || b.is_empty() {
+        return Relation::Distinct;
+    }
+    let shared = a
+        .iter()
+        .filter(|x| b.iter().any(|y| x == &y || same_term(x, y)))
+        .count();
+    let overlap = shared as f32 / a.len().min(b.len()) as f32;
+    let new_only: Vec<&String> = a
+        .iter()
+        .filter(|x| !b.iter().any(|y| x == &y || same_term(x, y)))
+        .collect();
+    let old_only: Vec<&String> = b
+        .iter()
+        .filter(|y| !a.iter().any(|x| x == *y || same_term(x, y)))
+        .collect();
+    let changed = CHANGES.iter().any(|w| new_text.contains(w));
+    let other_value = !va.is_empty() && !vb.is_empty() && va != vb;
+    let same_subject = overlap >= 0.4 && cosine >= 0.6;
+    if same_subject && (changed || contradiction || (other_value && overlap >= 0.6)) {
+        return Relation::Supersedes;
+    }
+    // What the new memory gives up is what the old one is about.
+    if changed && cosine >= 0.4 && given_up(new_text).iter().any(|t| b.contains(t)) {
+        return Relation::Supersedes;
+    }
+    let new_value = va.difference(&vb).next().is_some();
+    let swapped = !new_only.is_empty() && !old_only.is_empty() && {
+        // A word put in another's place, unless the new memory only says more ("毎回").
+        let shorter = a.len().min(b.len());
+        new_only.len() + old_only.len() > 1 || shorter < 3
+    };
+    if overlap >= 0.6 && cosine >= 0.7 && !new_value && !swapped {
+        return Relation::Duplicate;
+    }
+    Relation::Distinct
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rel(new: &str, old: &str) -> Relation {
+        let c = cairn_embed::cosine(&cairn_embed::embed(new), &cairn_embed::embed(old));
+        relation(new, old, c, false)
+    }
+
+    #[test]
+    fn terms_leave_particles_and_function_words_out() {
+        let (w, v) = terms("Pythonのバージョンを3.12に上げた。");
+        assert!(w.contains("python") && w.contains("バージョン"), "{w:?}");
+        assert!(v.contains("3.12"), "{v:?}");
+        let (w, _) = terms("每次提交之前都要跑一下 cargo fmt。");
+        assert!(
+            w.contains("提交") && w.contains("cargo") && !w.contains("之前"),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn restatements_changes_and_other_subjects() {
+        let cases = [
+            (
+                "cargo fmtはコミットする前に毎回実行すること。",
+                "コミット前に必ずcargo fmtを実行する。",
+                Relation::Duplicate,
+            ),
+            (
+                "GitHub ActionsをCIに使っている。",
+                "CIはGitHub Actionsで動いている。",
+                Relation::Duplicate,
+            ),
+            (
+                "每次提交之前都要跑一下 cargo fmt。",
+                "提交前必须运行 cargo fmt。",
+                Relation::Duplicate,
+            ),
+            (
+                "我们的数据库是 Postgres 15。",
+                "数据库使用 PostgreSQL 15。",
+                Relation::Duplicate,
+            ),
+            (
+                "8080 端口是 API 服务器监听的端口。",
+                "API 服务监听 8080 端口。",
+                Relation::Duplicate,
+            ),
+            (
+                "Pythonのバージョンを3.12に上げた。",
+                "Pythonのバージョンは3.11。",
+                Relation::Supersedes,
+            ),
+            (
+                "デプロイは毎週月曜日に変更になった。",
+                "デプロイは毎週金曜日に行う。",
+                Relation::Supersedes,
+            ),
+            (
+                "前端打包已经从 webpack 迁移到 Vite 了。",
+                "我们用 webpack 打包前端。",
+                Relation::Supersedes,
+            ),
+            (
+                "Node.js 已经升级到 20 了。",
+                "Node.js 版本是 18。",
+                Relation::Supersedes,
+            ),
+            (
+                "poetryはやめて、uvに移行した。",
+                "パッケージ管理にはpoetryを使う。",
+                Relation::Supersedes,
+            ),
+            (
+                "本番環境のURLは https://www.example.com です。",
+                "ステージング環境のURLは https://staging.example.com です。",
+                Relation::Distinct,
+            ),
+            (
+                "バックエンドのテストは cargo test で実行する。",
+                "フロントエンドのテストは pnpm test で実行する。",
+                Relation::Distinct,
+            ),
+            (
+                "環境変数REDIS_URLはキャッシュ用Redisを指す。",
+                "環境変数DATABASE_URLはメインDBを指す。",
+                Relation::Distinct,
+            ),
+            (
+                "生产环境的数据库是 Postgres 16。",
+                "测试环境的数据库是 Postgres 14。",
+                Relation::Distinct,
+            ),
+            (
+                "JavaScript 函数名使用 camelCase。",
+                "Python 函数名使用 snake_case。",
+                Relation::Distinct,
+            ),
+            (
+                "账单服务由支付团队负责。",
+                "用户服务由身份团队负责。",
+                Relation::Distinct,
+            ),
+        ];
+        for (new, old, want) in cases {
+            assert_eq!(rel(new, old), want, "{new} against {old}");
+        }
+    }
+}
