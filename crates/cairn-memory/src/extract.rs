@@ -1313,11 +1313,27 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
             "got rid of",
             "anymore",
         ],
-    ) && (EN_CHANGED.is_match(s) || EN_NO_LONGER.is_match(s))
-        && !EN_CHANGED_NOT.is_match(s)
-        && !EN_ONE_OFF.is_match(s)
+    ) && ((opens_like_a_change(lower) && EN_CHANGED.is_match(lower))
+        || (has_any(lower, &["no longer", "anymore", "any more", "got rid of"])
+            && EN_NO_LONGER.is_match(s)))
         && !is_question(s)
-        && !transient(s)
+        // (The words of a passing change, looked for plainly: the general one-off and
+        // transient patterns cost milliseconds to compile in the Stop hook's process.)
+        && !has_any(
+            lower,
+            &[
+                "for now",
+                "this time",
+                "right now",
+                "for the moment",
+                "at the moment",
+                "today",
+                "temporarily",
+                "for this ",
+                "until ",
+            ],
+        )
+        && !EN_CHANGED_NOT.is_match(s)
     {
         return Some((Shape::Rule(s.to_string(), MemoryType::Project), "changed"));
     }
@@ -1577,16 +1593,156 @@ static EN_WE_DONT_USE: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// What a project change is about when it names its subject: "CI moved …", "the staging
 /// server moved …", "we migrated the db from …".
-const CHANGE_SUBJECTS: &str = r"(?:ci|ci/cd|pipelines?|builds?|deploy(?:s|ments?)?|staging|prod(?:uction)?|servers?|hosts?|hosting|api|apis|endpoints?|db|dbs|databases?|docs|documentation|wiki|repo|repository|monorepo|registry|tracker|bug tracker|issues|tickets|dashboards?|monitoring|metrics|logs|logging|alerts|alerting|paging|on-?call|standups?|meetings?|releases?|clusters?|infra(?:structure)?|cdn|buckets?|secrets|domains?|website|site|backend|frontend|auth|queues?|cache|storage|e-?mail|chat|runbooks?|stack|test suite|tests|test runner|linter|formatter|bundler|build system|package manager|orm|default branch|node|python|java|go|ruby|rust|terraform|kubernetes|k8s|postgres|mysql|redis|everything|all of (?:it|this))";
+const CHANGE_SUBJECTS: &[&str] = &[
+    "ci",
+    "ci/cd",
+    "pipeline",
+    "pipelines",
+    "build",
+    "builds",
+    "deploy",
+    "deploys",
+    "deployment",
+    "deployments",
+    "staging",
+    "prod",
+    "production",
+    "server",
+    "servers",
+    "host",
+    "hosts",
+    "hosting",
+    "api",
+    "apis",
+    "endpoint",
+    "endpoints",
+    "db",
+    "dbs",
+    "database",
+    "databases",
+    "docs",
+    "documentation",
+    "wiki",
+    "repo",
+    "repository",
+    "monorepo",
+    "registry",
+    "tracker",
+    "bug tracker",
+    "issues",
+    "tickets",
+    "dashboard",
+    "dashboards",
+    "monitoring",
+    "metrics",
+    "logs",
+    "logging",
+    "alerts",
+    "alerting",
+    "paging",
+    "on-call",
+    "oncall",
+    "standup",
+    "standups",
+    "meeting",
+    "meetings",
+    "release",
+    "releases",
+    "cluster",
+    "clusters",
+    "infra",
+    "infrastructure",
+    "cdn",
+    "bucket",
+    "buckets",
+    "secrets",
+    "domain",
+    "domains",
+    "website",
+    "site",
+    "backend",
+    "frontend",
+    "auth",
+    "queue",
+    "queues",
+    "cache",
+    "storage",
+    "email",
+    "e-mail",
+    "chat",
+    "runbook",
+    "runbooks",
+    "stack",
+    "test suite",
+    "tests",
+    "test runner",
+    "linter",
+    "formatter",
+    "bundler",
+    "build system",
+    "package manager",
+    "orm",
+    "default branch",
+    "node",
+    "python",
+    "java",
+    "go",
+    "ruby",
+    "rust",
+    "terraform",
+    "kubernetes",
+    "k8s",
+    "postgres",
+    "mysql",
+    "redis",
+    "everything",
+    "all of it",
+    "all of this",
+];
 
 /// "we switched from jest to vitest", "CI moved from CircleCI to GitHub Actions", "we
 /// upgraded to Python 3.12", "we moved off jenkins": a change of the project's tools or
-/// places, with where it went (or what it left).
+/// places, with where it went (or what it left). Matched against the lowercased sentence
+/// (a case-insensitive pattern costs twice as long to compile).
 static EN_CHANGED: LazyLock<Regex> = LazyLock::new(|| {
+    let mut subjects = CHANGE_SUBJECTS.to_vec();
+    subjects.sort_by_key(|w| std::cmp::Reverse(w.len()));
+    let subjects = format!(
+        "(?:{})",
+        subjects
+            .iter()
+            .map(|w| regex::escape(w))
+            .collect::<Vec<_>>()
+            .join("|")
+    );
     re(&format!(
-        r"(?i)^(?:(?:fyi|btw|heads up|note|ps|also|oh|ok|so|update)[,:!]?\s+)*(?:we(?:'ve|’ve|\s+have)?|the team|(?:(?:the|our)\s+(?:[\w.-]+\s+){{0,2}}?)?{CHANGE_SUBJECTS}(?:\s+has)?)\s+(?:(?:just|recently|finally|now|also|all|already|officially)\s+)*(?:switched|moved|migrated|upgraded|transitioned|ported)\s+(?:(?:the|our|all|over)\s+)?(?:(?:[\w.-]+\s+){{0,2}}?{CHANGE_SUBJECTS}\s+)?(?:(?:over|away)\s+)?(?:from\s+\S.*?\s+(?:to|onto)\s+\S|off(?:\s+of)?\s+\S|(?:to|onto)\s+\S)"
+        r"^(?:(?:fyi|btw|heads up|note|ps|also|oh|ok|so|update)[,:!]?\s+)*(?:we(?:'ve|’ve|\s+have)?|the team|(?:(?:the|our)\s+(?:[A-Za-z0-9_.-]+\s+){{0,2}}?)?{subjects}(?:\s+has)?)\s+(?:(?:just|recently|finally|now|also|all|already|officially)\s+)*(?:switched|moved|migrated|upgraded|transitioned|ported)\s+(?:(?:the|our|all|over)\s+)?(?:(?:[A-Za-z0-9_.-]+\s+){{0,2}}?{subjects}\s+)?(?:(?:over|away)\s+)?(?:from\s+\S.*?\s+(?:to|onto)\s+\S|off(?:\s+of)?\s+\S|(?:to|onto)\s+\S)"
     ))
 });
+
+/// Whether a sentence opens the way a change of the project does ("we …", "the …", "our …",
+/// "CI …"): [`EN_CHANGED`] is compiled only for one that does (the Stop hook asks about every
+/// read-only turn in a fresh process, and "I moved the handler …" is common task talk).
+fn opens_like_a_change(lower: &str) -> bool {
+    let mut rest = lower.trim_start();
+    loop {
+        let word = rest
+            .split(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | '!'))
+            .next()
+            .unwrap_or("");
+        let marker = [
+            "fyi", "btw", "heads", "up", "note", "ps", "also", "oh", "ok", "so", "update",
+        ]
+        .contains(&word);
+        if !marker || word.is_empty() {
+            return ["we", "we've", "we’ve", "the", "our"].contains(&word)
+                || CHANGE_SUBJECTS
+                    .iter()
+                    .any(|s| s.split(' ').next() == Some(word));
+        }
+        rest = rest[word.len()..].trim_start_matches([',', ':', '!', ' ']);
+    }
+}
 
 /// "we no longer use redux", "redux is no longer used", "we don't use helm anymore", "we
 /// got rid of jenkins".
@@ -1597,10 +1753,11 @@ static EN_NO_LONGER: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Changes of the moment, not of the project: another branch, the next step, code moved
-/// between files.
+/// between files; and a change told as the start of a problem ("we switched to the new
+/// parser and now the tests hang").
 static EN_CHANGED_NOT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:moved on|on to|(?:to|onto) (?:the|a|another|that|this) (?:next|other|new|different|feature|fix|previous) (?:branch|step|task|ticket|issue|part|section|phase|file|approach|plan|idea|option|tab|window|page)|(?:to|onto|off) (?:a |the |that |this |another )?(?:branch|worktree)\b|to (?:a |another |the )?(?:different|new|other) (?:approach|plan|idea|strategy|option|way)|to (?:my|your) (?:laptop|machine|desk|office)|(?:file|function|method|class|struct|module|component|handler|helper|hook|test|tests|code|logic|import|imports|constant|type|types) (?:to|into) |(?:i|you) (?:switched|moved|migrated|upgraded)\b)",
+        r"(?i)\b(?:(?:and|but) (?:now|since)|since then|broke|broken|break(?:s|ing)?|fail(?:s|ed|ing|ure)?|hang(?:s|ing)?|crash(?:es|ed|ing)?|errors?|regress\w*|why|slow(?:er)?|moved on|on to|(?:to|onto) (?:the|a|another|that|this) (?:next|other|new|different|feature|fix|previous) (?:branch|step|task|ticket|issue|part|section|phase|file|approach|plan|idea|option|tab|window|page)|(?:to|onto|off) (?:a |the |that |this |another )?(?:branch|worktree)\b|to (?:a |another |the )?(?:different|new|other) (?:approach|plan|idea|strategy|option|way)|to (?:my|your) (?:laptop|machine|desk|office)|(?:file|function|method|class|struct|module|component|handler|helper|hook|test|tests|code|logic|import|imports|constant|type|types) (?:to|into) |(?:i|you) (?:switched|moved|migrated|upgraded)\b)",
     )
 });
 

@@ -1154,6 +1154,9 @@ fn project_changes_are_facts() {
         "the build moved to the new runner, why is it failing now?",
         "we migrated the users table yesterday and now login is broken",
         "The function was moved to utils.rs in the last commit",
+        "we switched to the new parser last week and now the tests hang, look at the logs",
+        "we moved to pnpm and since then the lockfile keeps breaking",
+        "we upgraded to react 19 yesterday and the build fails",
     ] {
         none(p);
     }
