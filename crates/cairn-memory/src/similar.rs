@@ -384,6 +384,11 @@ fn cjk_slot_change(new_text: &str, old_text: &str) -> Option<Relation> {
         .take(rest)
         .take_while(|(x, y)| x == y)
         .count();
+    // The slot is inside the sentence: what differs at its very end is what it is about
+    // ("…2 点运行夜间构建" / "…2 点运行数据库备份" are two jobs), not a choice within it.
+    if suffix == 0 {
+        return None;
+    }
     let (slot_a, slot_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
     let shared = prefix + suffix;
     // The subject shared (a slot at the very start names another subject: フロントエンド /
@@ -391,7 +396,7 @@ fn cjk_slot_change(new_text: &str, old_text: &str) -> Option<Relation> {
     if prefix < 2
         || slot_a.is_empty()
         || slot_b.is_empty()
-        || slot_a.len().max(slot_b.len()) > 8
+        || slot_a.len().max(slot_b.len()) > 4
         || shared * 10 < a.len().max(b.len()) * 6
         || !slot_a.iter().any(|c| is_cjk(*c))
         || !slot_b.iter().any(|c| is_cjk(*c))
@@ -495,6 +500,8 @@ pub fn relation(
     old_text: &str,
     cosine: f32,
 ) -> Relation {
+    // A time of day is one value ("02:00" → "0200"), not two numbers.
+    let (new_text, old_text) = (&*joined_times(new_text), &*joined_times(old_text));
     // "We use pnpm (not npm)" (project) says what "Use pnpm, not npm" (feedback) does.
     let kin = new_type == old_type
         || matches!(
@@ -649,13 +656,25 @@ pub fn relation(
                 .iter()
                 .any(|o| !new_only.iter().any(|n| same_word_form(n, o)))
     };
+    // Every word of each matched by a form of it in the other ("The staging database listens
+    // on port 5433" / "Port 5433 is where the staging DB listens").
+    let same_words = |xs: &[&String], ys: &[&String]| {
+        xs.iter()
+            .filter(|w| !is_filler(w))
+            .all(|x| ys.iter().any(|y| same_word_form(x, y)))
+    };
+    let reworded = !only_new.is_empty()
+        && same_words(&only_new, &only_old)
+        && same_words(&only_old, &only_new)
+        && cosine >= 0.7;
     if !contradiction
         && !new_identifier
         && !swapped
         && (jaccard >= 0.75
             || (cosine >= 0.93 && jaccard >= 0.6)
             || (old_more && same_subject)
-            || restated)
+            || restated
+            || reworded)
     {
         return Relation::Duplicate;
     }
@@ -710,7 +729,7 @@ pub fn relation(
         && only_new.iter().all(is_new_value)
         && only_old
             .iter()
-            .all(|w| is_value(w) || (changed && is_identifier(w)));
+            .all(|w| is_value(w) || (changed && (is_identifier(w) || w.as_str() == "version")));
     if same_subject && changed_value {
         return Relation::Supersedes;
     }
@@ -764,8 +783,52 @@ fn same_word_form(a: &str, b: &str) -> bool {
     if number(a).as_deref() == Some(b) || number(b).as_deref() == Some(a) {
         return true;
     }
+    // Short forms (stemmed): "DB" / "database", "PRs" / "pull requests", "repo" / "repository".
+    const SHORT: &[(&str, &str)] = &[
+        ("db", "databas"),
+        ("dbs", "databas"),
+        ("pr", "pull"),
+        ("prs", "pull"),
+        ("repo", "repositori"),
+        ("env", "environ"),
+        ("config", "configur"),
+        ("k8s", "kubernet"),
+        ("js", "javascript"),
+        ("ts", "typescript"),
+    ];
+    if SHORT
+        .iter()
+        .any(|(s, l)| (a == *s && b.starts_with(l)) || (b == *s && a.starts_with(l)))
+    {
+        return true;
+    }
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     short.len() >= 4 && long.starts_with(short)
+}
+
+/// `text` with each time of day written as one number ("at 02:00 UTC" → "at 0200 UTC").
+fn joined_times(text: &str) -> std::borrow::Cow<'_, str> {
+    let b = text.as_bytes();
+    // One or two digits, the colon, exactly two digits.
+    let is_time_colon = |i: usize| {
+        let before = b[..i]
+            .iter()
+            .rev()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        let after = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        b[i] == b':' && (1..=2).contains(&before) && after == 2
+    };
+    if !(0..b.len()).any(is_time_colon) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, c) in text.char_indices() {
+        if !(c == ':' && is_time_colon(i)) {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A clause that negates twice ("never commit without running the tests") asserts.
@@ -1115,6 +1178,14 @@ mod tests {
             Relation::Supersedes
         );
         assert_eq!(
+            rel(
+                Project,
+                "每天 UTC 凌晨 2 点运行数据库备份。",
+                "每天 UTC 凌晨 2 点运行夜间构建。"
+            ),
+            Relation::Distinct
+        );
+        assert_eq!(
             rel(Feedback, "以后都用 pnpm 安装依赖", "以后都用 pnpm"),
             Relation::Duplicate
         );
@@ -1411,6 +1482,24 @@ mod tests {
                 "We switched to uv, poetry is gone.",
                 "We use poetry for dependency management in this repo, so run poetry install to set things up.",
                 Relation::Supersedes,
+            ),
+            (
+                Project,
+                "Nightly builds run at 04:30 UTC.",
+                "Nightly builds run at 02:00 UTC.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "Production Postgres was upgraded to 16.",
+                "The Postgres version in production is 14.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "Port 5433 is where the staging DB listens.",
+                "The staging database listens on port 5433.",
+                Relation::Duplicate,
             ),
             // Not said to be a change: two facts may stand, one must not vanish.
             (

@@ -10,8 +10,8 @@
 //!
 //! * another environment on either side (本番 / ステージング, 测试 / 生产) is another memory;
 //! * said to be a change (変更, 移行, 上げた, やめて, 升级, 迁移, 改为, 现在 …) about the same
-//!   subject (two in five terms shared), or with another value of the same thing, the new one
-//!   replaces the old;
+//!   subject (two in five terms shared), turned round (しない, 禁止, 不要 on one side only), or
+//!   with another value of the same thing, the new one replaces the old;
 //! * the same subject (three in five terms of the shorter shared), no value only the new one
 //!   has, and no word put in another's place, is the same memory;
 //! * anything else stands beside it.
@@ -54,6 +54,34 @@ const CHANGES: &[&str] = &[
     "弃用",
     "废弃",
     "现在",
+    "变更",
+    "更换",
+    "换为",
+    "改到",
+];
+
+/// Words that turn a rule round ("しない", "禁止", "不要"): one side with them and the other
+/// without, about the same subject, is a reversal.
+const NEGATIONS: &[&str] = &[
+    "しない",
+    "しません",
+    "ないこと",
+    "ないように",
+    "禁止",
+    "やめ",
+    "不要",
+    "不用",
+    "别",
+    "不能",
+    "不允许",
+    "不得",
+    "わない",
+    "らない",
+    "かない",
+    "さない",
+    "たない",
+    "まない",
+    "ばない",
 ];
 
 /// Words that name an environment.
@@ -125,8 +153,16 @@ fn terms(text: &str) -> (HashSet<String>, HashSet<String>) {
             }
             let token: String = chars[start..i].iter().collect();
             let token = token.trim_end_matches(['.', ':', '/', '-']);
-            if token.chars().any(|c| c.is_ascii_digit()) || token.contains("://") {
+            if token.contains("://") {
                 values.insert(token.to_string());
+            } else if token.chars().any(|c| c.is_ascii_digit()) {
+                // "redis-stg.internal:6380" holds the value "6380", as "ポートは6380" does.
+                values.extend(
+                    token
+                        .split([':', '/'])
+                        .filter(|p| p.chars().any(|c| c.is_ascii_digit()))
+                        .map(str::to_string),
+                );
             } else {
                 words.extend(content_words(token));
             }
@@ -182,8 +218,11 @@ pub(super) fn relation(
     let (b, vb) = terms(old_text);
     let env = |t: &str| -> HashSet<&'static str> {
         let lower = t.to_lowercase();
+        // Whole tokens: "alerts-prod" and "redis-stg.internal" name no environment.
         let tokens: HashSet<&str> = lower
-            .split(|c: char| !c.is_ascii_alphanumeric())
+            .split(|c: char| {
+                !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':'))
+            })
             .filter(|w| !w.is_empty())
             .collect();
         ENVIRONMENTS
@@ -217,10 +256,22 @@ pub(super) fn relation(
         .iter()
         .filter(|y| !a.iter().any(|x| x == *y || same_term(x, y)))
         .collect();
-    let changed = CHANGES.iter().any(|w| new_text.contains(w));
+    // (A change word both say is about something else: "フロントエンドの変更をプッシュする前に".)
+    let changed = CHANGES
+        .iter()
+        .any(|w| new_text.contains(w) && !old_text.contains(w));
+    let negated = |t: &str| NEGATIONS.iter().any(|w| t.contains(w));
+    let reversed = negated(new_text) != negated(old_text);
     let other_value = !va.is_empty() && !vb.is_empty() && va != vb;
-    let same_subject = overlap >= 0.4 && cosine >= 0.6;
-    if same_subject && (changed || contradiction || (other_value && overlap >= 0.6)) {
+    // (The static embeddings read short CJK sentences loosely: most words shared needs less of
+    // their agreement.)
+    let same_subject = (overlap >= 0.4 && cosine >= 0.6) || (overlap >= 0.8 && cosine >= 0.3);
+    if same_subject
+        && (changed
+            || contradiction
+            || (reversed && overlap >= 0.6)
+            || (other_value && overlap >= 0.6))
+    {
         return Relation::Supersedes;
     }
     // What the new memory gives up is what the old one is about.
@@ -233,7 +284,7 @@ pub(super) fn relation(
         let shorter = a.len().min(b.len());
         new_only.len() + old_only.len() > 1 || shorter < 3
     };
-    if overlap >= 0.6 && cosine >= 0.7 && !new_value && !swapped {
+    if overlap >= 0.6 && cosine >= 0.7 && !new_value && !swapped && !reversed {
         return Relation::Duplicate;
     }
     Relation::Distinct
@@ -314,6 +365,41 @@ mod tests {
                 Relation::Supersedes,
             ),
             (
+                "PRはスカッシュマージしない。マージコミットで取り込むこと。",
+                "PRは必ずスカッシュマージする。",
+                Relation::Supersedes,
+            ),
+            (
+                "デフォルトブランチを master から main に変更した。",
+                "デフォルトブランチは master。",
+                Relation::Supersedes,
+            ),
+            (
+                "构建工具由 Maven 变更为 Gradle。",
+                "构建工具用的是 Maven。",
+                Relation::Supersedes,
+            ),
+            (
+                "アラートの通知先をSlackの #ops-alerts に切り替えた。",
+                "アラートはSlackの #alerts-prod チャンネルに通知される。",
+                Relation::Supersedes,
+            ),
+            (
+                "mainにはforce pushしないこと。",
+                "mainブランチへのforce pushは禁止。",
+                Relation::Duplicate,
+            ),
+            (
+                "应用日志的保存期限是 30 天。",
+                "应用日志保留 30 天。",
+                Relation::Duplicate,
+            ),
+            (
+                "フロントエンドの変更をプッシュする前に `npm run typecheck` を実行する。",
+                "フロントエンドの変更をプッシュする前に `npm run lint` を実行する。",
+                Relation::Distinct,
+            ),
+            (
                 "本番環境のURLは https://www.example.com です。",
                 "ステージング環境のURLは https://staging.example.com です。",
                 Relation::Distinct,
@@ -346,6 +432,19 @@ mod tests {
         ];
         for (new, old, want) in cases {
             assert_eq!(rel(new, old), want, "{new} against {old}");
+        }
+        // Restated otherwise, never taken for a change.
+        for (new, old) in [
+            (
+                "ステージングのRedisのホストは redis-stg.internal、ポートは6380です。",
+                "ステージング環境のRedisは redis-stg.internal:6380 で動いている。",
+            ),
+            (
+                "本番デプロイは金曜15時以降は行わないルール。",
+                "金曜日の15時以降は本番へのデプロイを禁止している。",
+            ),
+        ] {
+            assert_ne!(rel(new, old), Relation::Supersedes, "{new} against {old}");
         }
     }
 }
