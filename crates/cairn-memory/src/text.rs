@@ -35,17 +35,26 @@ const ABBREVIATIONS: &[&str] = &[
 ];
 
 /// Splits text into sentences. Latin sentences end at `.`, `!`, `?` followed by whitespace (not
-/// after a common abbreviation); CJK sentences at `。！？`; every line break ends one too.
+/// after a common abbreviation, not inside inline code: "run `bazel test //internal/... -c ci`
+/// first" is one sentence); CJK sentences at `。！？`; every line break ends one too.
 pub fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut i = 0;
+    let mut in_code = false;
     while i < chars.len() {
         let (pos, c) = chars[i];
         let next = chars.get(i + 1).map(|x| x.1);
+        if c == '`' {
+            in_code = !in_code;
+        }
         let end_here = match c {
-            '\n' => true,
+            '\n' => {
+                in_code = false;
+                true
+            }
+            _ if in_code => false,
             '。' | '！' | '？' => true,
             // "println! for logging": a `!` after a word, with the sentence going on in
             // lower case, ends no sentence.
@@ -388,6 +397,16 @@ mod tests {
         assert_eq!(
             sentences("e.g. this one\nand that"),
             vec!["e.g. this one", "and that"]
+        );
+        // Inline code is part of its sentence.
+        assert_eq!(
+            sentences(
+                "from now on run `bazel test //internal/... --config=ci` first. Then tell me."
+            ),
+            vec![
+                "from now on run `bazel test //internal/... --config=ci` first.",
+                "Then tell me."
+            ]
         );
     }
 
