@@ -11,7 +11,8 @@
 //! | standing | "prefer / avoid / use … in this codebase, everywhere, by default", "make sure every new …", "ask (me) before adding …" | "…ない方針で", "…書かないルールにしてます", "…する決まりなので" (without the task after it: project) | "统一用 X，不用 Y" (project) | feedback |
 //! | don't | "don't …", "avoid …", "stop …ing" | 〜しないで, 禁止 | 不要, 别 | feedback |
 //! | we use | "we use X (not Y)", "this repo uses …", "we don't use X here", "we're on Node 22 now", "… is always … in this codebase" | うちは〜を使っています | 我们用 | project |
-//! | changed | "we switched from X to Y", "CI moved from X to Y", "the staging server moved to …", "we upgraded to Python 3.12", "we moved off X", "we no longer use X" (not a branch, the next ticket, code moved between files) | | | project |
+//! | changed | "we switched from X to Y", "CI moved from X to Y", "the staging server moved to …", "we upgraded to Python 3.12", "we moved off X", "we no longer use X", "X is gone, we migrated to Y", "we dropped X, … Y now" (not a branch, the next ticket, code moved between files, nor the start of a problem) | "XからYに移行しました", "Xはやめて、Yに移行した" | "我们上个月把 X 换成 Y 了", "已经不用 X 了" | project |
+//! | aside | "fyi / btw / for context / context in case it matters: …" saying how things always are ("only", "never", "instead of", "unless", "are generated", "on purpose") | | "规矩是…", "背景：我们…只有/不允许…" | project |
 //! | use, not | "use X, not Y", "use X instead of Y", "use X for …, never Y" | | | feedback |
 //! | correction | "no, use …" | いや、〜を使って | 不对，用 … | feedback |
 //! | preference | | 〜は〜で書いてください | | feedback |
@@ -775,6 +776,26 @@ static JA_USER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// An aside that opens a sentence: "fyi", "btw", "for context", "context in case it matters:",
+/// "heads up".
+static EN_ASIDE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:ok(?:ay)?[,.]?\s+)?(?:fyi|btw|for context|context(?: in case it matters)?\s*:|heads up|by the way|just so you know|for the record|background\s*:)",
+    )
+});
+/// What makes an aside a standing fact: it says how things always are, or what is never done.
+static EN_STANDING_FACT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:instead of|never|only|always|everything|on purpose|unless|strictly|by design|read-only|(?:is|are) generated|nobody|no one|baseline|we (?:don't|dont|do not|never|always|only))\b",
+    )
+});
+/// An aside that reports a problem or asks for the task ("btw the tests only fail on CI").
+static EN_ASIDE_NOT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:is failing|are failing|keeps? failing|failed|fail(?:s|ing)?\s+(?:on|in|locally|with|when|for|at|every|sometimes|randomly)|pass(?:es)? locally|broke|broken|crash\w*|bug|flaky|error|can you|could you|please|this time|today|right now|for now)\b",
+    )
+});
+
 /// A policy said of the project: a verb form, then 方針 / ルール / 決まり ("渡さない方針で",
 /// "書かないルールにしてます", "orderする決まりなので").
 static JA_POLICY: LazyLock<Regex> = LazyLock::new(|| {
@@ -786,6 +807,26 @@ static JA_POLICY: LazyLock<Regex> = LazyLock::new(|| {
 static JA_TASK: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?:直|確認|調べ|見|修正|対応|変更|追加|削除)(?:して|て)(?:ほしい|ください|下さい|くれ|ね|。|$)|お願い",
+    )
+});
+/// How the project changed, in Japanese: "XからYに移行した", "Xはやめて…", "Xは廃止しました",
+/// "Xはもう使っていません".
+static JA_CHANGED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"[^。、]+?から[^。、]+?(?:に|へ)(?:移行|変更|切り替え|切り替|乗り換え|移)(?:し|まし|になり|になっ)?(?:た|ました|ています|てる|ている)|[^。、]+?(?:は|を)(?:やめました|やめた|廃止し(?:た|ました)|もう使って(?:いません|ない)|使わなくなり|使わなくなった)|[^。、]+?(?:は|を)やめて[、,][^。]*?(?:した|しました|ました|た)[。]?$",
+    )
+});
+/// How the project changed, in Chinese, told as done ("我们上个月把 X 换成 Y 了", "已经从 X
+/// 迁移到 Y 了", "已经不用 X 了", "X 已经弃用"); "把 X 改成 Y" alone is a task.
+static ZH_CHANGED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:我们|团队|项目|已经|之前|上个月|上周|去年|早就)[^，。？]*?(?:把\s*[^，。]+?\s*(?:换成|改成|迁移到|迁到|切换到|替换成|换为|改为)|从\s*[^，。]+?\s*(?:迁移到|迁到|换到|切换到|换成))[^。？]*?了|(?:已经|现在|早就)(?:不再|不)(?:用|使用)\s*[A-Za-z][^，。]*?了|我们不再(?:用|使用)\s*[A-Za-z]|[A-Za-z][\w.+-]*\s*(?:已经|早就)(?:被)?(?:弃用|废弃|下线|移除|去掉)",
+    )
+});
+/// Ground rules given as such in Chinese: "规矩是…", "约定是…", "背景：我们…只有/都/不允许…".
+static ZH_GROUND_RULE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:规矩|规定|约定|原则|惯例)是|^(?:先说一下)?背景[:：，,]\s*我们[^。]*?(?:只有|都是|统一|一律|不允许|不能|只能|必须)",
     )
 });
 /// "统一用 Coil", "一律使用 pnpm": one choice for the whole project.
@@ -1018,6 +1059,8 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
                 " switched ",
                 " upgraded ",
                 " no longer ",
+                " gone",
+                " dropped ",
             ],
         )
         || (correction && s.is_ascii());
@@ -1311,11 +1354,32 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
             "transitioned",
             "no longer",
             "got rid of",
+            "ripped out",
             "anymore",
+            "gone",
+            "removed",
+            "deprecated",
+            "retired",
+            "dropped",
+            "ditched",
         ],
     ) && ((opens_like_a_change(lower) && EN_CHANGED.is_match(lower))
-        || (has_any(lower, &["no longer", "anymore", "any more", "got rid of"])
-            && EN_NO_LONGER.is_match(s)))
+        || (has_any(
+            lower,
+            &[
+                "no longer",
+                "anymore",
+                "any more",
+                "got rid of",
+                "ripped out",
+                "gone",
+                "removed",
+                "deprecated",
+                "retired",
+                "dropped",
+                "ditched",
+            ],
+        ) && EN_NO_LONGER.is_match(s)))
         && !is_question(s)
         // (The words of a passing change, looked for plainly: the general one-off and
         // transient patterns cost milliseconds to compile in the Stop hook's process.)
@@ -1716,7 +1780,7 @@ static EN_CHANGED: LazyLock<Regex> = LazyLock::new(|| {
             .join("|")
     );
     re(&format!(
-        r"^(?:(?:fyi|btw|heads up|note|ps|also|oh|ok|so|update)[,:!]?\s+)*(?:we(?:'ve|’ve|\s+have)?|the team|(?:(?:the|our)\s+(?:[A-Za-z0-9_.-]+\s+){{0,2}}?)?{subjects}(?:\s+has)?)\s+(?:(?:just|recently|finally|now|also|all|already|officially)\s+)*(?:switched|moved|migrated|upgraded|transitioned|ported)\s+(?:(?:the|our|all|over)\s+)?(?:(?:[A-Za-z0-9_.-]+\s+){{0,2}}?{subjects}\s+)?(?:(?:over|away)\s+)?(?:from\s+\S.*?\s+(?:to|onto)\s+\S|off(?:\s+of)?\s+\S|(?:to|onto)\s+\S)"
+        r"^(?:(?:fyi|btw|heads up|note|ps|also|oh|ok|so|update)[,:!]?\s+)*(?:we(?:'ve|’ve|\s+have)?|the team|[a-z0-9_.-]+/[a-z0-9_./-]*|(?:(?:the|our)\s+(?:[A-Za-z0-9_.-]+\s+){{0,2}}?)?{subjects}(?:\s+has)?)\s+(?:(?:just|recently|finally|now|also|all|already|officially)\s+)*(?:switched|moved|migrated|upgraded|transitioned|ported)\s+(?:(?:the|our|all|over)\s+)?(?:(?:[A-Za-z0-9_.-]+\s+){{0,2}}?{subjects}\s+)?(?:(?:over|away|out)\s+)?(?:from\s+\S.*?\s+(?:to|onto)\s+\S|off(?:\s+of)?\s+\S|(?:to|onto)\s+\S)"
     ))
 });
 
@@ -1736,6 +1800,7 @@ fn opens_like_a_change(lower: &str) -> bool {
         .contains(&word);
         if !marker || word.is_empty() {
             return ["we", "we've", "we’ve", "the", "our"].contains(&word)
+                || word.contains('/')
                 || CHANGE_SUBJECTS
                     .iter()
                     .any(|s| s.split(' ').next() == Some(word));
@@ -1745,10 +1810,11 @@ fn opens_like_a_change(lower: &str) -> bool {
 }
 
 /// "we no longer use redux", "redux is no longer used", "we don't use helm anymore", "we
-/// got rid of jenkins".
+/// got rid of jenkins", "core data is gone, we migrated to SwiftData", "we dropped zap, everything
+/// logs through slog now".
 static EN_NO_LONGER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:(?:fyi|btw|heads up|note|ps|also|oh|ok|so|update)[,:!]?\s+)*(?:we\s+(?:no longer|don't|don’t|do not)\s+(?:use|run|deploy|host|need)\s+\S.*?(?:\bno longer\b|\banymore\b|\bany more\b)?|we\s+no longer\s+(?:use|run|deploy|host|need)\s+\S|we(?:'ve|’ve|\s+have)?\s+got\s+rid\s+of\s+\S|[\w.@/-]+(?:\s+[\w.@/-]+)?\s+(?:is|are)\s+no longer\s+(?:used|in use|supported|maintained|a thing|around))",
+        r"(?i)^(?:(?:fyi|btw|heads up|note|ps|also|oh|ok|so|update)[,:!]?\s+)*(?:we\s+(?:don't|don’t|dont|do not)\s+(?:use|run|deploy|host|need|have)\s+\S.*?\b(?:anymore|any more)\b|we\s+no longer\s+(?:use|run|deploy|host|need|have)\s+\S|we(?:'ve|’ve|\s+have)?\s+(?:got\s+rid\s+of|ripped\s+out)\s+\S|[\w.@/-]+(?:\s+[\w.@/-]+)?\s+(?:is|are)\s+no longer\s+(?:used|in use|supported|maintained|a thing|around)|[\w.@/-]+(?:\s+[\w.@/-]+)?\s+(?:is|are|has been|have been|was|were)\s+(?:now\s+)?(?:gone|removed|deprecated|retired)\b[^.?!]*?\bwe\s+(?:use|moved|migrated|switched)\b|we(?:'ve|’ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:dropped|ditched|removed|retired|deprecated)\s+\S[^.?!]*?\bnow\b)",
     )
 });
 
@@ -1757,7 +1823,7 @@ static EN_NO_LONGER: LazyLock<Regex> = LazyLock::new(|| {
 /// parser and now the tests hang").
 static EN_CHANGED_NOT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:(?:and|but) (?:now|since)|since then|broke|broken|break(?:s|ing)?|fail(?:s|ed|ing|ure)?|hang(?:s|ing)?|crash(?:es|ed|ing)?|errors?|regress\w*|why|slow(?:er)?|moved on|on to|(?:to|onto) (?:the|a|another|that|this) (?:next|other|new|different|feature|fix|previous) (?:branch|step|task|ticket|issue|part|section|phase|file|approach|plan|idea|option|tab|window|page)|(?:to|onto|off) (?:a |the |that |this |another )?(?:branch|worktree)\b|to (?:a |another |the )?(?:different|new|other) (?:approach|plan|idea|strategy|option|way)|to (?:my|your) (?:laptop|machine|desk|office)|(?:file|function|method|class|struct|module|component|handler|helper|hook|test|tests|code|logic|import|imports|constant|type|types) (?:to|into) |(?:i|you) (?:switched|moved|migrated|upgraded)\b)",
+        r"(?i)\b(?:(?:and|but) (?:now|since)|since then|bug|issue|warning|problem|flak\w*|broke|broken|break(?:s|ing)?|fail(?:s|ed|ing|ure)?|hang(?:s|ing)?|crash(?:es|ed|ing)?|errors?|regress\w*|why|slow(?:er)?|moved on|on to|(?:to|onto) (?:the|a|another|that|this) (?:next|other|new|different|feature|fix|previous) (?:branch|step|task|ticket|issue|part|section|phase|file|approach|plan|idea|option|tab|window|page)|(?:to|onto|off) (?:a |the |that |this |another )?(?:branch|worktree)\b|to (?:a |another |the )?(?:different|new|other) (?:approach|plan|idea|strategy|option|way)|to (?:my|your) (?:laptop|machine|desk|office)|(?:file|function|method|class|struct|module|component|handler|helper|hook|test|tests|code|logic|import|imports|constant|type|types) (?:to|into) |(?:i|you) (?:switched|moved|migrated|upgraded)\b)",
     )
 });
 
@@ -1831,6 +1897,11 @@ fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         && !hypothetical
     {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
+    }
+    // "poetryはやめて、uvに移行した", "CIはJenkinsからGitHub Actionsに移行しました": how the
+    // project changed.
+    if JA_CHANGED.is_match(s) && !ja_one_off && !is_question(s) && !JA_PROBLEM.is_match(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Project), "changed"));
     }
     let ja_dont = JA_DONT.find_iter(s).any(|m| m.as_str() != "ないように")
         || (JA_DONT.is_match(s) && JA_DIRECTIVE_END.is_match(s));
@@ -1932,6 +2003,21 @@ fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if ZH_WE_USE.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
     }
+    // "我们上个月把 Fivetran 换成 Airbyte 了", "我们已经不用 Alamofire 了": how the project
+    // changed.
+    // ("现在" after the change says how things are now, not that this is a one-off.)
+    if let Some(m) = ZH_CHANGED.find(s)
+        && !ZH_ONE_OFF.is_match(&ZH_STANDING_SCOPE.replace_all(&s[..m.end()], ""))
+        && !is_question(s)
+        && !ZH_PROBLEM.is_match(s)
+    {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Project), "changed"));
+    }
+    // "背景：我们的第三方 SDK 只有 Sentry 和 RevenueCat，别的都不允许加", "规矩是字段只能加不能删":
+    // the ground rules given as background.
+    if ZH_GROUND_RULE.is_match(s) && !zh_one_off && !is_question(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Project), "standing"));
+    }
     // "我们这边图片加载统一用 Coil，不用 Glide，你要是看到…": the choice and what it rules out,
     // without the task talk after them.
     if !zh_one_off && !is_question(s) && ZH_UNIFORM.is_match(s) {
@@ -1987,7 +2073,10 @@ fn split_inline_why(rule: &str) -> (String, Option<String>) {
                 "especially",
             ]
             .iter()
-            .any(|p| tl.starts_with(p));
+            .any(|p| tl.starts_with(p))
+                // "… are generated — run gazelle instead of hand-editing them": an
+                // instruction goes on with the rule, it gives no reason.
+                || IMPERATIVE_VERBS.contains(&first_word(tail).as_str());
             if !continues_rule && tail.split_whitespace().count() >= 3 {
                 return (head.trim().to_string(), Some(sentence_case(tail)));
             }
@@ -2105,6 +2194,10 @@ fn explains(s: &str) -> bool {
     }
     // "And check the deep link while you're there", "then check the /hosts page": the task
     // goes on. "Ever.": a fragment explains nothing.
+    // "anyway can you figure out why …": a request, whatever it opens with.
+    if has_any(&lower, &["can you ", "could you ", "would you ", "please "]) {
+        return false;
+    }
     let core = [
         "and then ",
         "and ",
@@ -2113,6 +2206,10 @@ fn explains(s: &str) -> bool {
         "plus ",
         "oh and ",
         "ok and ",
+        "anyway ",
+        "anyways ",
+        "ok so ",
+        "so ",
     ]
     .iter()
     .find_map(|c| lower.starts_with(c).then(|| s.get(c.len()..).unwrap_or(s)))
@@ -2197,12 +2294,30 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
     let mut used = vec![false; sents.len()];
     let mut stripped: Vec<(&str, bool)> = sents.iter().map(|s| strip_markers(s)).collect();
     let mut detected: Vec<Option<(Shape, &'static str)>> = Vec::with_capacity(sents.len());
-    for (s, corr) in stripped.iter_mut() {
+    for (i, (s, corr)) in stripped.iter_mut().enumerate() {
         if is_question(s) || s.is_empty() {
             detected.push(None);
             continue;
         }
         let mut found = detect(s, *corr);
+        // "fyi the BUILD files are generated — run gazelle instead of hand-editing them", "for
+        // context the XL warehouse is only for the nightly refresh": context given in passing,
+        // when it says how things always are.
+        if found.is_none()
+            && !crate::text::mostly_cjk(s)
+            && EN_ASIDE.is_match(sents[i])
+            && EN_STANDING_FACT.is_match(s)
+            && !EN_ASIDE_NOT.is_match(s)
+        {
+            // "context in case it matters: …" is not part of the fact.
+            let rest = EN_ASIDE
+                .find(s)
+                .map_or(*s, |m| s[m.end()..].trim_start_matches([':', ',', ' ']));
+            if !rest.is_empty() {
+                *s = rest;
+            }
+            found = Some((Shape::Rule(s.to_string(), MemoryType::Project), "aside"));
+        }
         // "Also, unrelated but important: in this repo we use goose …", "还有一个通用的要求：
         // …": the statement after a short lead-in.
         if found.is_none()

@@ -1219,3 +1219,63 @@ fn policies_and_habits_without_a_marker() {
         none(p);
     }
 }
+
+/// How the project changed, said plainly in three languages, and context given in passing
+/// ("fyi", "for context") that says how things always are.
+#[test]
+fn plain_changes_and_asides() {
+    for p in [
+        "we dropped zap last sprint, everything logs through log/slog now (the otel handler wraps it)",
+        "proto/ moved out to its own repo (fernpay/apis) last week and we consume it via a bazel_dep now",
+        "we dont use sqlfmt anymore, it fought with sqlfluff on every PR",
+        "we no longer have the LEGACY_DWH database, it got dropped in october after the cutover.",
+        "core data is gone, we migrated to SwiftData in 2.4.",
+        "我们上个月把 Fivetran 换成 Airbyte 了，现在 raw 层的表都是 Airbyte 同步的",
+        "我们已经不用 Alamofire 了，网络层现在是 URLSession + async/await 自己封装的 APIClient",
+        "CIはJenkinsからGitHub Actionsに移行しました。",
+        "poetryはやめて、uvに移行した。",
+    ] {
+        let c = one(p);
+        assert_eq!(
+            (c.memory_type, c.trigger),
+            (MemoryType::Project, "changed"),
+            "{p}: {c:?}"
+        );
+    }
+    let c = one(
+        "fyi the BUILD files are generated — run `bazel run //:gazelle` instead of hand-editing them. anyway can you figure out why go_default_library is referenced here",
+    );
+    assert!(
+        c.rule.starts_with("The BUILD files are generated — run"),
+        "{c:?}"
+    );
+    assert_eq!(c.why, None, "{c:?}");
+    let c = one(
+        "so the backfill worked but it took 40 min. for context the XL warehouse is only for the nightly full refresh, everything else goes on TRANSFORM_WH_S unless i say otherwise. can you rerun the rest",
+    );
+    assert!(c.rule.starts_with("The XL warehouse is only"), "{c:?}");
+    let c = one(
+        "context in case it matters: only the app writes to the app group, the widget is strictly read-only.",
+    );
+    assert!(c.rule.starts_with("Only the app writes"), "{c:?}");
+    for (p, want) in [
+        ("规矩是字段只能加不能删、不能改名改编号。", "standing"),
+        (
+            "背景：我们的第三方 SDK 只有 Sentry 和 RevenueCat，别的都不允许加。",
+            "standing",
+        ),
+    ] {
+        assert_eq!(one(p).trigger, want, "{p}");
+    }
+    for p in [
+        "btw the tests only fail on CI, never locally",
+        "fyi the bug is gone now",
+        "the flaky test is gone, thanks",
+        "we removed the debug logging in the last PR",
+        "fyi i'm out tomorrow",
+        "把这张图的 y 轴改成对数刻度。",
+        "你先看看计时逻辑，然后把闪烁时间从 0.3 秒改成 0.6 秒。",
+    ] {
+        none(p);
+    }
+}
