@@ -12,6 +12,7 @@
 //! | don't | "don't …", "avoid …", "stop …ing" | 〜しないで, 禁止 | 不要, 别 | feedback |
 //! | we use | "we use X (not Y)", "this repo uses …", "we don't use X here", "we're on Node 22 now", "… is always … in this codebase" | うちは〜を使っています | 我们用 | project |
 //! | changed | "we switched from X to Y", "CI moved from X to Y", "the staging server moved to …", "we upgraded to Python 3.12", "we moved off X", "we no longer use X", "X is gone, we migrated to Y", "we dropped X, … Y now" (not a branch, the next ticket, code moved between files, nor the start of a problem) | "XからYに移行しました", "Xはやめて、Yに移行した" | "我们上个月把 X 换成 Y 了", "已经不用 X 了" | project |
+//! | convention | "…, never commit the .xcodeproj" (a rule in a clause after a fact: feedback), "amounts are int64 minor units everywhere", "every feature is a TCA reducer …" (not a problem, a search, or steps of the task) | | | project |
 //! | aside | "fyi / btw / for context / context in case it matters: …" saying how things always are ("only", "never", "instead of", "unless", "are generated", "on purpose") | | "规矩是…", "背景：我们…只有/不允许…" | project |
 //! | use, not | "use X, not Y", "use X instead of Y", "use X for …, never Y" | | | feedback |
 //! | correction | "no, use …" | いや、〜を使って | 不对，用 … | feedback |
@@ -776,6 +777,34 @@ static JA_USER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// A rule in a clause of its own after a fact: "…, never commit the .xcodeproj", "…; always
+/// run gazelle".
+static EN_RULE_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)[,;—–]\s*(?:and\s+|so\s+|but\s+|just\s+)?(?:please\s+)?(?:never|always|don't|dont|do not)\s+(?:commit|push|edit|hand-edit|use|run|add|call|hardcode|hard-code|put|write|touch|change|merge|deploy|import|create|store|log|expose|return|mock|skip|bypass|rename|delete|remove|check in|modify|reformat|bump|pin|upgrade|install|disable|enable)\b",
+    )
+});
+/// A convention said to hold everywhere: "amounts are int64 minor units everywhere in
+/// ledgerd", "the ui layer is StateFlow everywhere".
+static EN_EVERYWHERE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:the\s+|our\s+|all\s+)?[\w./@<>-]+(?:\s+[\w./@<>-]+){0,3}\s+(?:is|are|go|goes|live|lives|use|uses)\b[^.?!]*\b(?:everywhere|across the (?:codebase|repo|app|project|board)|throughout the (?:codebase|repo|app|project))\b",
+    )
+});
+/// "every feature is a TCA reducer with …", "each service has its own …".
+static EN_EVERY_THING_IS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:every|each|all)\s+(?:[\w-]+\s+){1,2}(?:is|are|has|have|uses?|gets?|goes|go|lives?|needs?|must|should)\b",
+    )
+});
+/// What a fact-shaped convention is not: a problem ("it crashes everywhere", "every test is
+/// flaky"), a search ("I looked everywhere"), an occasion ("every time I …").
+static EN_CONVENTION_NOT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:fail\w*|error\w*|crash\w*|broke\w*|bug\w*|flak\w*|slow|hang\w*|warn\w*|issue|problem|wrong|weird|leak\w*|every time|each time|i|i'm|im|looked|searched|works? locally|seems?)\b",
+    )
+});
+
 /// An aside that opens a sentence: "fyi", "btw", "for context", "context in case it matters:",
 /// "heads up".
 static EN_ASIDE: LazyLock<Regex> = LazyLock::new(|| {
@@ -1061,6 +1090,9 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
                 " no longer ",
                 " gone",
                 " dropped ",
+                "everywhere",
+                "throughout the ",
+                "across the ",
             ],
         )
         || (correction && s.is_ascii());
@@ -1400,6 +1432,43 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
         && !EN_CHANGED_NOT.is_match(s)
     {
         return Some((Shape::Rule(s.to_string(), MemoryType::Project), "changed"));
+    }
+    // "the project is generated with tuist, never commit the .xcodeproj", "amounts are int64
+    // minor units everywhere", "every feature is a TCA reducer …": a convention said as a fact
+    // with a rule or a "everywhere" in it.
+    if (has_any(lower, &["never ", "always ", "don't ", "dont ", "do not "])
+        && has_any(lower, &[",", ";", "—", "–"])
+        && EN_RULE_CLAUSE.is_match(s))
+        || (has_any(lower, &["everywhere", "across the ", "throughout the "])
+            && EN_EVERYWHERE.is_match(s))
+        || (has_any(lower, &["every ", "each ", "all "]) && EN_EVERY_THING_IS.is_match(s))
+    {
+        // ("For the save-game format: version the header, …, and always write the chunk
+        // table first": a list of steps for the task.)
+        let steps = after_lead_in(s)
+            .unwrap_or(s)
+            .split([',', ';'])
+            .map(|c| c.trim_start().trim_start_matches("and ").trim_start())
+            .filter(|c| {
+                !has_any(
+                    &c.to_lowercase(),
+                    &["never ", "always ", "don't ", "dont ", "do not "],
+                )
+            })
+            .any(is_instruction);
+        if !deictic(s)
+            && !steps
+            && !EN_ONE_OFF.is_match(s)
+            && !EN_CONVENTION_NOT.is_match(s)
+            && !is_question(s)
+        {
+            let t = if EN_RULE_CLAUSE.is_match(s) {
+                MemoryType::Feedback
+            } else {
+                MemoryType::Project
+            };
+            return Some((Shape::Rule(s.to_string(), t), "convention"));
+        }
     }
     // "make sure every new endpoint validates …", "ask me before running anything that costs
     // money": a rule for what is still to come.

@@ -1279,3 +1279,38 @@ fn plain_changes_and_asides() {
         none(p);
     }
 }
+
+/// A convention said as a fact, with a rule in a clause of its own or "everywhere" in it.
+#[test]
+fn conventions_said_as_facts() {
+    for (p, t) in [
+        (
+            "the project is generated with tuist, never commit the .xcodeproj — edit Project.swift and run `tuist generate`",
+            MemoryType::Feedback,
+        ),
+        (
+            "amounts are int64 minor units everywhere in ledgerd, no floats and no decimal strings on the wire.",
+            MemoryType::Project,
+        ),
+        (
+            "every feature is a TCA reducer with @Reducer + @ObservableState, views take a StoreOf<Feature>.",
+            MemoryType::Project,
+        ),
+        (
+            "the ui layer is StateFlow everywhere, collected with collectAsStateWithLifecycle",
+            MemoryType::Project,
+        ),
+    ] {
+        assert_eq!(one(p).memory_type, t, "{p}");
+    }
+    for p in [
+        "For the save-game format: version the header, write a u32 magic, and always write the chunk table before the payload so we can seek.",
+        "it crashes everywhere on android 12",
+        "i looked everywhere for the config, where is it",
+        "every test is flaky since the upgrade",
+        "every time i run it, it hangs",
+        "the build is slow, never mind",
+    ] {
+        none(p);
+    }
+}
