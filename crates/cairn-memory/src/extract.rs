@@ -1445,17 +1445,22 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
     {
         // ("For the save-game format: version the header, …, and always write the chunk
         // table first": a list of steps for the task.)
-        let steps = after_lead_in(s)
-            .unwrap_or(s)
-            .split([',', ';'])
-            .map(|c| c.trim_start().trim_start_matches("and ").trim_start())
-            .filter(|c| {
-                !has_any(
-                    &c.to_lowercase(),
-                    &["never ", "always ", "don't ", "dont ", "do not "],
-                )
-            })
-            .any(is_instruction);
+        // ("day 10: downgrade to free plan, never delete data": a line of a spec.)
+        let spec_line = s
+            .split_once(": ")
+            .is_some_and(|(head, _)| head.len() < 24 && head.chars().any(|c| c.is_ascii_digit()));
+        let steps = spec_line
+            || after_lead_in(s)
+                .unwrap_or(s)
+                .split([',', ';'])
+                .map(|c| c.trim_start().trim_start_matches("and ").trim_start())
+                .filter(|c| {
+                    !has_any(
+                        &c.to_lowercase(),
+                        &["never ", "always ", "don't ", "dont ", "do not "],
+                    )
+                })
+                .any(is_instruction);
         if !deictic(s)
             && !steps
             && !EN_ONE_OFF.is_match(s)
@@ -2392,6 +2397,8 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
         if found.is_none()
             && may_have_lead_in(s)
             && let Some(tail) = after_lead_in(s)
+            // ("day 10: downgrade to free plan, never delete data": a line of a spec.)
+            && !s[..s.len() - tail.len()].chars().any(|c| c.is_ascii_digit())
         {
             let head = &s[..s.len() - tail.len()];
             let (tail, c) = strip_markers(tail);

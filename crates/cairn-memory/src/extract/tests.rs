@@ -1310,6 +1310,7 @@ fn conventions_said_as_facts() {
         "every test is flaky since the upgrade",
         "every time i run it, it hangs",
         "the build is slow, never mind",
+        "day 10: downgrade to free plan, never delete data",
     ] {
         none(p);
     }
