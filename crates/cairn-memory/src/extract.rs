@@ -124,7 +124,7 @@ fn is_personal(rule: &str, how: Option<&str>) -> bool {
             "answer", "repl", "respond", "talk", "speak", "write", "explain", "your ", " me",
             "keep", "返", "敬語", "話", "口調", "答", "回", "说", "提示", "説明",
         ],
-    ) && (ABOUT_REPLIES.is_match(rule) || REPLY_HABIT.is_match(rule));
+    ) && (ABOUT_REPLIES.is_match(rule) || reply_habit(rule));
     everywhere(rule) || how.is_some_and(everywhere) || (replies && !ABOUT_PROJECT.is_match(rule))
 }
 
@@ -777,6 +777,29 @@ static JA_USER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// Whether a sentence may open with an aside ([`EN_ASIDE`], compiled only then: the Stop hook
+/// asks about every read-only turn in a fresh process).
+fn opens_with_an_aside(sentence: &str) -> bool {
+    let head: String = sentence.chars().take(32).collect::<String>().to_lowercase();
+    let head = ["okay", "ok"]
+        .iter()
+        .find_map(|o| head.strip_prefix(o))
+        .map_or(head.as_str(), |h| h.trim_start_matches([',', '.', ' ']));
+    [
+        "fyi",
+        "btw",
+        "for context",
+        "context",
+        "heads up",
+        "by the way",
+        "just so you know",
+        "for the record",
+        "background",
+    ]
+    .iter()
+    .any(|w| head.starts_with(w))
+}
+
 /// A rule in a clause of its own after a fact: "…, never commit the .xcodeproj", "…; always
 /// run gazelle".
 static EN_RULE_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
@@ -1108,7 +1131,7 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         || lower.starts_with("respond")
         || lower.starts_with("keep")
         || lower.starts_with("please"))
-        && REPLY_HABIT.is_match(s)
+        && reply_habit(s)
         && !EN_ONE_OFF.is_match(s)
         && !EN_ONE_OFF_ALWAYS.is_match(s)
     {
@@ -1137,9 +1160,36 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
 
 /// A standing wish about the agent's answers: "keep your answers short", "answer me in
 /// English", "回答的时候请用中文", "返事は日本語で".
+/// [`REPLY_HABIT`], or [`REPLY_HABIT_ASKED`] for a sentence that opens the way those do
+/// (compiled only then).
+fn reply_habit(s: &str) -> bool {
+    if REPLY_HABIT.is_match(s) {
+        return true;
+    }
+    let lower = s.trim_start().to_lowercase();
+    [
+        "when",
+        "talk",
+        "speak",
+        "write",
+        "please talk",
+        "please speak",
+    ]
+    .iter()
+    .any(|w| lower.starts_with(w))
+        && REPLY_HABIT_ASKED.is_match(s)
+}
+
+/// "when i ask why …, give me the root cause first", "talk to me like a peer".
+static REPLY_HABIT_ASKED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^when(?:ever)? i ask (?:you )?(?:why|how|what|for|about|to)\b[^.?!]*?\b(?:give|answer|start|tell|show|explain|lead|put)\s+(?:me\s+)?\w|^(?:please\s+)?(?:talk|speak|write) to me (?:like|as)\s+(?:a|an)\s+\w",
+    )
+});
+
 static REPLY_HABIT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+in\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^when(?:ever)? you (?:explain|answer|reply|respond|talk|write)\b[^,.?!]*?\bme\b|^no need to ask (?:me\s+)?before\b|^when(?:ever)? i ask (?:you )?(?:why|how|what|for|about|to)\b[^.?!]*?\b(?:give|answer|start|tell|show|explain|lead|put)\s+(?:me\s+)?\w|^(?:please\s+)?(?:talk|speak|write) to me (?:like|as)\s+(?:a|an)\s+\w|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时|请)|^(?:请)?用(?:中文|英文|日语)(?:回答|回复)|^(?:説明|回答|返事|返信)は[^。]*(?:ほしい|欲しい|ください|お願い)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
+        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+in\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^when(?:ever)? you (?:explain|answer|reply|respond|talk|write)\b[^,.?!]*?\bme\b|^no need to ask (?:me\s+)?before\b|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时|请)|^(?:请)?用(?:中文|英文|日语)(?:回答|回复)|^(?:説明|回答|返事|返信)は[^。]*(?:ほしい|欲しい|ください|お願い)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
     )
 });
 
@@ -1395,6 +1445,13 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
             "dropped",
             "ditched",
         ],
+    ) && !has_any(
+        lower,
+        // A change told as the start of a problem, looked for before anything compiles.
+        &[
+            " and now", " but now", " since then", "broke", "fail", "hang", "crash", "error",
+            "why", " bug", "issue", " slow",
+        ],
     ) && ((opens_like_a_change(lower) && EN_CHANGED.is_match(lower))
         || (has_any(
             lower,
@@ -1441,7 +1498,10 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
         && EN_RULE_CLAUSE.is_match(s))
         || (has_any(lower, &["everywhere", "across the ", "throughout the "])
             && EN_EVERYWHERE.is_match(s))
-        || (has_any(lower, &["every ", "each ", "all "]) && EN_EVERY_THING_IS.is_match(s))
+        || (["every ", "each ", "all "]
+            .iter()
+            .any(|w| lower.starts_with(w))
+            && EN_EVERY_THING_IS.is_match(s))
     {
         // ("For the save-game format: version the header, …, and always write the chunk
         // table first": a list of steps for the task.)
@@ -2378,6 +2438,7 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
         // context the XL warehouse is only for the nightly refresh": context given in passing,
         // when it says how things always are.
         if found.is_none()
+            && opens_with_an_aside(sents[i])
             && !crate::text::mostly_cjk(s)
             && EN_ASIDE.is_match(sents[i])
             && EN_STANDING_FACT.is_match(s)
