@@ -92,6 +92,7 @@ const CHANGE_WORDS: &[&str] = &[
     "upgraded",
     "bumped",
     "downgraded",
+    "transferred",
 ];
 
 /// The words before "is gone", "was removed", "is deprecated" … in a clause.
@@ -250,6 +251,9 @@ fn polarity(text: &str) -> (HashSet<String>, HashSet<String>) {
 /// Whether a content word is a value: a number or a version ("18", "v3", "5433", "30s",
 /// "16gb").
 fn is_value(w: &str) -> bool {
+    if w.starts_with("state:") {
+        return true;
+    }
     let w = w.strip_prefix('v').unwrap_or(w);
     let digits = w.chars().take_while(char::is_ascii_digit).count();
     digits > 0 && w.len() - digits <= 3 && w[digits..].chars().all(|c| c.is_ascii_lowercase())
@@ -258,6 +262,31 @@ fn is_value(w: &str) -> bool {
 /// Content words plus what names one thing among others and the content words drop: single
 /// capital letters ("service A") and command-line flags ("pytest -x -q").
 fn identity_words(text: &str) -> HashSet<String> {
+    let mut out = identity_words_without_state(text);
+    // A switch's state ("the flag is off in production" / "… is now on …"): a stop word, but
+    // the value of the fact.
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .collect();
+    for pair in words.windows(2) {
+        let setter = [
+            "is", "are", "be", "was", "were", "now", "turned", "switched", "stays", "set",
+            "flipped", "kept",
+        ]
+        .contains(&pair[0].as_str());
+        if setter && matches!(pair[1].as_str(), "on" | "off") {
+            out.remove(pair[1].as_str());
+            out.insert(format!("state:{}", pair[1]));
+        }
+    }
+    out
+}
+
+fn identity_words_without_state(text: &str) -> HashSet<String> {
     // A flag's name is not a content word of its own ("--sql" is not about SQL).
     let without_flags: String = text
         .split(' ')
@@ -409,11 +438,34 @@ fn cjk_slot_change(new_text: &str, old_text: &str) -> Option<Relation> {
         return None;
     }
     let environment = |s: &str| CJK_ENVIRONMENTS.iter().any(|e| s.contains(e));
-    Some(if environment(&sa) || environment(&sb) {
-        Relation::Distinct
-    } else {
-        Relation::Supersedes
-    })
+    if environment(&sa) || environment(&sb) {
+        return Some(Relation::Distinct);
+    }
+    // A language or a number put in another's place is a new choice ("…は日本語で書いて" after
+    // "…は英語で書いて", "超时是五秒" after "…三秒"); another word may name another thing
+    // ("每晚的备份任务" / "每晚的日志清理任务"): the word-level reading decides.
+    const LANGUAGES: &[&str] = &[
+        "日本語",
+        "英語",
+        "中国語",
+        "韓国語",
+        "中文",
+        "英文",
+        "英语",
+        "日语",
+        "日文",
+        "韩语",
+    ];
+    let language = |t: &str| LANGUAGES.iter().find(|l| t.contains(*l));
+    let number = |s: &str| {
+        s.chars()
+            .any(|c| "〇零一二三四五六七八九十百千两".contains(c))
+    };
+    let languages = matches!(
+        (language(new_text), language(old_text)),
+        (Some(a), Some(b)) if a != b
+    );
+    (languages || (number(&sa) && number(&sb))).then_some(Relation::Supersedes)
 }
 
 /// Whether a content word (stemmed) is one of [`CHANGE_WORDS`].
@@ -1185,6 +1237,14 @@ mod tests {
             ),
             Relation::Distinct
         );
+        assert_ne!(
+            rel(
+                Project,
+                "每晚的日志清理任务在 UTC 3 点运行。",
+                "每晚的备份任务在 UTC 3 点运行。"
+            ),
+            Relation::Supersedes
+        );
         assert_eq!(
             rel(Feedback, "以后都用 pnpm 安装依赖", "以后都用 pnpm"),
             Relation::Duplicate
@@ -1481,6 +1541,12 @@ mod tests {
                 Project,
                 "We switched to uv, poetry is gone.",
                 "We use poetry for dependency management in this repo, so run poetry install to set things up.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "The dark-mode feature flag is now on in production.",
+                "The dark-mode feature flag is off in production.",
                 Relation::Supersedes,
             ),
             (

@@ -58,7 +58,16 @@ const CHANGES: &[&str] = &[
     "更换",
     "换为",
     "改到",
+    "调整为",
+    "调整到",
+    "挪到",
+    "移った",
+    "変えた",
+    "にした",
 ];
+
+/// Numerals: a kanji pair with one names a value ("周四", "三秒", "二月").
+const NUMERALS: &str = "〇零一二三四五六七八九十百千两";
 
 /// Words that turn a rule round ("しない", "禁止", "不要"): one side with them and the other
 /// without, about the same subject, is a reversal.
@@ -75,6 +84,9 @@ const NEGATIONS: &[&str] = &[
     "不能",
     "不允许",
     "不得",
+    "不需要",
+    "不必",
+    "无需",
     "わない",
     "らない",
     "かない",
@@ -142,7 +154,18 @@ fn terms(text: &str) -> (HashSet<String>, HashSet<String>) {
                 i += 1;
             }
             for pair in chars[start..i].windows(2) {
-                words.insert(pair.iter().collect());
+                let pair: String = pair.iter().collect();
+                // "周四" / "周二", "五秒" / "三秒", "木曜" / "火曜": a numeral or a day of the week
+                // makes the pair a value.
+                if pair.chars().any(|c| NUMERALS.contains(c))
+                    || (pair.ends_with('曜') && pair != "曜日")
+                    || pair.starts_with('周')
+                    || pair.starts_with("星期")
+                {
+                    values.insert(pair);
+                } else {
+                    words.insert(pair);
+                }
             }
         } else if c.is_ascii_alphanumeric() {
             while i < chars.len()
@@ -181,6 +204,15 @@ fn same_term(a: &str, b: &str) -> bool {
     }
     let han = |s: &str| s.chars().count() == 2 && s.chars().all(is_han);
     han(a) && han(b) && a.chars().any(|c| b.contains(c))
+}
+
+/// The state a text gives a switch (on or off), when it gives one.
+fn state(text: &str) -> Option<bool> {
+    const ON: &[&str] = &["打开", "开启", "启用", "オン", "有効"];
+    const OFF: &[&str] = &["关闭", "禁用", "オフ", "無効"];
+    let on = ON.iter().any(|w| text.contains(w));
+    let off = OFF.iter().any(|w| text.contains(w));
+    (on != off).then_some(on)
 }
 
 /// The terms of what a text says it gave up: the clause before "はやめ", "をやめ", "は廃止",
@@ -262,7 +294,8 @@ pub(super) fn relation(
         .any(|w| new_text.contains(w) && !old_text.contains(w));
     let negated = |t: &str| NEGATIONS.iter().any(|w| t.contains(w));
     let reversed = negated(new_text) != negated(old_text);
-    let other_value = !va.is_empty() && !vb.is_empty() && va != vb;
+    let other_value = (!va.is_empty() && !vb.is_empty() && va != vb)
+        || matches!((state(new_text), state(old_text)), (Some(x), Some(y)) if x != y);
     // (The static embeddings read short CJK sentences loosely: most words shared needs less of
     // their agreement.)
     let same_subject = (overlap >= 0.4 && cosine >= 0.6) || (overlap >= 0.8 && cosine >= 0.3);
@@ -393,6 +426,26 @@ mod tests {
                 "应用日志的保存期限是 30 天。",
                 "应用日志保留 30 天。",
                 Relation::Duplicate,
+            ),
+            (
+                "灰度开关 new_pricing 已在生产环境打开。",
+                "灰度开关 new_pricing 在生产环境是关闭的。",
+                Relation::Supersedes,
+            ),
+            (
+                "本番デプロイは毎週火曜日に行う。",
+                "本番デプロイは毎週木曜日に行う。",
+                Relation::Supersedes,
+            ),
+            (
+                "提交 PR 时不需要附截图。",
+                "提交 PR 时需要附上截图。",
+                Relation::Supersedes,
+            ),
+            (
+                "生产版本发布日调整为每周二。",
+                "每周四发布生产版本。",
+                Relation::Supersedes,
             ),
             (
                 "フロントエンドの変更をプッシュする前に `npm run typecheck` を実行する。",
