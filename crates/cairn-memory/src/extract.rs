@@ -12,13 +12,13 @@
 //! | don't | "don't …", "avoid …", "stop …ing" | 〜しないで, 禁止 | 不要, 别 | feedback |
 //! | we use | "we use X (not Y)", "this repo uses …", "we don't use X here", "we're on Node 22 now", "… is always … in this codebase" | うちは〜を使っています | 我们用 | project |
 //! | changed | "we switched from X to Y", "CI moved from X to Y", "the staging server moved to …", "we upgraded to Python 3.12", "we moved off X", "we no longer use X", "X is gone, we migrated to Y", "we dropped X, … Y now" (not a branch, the next ticket, code moved between files, nor the start of a problem) | "XからYに移行しました", "Xはやめて、Yに移行した" | "我们上个月把 X 换成 Y 了", "已经不用 X 了" | project |
-//! | convention | "…, never commit the .xcodeproj" (a rule in a clause after a fact: feedback), "amounts are int64 minor units everywhere", "every feature is a TCA reducer …" (not a problem, a search, or steps of the task) | | | project |
+//! | convention | "…, never commit the .xcodeproj" (a rule in a clause after a fact: feedback), "amounts are int64 minor units everywhere", "every feature is a TCA reducer …", "pnpm only in this repo", "no unwrap()/expect() in firmware/app" (feedback) (not a problem, a search, or steps of the task) | "ログは全部defmtで", "XじゃなくてYで作ってます" | "用 X，不用 Y" | project |
 //! | aside | "fyi / btw / for context / context in case it matters: …" saying how things always are ("only", "never", "instead of", "unless", "are generated", "on purpose") | | "规矩是…", "背景：我们…只有/不允许…" | project |
 //! | use, not | "use X, not Y", "use X instead of Y", "use X for …, never Y" | | | feedback |
 //! | correction | "no, use …" | いや、〜を使って | 不对，用 … | feedback |
 //! | preference | | 〜は〜で書いてください | | feedback |
 //! | about me | "I'm a …", "I prefer …", "I use X, not Y", "call me …", "I'm usually on …, so prefer …", "I review everything on my phone" | 私は〜です, 私は…基本…やってます | 我是 | user |
-//! | pointer | "the runbooks live at https://…", "Status page: https://…" (not a link to one PR, run or commit) | "…は https://…" | "…在 https://…" | reference |
+//! | pointer | "the runbooks live at https://…", "Status page: https://…", "crashes: crashlytics → https://…", "… runbook (restore, creds): https://…" (not a link to one PR, run or commit) | "…は https://…" | "…在 https://…" | reference |
 //!
 //! "By content" means: a URL, host:port, ticket or dashboard → `reference`; about the person →
 //! `user` (unless it names the project: "I want this repo's tests to use pytest-xdist" is
@@ -264,7 +264,7 @@ fn is_question(s: &str) -> bool {
 
 static EN_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(no|nope|nah|wrong|actually|correction|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|fwiw|heads up|for context|just so you know|for what it's worth|by the way|one more thing|in general|generally)\b[,.!:;]?\s+",
+        r"(?i)^(no|nope|nah|wrong|actually|correction|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|fwiw|tbh|honestly|heads up|for context|just so you know|for what it's worth|by the way|one more thing|in general|generally)\b[,.!:;]?\s+",
     )
 });
 static JA_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
@@ -282,6 +282,8 @@ static ZH_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
 const EN_MARKER_WORDS: &[&str] = &[
     "correction",
     "fwiw",
+    "tbh",
+    "honestly",
     "heads",
     "for",
     "just",
@@ -814,6 +816,13 @@ static EN_EVERYWHERE: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)^(?:the\s+|our\s+|all\s+)?[\w./@<>-]+(?:\s+[\w./@<>-]+){0,3}\s+(?:is|are|go|goes|live|lives|use|uses)\b[^.?!]*\b(?:everywhere|across the (?:codebase|repo|app|project|board)|throughout the (?:codebase|repo|app|project))\b",
     )
 });
+/// "pnpm only in this repo.", "no unwrap()/expect() in firmware/app.": one choice, or one thing
+/// ruled out, for a part of the project.
+static EN_ONLY_OR_NO: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^[\w./@+-]+(?:\s+[\w./@+-]+)?\s+only\s+(?:in|for|here|across|everywhere)\b|^[\w./@+-]+(?:\s+[\w./@+-]+)?\s+only[.!]?$|^no\s+[\w()./@+-]+(?:\s+[\w()./@+-]+){0,3}\s+(?:in|anywhere in|inside|under)\s+[\w./@-]+",
+    )
+});
 /// "every feature is a TCA reducer with …", "each service has its own …".
 static EN_EVERY_THING_IS: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -879,6 +888,19 @@ static ZH_CHANGED: LazyLock<Regex> = LazyLock::new(|| {
 static ZH_GROUND_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?:规矩|规定|约定|原则|惯例)是|^(?:先说一下)?背景[:：，,]\s*我们[^。]*?(?:只有|都是|统一|一律|不允许|不能|只能|必须)",
+    )
+});
+/// One tool for a part of the project, in Japanese: "ログは全部defmtで", "UIはUI Toolkitじゃなくて
+/// uGUIで作ってます".
+static JA_ONE_TOOL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^[^。]{1,12}は(?:全部|すべて|全て)\s*[A-Za-z][\w.+-]*\s*で|(?:じゃなくて|ではなく)[^。]*?(?:で作って|を使って|でやって|で書いて|で管理して)(?:ます|る|います|いる)",
+    )
+});
+/// A choice and what it rules out, in Chinese: "序列化用 postcard，不用 serde_json".
+static ZH_USE_NOT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:^|[，,])[^，。]{0,12}用\s*[A-Za-z][\w.+-]*\s*[，,]\s*(?:不用|不要用|别用|而不是|不是)\s*[A-Za-z]",
     )
 });
 /// "统一用 Coil", "一律使用 pnpm": one choice for the whole project.
@@ -1116,8 +1138,10 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
                 "everywhere",
                 "throughout the ",
                 "across the ",
+                " only",
             ],
         )
+        || lower.starts_with("no ")
         || (correction && s.is_ascii());
     if english && let Some(found) = detect_english(s, &lower, correction) {
         return Some(found);
@@ -1196,13 +1220,14 @@ static REPLY_HABIT: LazyLock<Regex> = LazyLock::new(|| {
 /// A statement of where something lives, with its link.
 static PLAIN_POINTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^[^?]*?\b(?:is|are|it's|it’s|runs? on|lives?|sits?|(?:is|are) (?:hosted|tracked|documented|kept|logged|collected)|can be found|ends? up (?:in|on|at)|get sent to|are sent to|are shipped to)\b[^?]*(?:https?://|\b[\w-]+(?:\.[\w-]+)+:[0-9]{2,5}\b|\b[\w-]+(?:\.[\w-]+)*\.(?:local|internal|lan|corp|intra)\b)|^[a-z][\w ./-]{0,30}:\s*<?https?://|^[^，。？?]{1,30}(?:在|是)[^，。？?]{0,12}?[:：]?\s*https?://|地址是\s*https?://|^[^。？?]{1,40}(?:は|が)[^。？?]{0,10}?[:：]?\s*<?https?://|[（(]https?://[^)）\s]+[)）]\s*に(?:置いて|あります|ある)",
+        r"(?i)^[^?]*?\b(?:is|are|it's|it’s|runs? on|lives?|sits?|(?:is|are) (?:hosted|tracked|documented|kept|logged|collected)|can be found|ends? up (?:in|on|at)|get sent to|are sent to|are shipped to)\b[^?]*(?:https?://|\b[\w-]+(?:\.[\w-]+)+:[0-9]{2,5}\b|\b[\w-]+(?:\.[\w-]+)*\.(?:local|internal|lan|corp|intra)\b)|^[a-z][\w ./+(),-]{0,90}?:\s*(?:[\w.-]+\s*(?:→|->|at)\s*)?<?https?://|^[^，。？?]{1,30}(?:在|是)[^，。？?]{0,12}?[:：]?\s*https?://|^[^。？?]{1,50}?(?:在|是)[^。？?]{0,30}?[:：]\s*https?://|地址是\s*https?://|^[^。？?]{1,40}(?:は|が)[^。？?]{0,10}?[:：]?\s*<?https?://|[（(]https?://[^)）\s]+[)）]\s*に(?:置いて|あります|ある)",
     )
 });
-/// A link to one item of the work at hand (a pull request, a CI run, an issue, a commit).
+/// A link to one item of the work at hand (a pull request, a CI run, an issue, a commit): the
+/// segment, then an id ("/issues/4312"; not "/issues/?project=…", the list).
 static ITEM_LINK: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)https?://\S*/(?:pulls?|pr|issues|tickets?|incidents?|alerts?|runs|jobs|builds|pipelines|commits?|merge_requests|compare|blob|tree|browse)/\S*",
+        r"(?i)https?://\S*/(?:pulls?|pr|issues|tickets?|incidents?|alerts?|runs|jobs|builds|pipelines|commits?|merge_requests|compare|blob|tree|browse)/[\w.-]*\d[\w.-]*",
     )
 });
 
@@ -1502,6 +1527,7 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
             .iter()
             .any(|w| lower.starts_with(w))
             && EN_EVERY_THING_IS.is_match(s))
+        || ((lower.contains(" only") || lower.starts_with("no ")) && EN_ONLY_OR_NO.is_match(s))
     {
         // ("For the save-game format: version the header, …, and always write the chunk
         // table first": a list of steps for the task.)
@@ -1537,10 +1563,20 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
     }
     // "make sure every new endpoint validates …", "ask me before running anything that costs
     // money": a rule for what is still to come.
-    if ((lower.contains(" new") && EN_EVERY_NEW.is_match(s))
-        || (has_any(lower, &["ask", "check with"]) && EN_ASK_ME_BEFORE.is_match(s)))
+    // (A file named in an ask-before rule is where it applies, not the code at hand: "ask
+    // before adding any package to Packages/manifest.json".)
+    let ask_before = has_any(lower, &["ask", "check with"]) && EN_ASK_ME_BEFORE.is_match(s);
+    if ((lower.contains(" new") && EN_EVERY_NEW.is_match(s)) || ask_before)
         && !EN_ONE_OFF.is_match(s)
-        && !deictic(s)
+        && (if ask_before {
+            !this_thing(s)
+                && !has_any(
+                    lower,
+                    &[" this ", " these ", " those ", "this one", "that one"],
+                )
+        } else {
+            !deictic(s)
+        })
     {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "standing"));
     }
@@ -1948,7 +1984,7 @@ fn opens_like_a_change(lower: &str) -> bool {
 /// logs through slog now".
 static EN_NO_LONGER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:(?:fyi|btw|heads up|note|ps|also|oh|ok|so|update)[,:!]?\s+)*(?:we\s+(?:don't|don’t|dont|do not)\s+(?:use|run|deploy|host|need|have)\s+\S.*?\b(?:anymore|any more)\b|we\s+no longer\s+(?:use|run|deploy|host|need|have)\s+\S|we(?:'ve|’ve|\s+have)?\s+(?:got\s+rid\s+of|ripped\s+out)\s+\S|[\w.@/-]+(?:\s+[\w.@/-]+)?\s+(?:is|are)\s+no longer\s+(?:used|in use|supported|maintained|a thing|around)|[\w.@/-]+(?:\s+[\w.@/-]+)?\s+(?:is|are|has been|have been|was|were)\s+(?:now\s+)?(?:gone|removed|deprecated|retired)\b[^.?!]*?\bwe\s+(?:use|moved|migrated|switched)\b|we(?:'ve|’ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:dropped|ditched|removed|retired|deprecated)\s+\S[^.?!]*?\bnow\b)",
+        r"(?i)^(?:(?:fyi|btw|heads up|note|ps|also|oh|ok|so|update)[,:!]?\s+)*(?:we\s+(?:don't|don’t|dont|do not)\s+(?:use|run|deploy|host|need|have)\s+\S.*?\b(?:anymore|any more)\b|we\s+no longer\s+(?:use|run|deploy|host|need|have)\s+\S|we(?:'ve|’ve|\s+have)?\s+(?:got\s+rid\s+of|ripped\s+out)\s+\S|[\w.@/-]+(?:\s+[\w.@/-]+)?\s+(?:is|are)\s+no longer\s+(?:used|in use|supported|maintained|a thing|around)|[\w.@/-]+(?:\s+[\w.@/-]+)?\s+(?:is|are|has been|have been|was|were)\s+(?:now\s+)?(?:gone|removed|deprecated|retired)\b[^.?!]*?\bwe\s+(?:use|moved|migrated|switched)\b|we(?:'ve|’ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:dropped|ditched|removed|retired|deprecated)\s+\S[^.?!]*?\bnow\b|[^.?!]*?\bnow\b[^.?!]*?,\s*[\w.+/-]+(?:\s+[\w.+/-]+)?\s+(?:is|are)\s+(?:gone|dead|retired)\b)",
     )
 });
 
@@ -1971,7 +2007,7 @@ static EN_EVERY_NEW: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_ASK_ME_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:please\s+)?(?:always\s+)?(?:ask|check with)\s+(?:me\s+(?:first\s+)?before\s+\w|(?:first\s+)?before\s+(?:adding|installing|deleting|removing|upgrading|introducing|pulling in|bumping|dropping|renaming|rewriting|running|pushing|merging|deploying)\b)",
+        r"(?i)^(?:(?:tbh|honestly|fwiw),?\s+)?(?:please\s+|i'?d rather you\s+|i’d rather you\s+)?(?:always\s+)?(?:ask|check with)\s+(?:me\s+(?:first\s+)?before\s+\w|(?:first\s+)?before\s+(?:adding|installing|deleting|removing|upgrading|introducing|pulling in|bumping|dropping|renaming|rewriting|running|pushing|merging|deploying)\b)",
     )
 });
 
@@ -1988,7 +2024,7 @@ static EN_I_HABIT_SO: LazyLock<Regex> = LazyLock::new(|| {
 /// "I'm in Berlin", "I'm mostly a backend dev".
 static EN_PERSON_FACT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:[Cc]all me [A-Z]\w+|I use (?:\S+ ){1,2}?(?:\S+,? )?(?:not|instead of|rather than|over) \S+|I(?:'m|’m| am) (?:mostly |also |basically |primarily |more of |kind of )?(?:a|an) (?:[\w/+#.-]+ ){0,3}(?:person|engineer|developer|dev|designer|lead|manager|scientist|analyst)\b|I(?:'m|’m| am) [A-Z][a-z]+, |I(?:'m|’m| am) (?:based )?in (?:the )?[A-Z][a-z]+\b|(?i:i(?:'m|’m| am) (?:also )?(?:colou?rblind|dyslexic|left-handed|deaf|hard of hearing))\b|(?i:i(?:'m|’m| am) on (?:a|an|my) (?:[\w.-]+ ){0,3}?(?:mac|macbook|linux|windows|laptop|thinkpad|pc|chromebook|m1|m2|m3|m4)\b))",
+        r"^(?:[Cc]all me [A-Z]\w+|I use (?:\S+ ){1,2}?(?:\S+,? )?(?:not|instead of|rather than|over) \S+|I(?:'m|’m| am) (?:mostly |also |basically |primarily |more of |kind of )?(?:a|an) (?:[\w/+#.-]+ ){0,3}(?:person|engineer|developer|dev|designer|lead|manager|scientist|analyst)\b|I(?:'m|’m| am) [A-Z][a-z]+, |I(?:'m|’m| am) (?:based )?in (?:the )?[A-Z][a-z]+\b|(?i:i(?:'m|’m| am)?\s*(?:based in|living in)|i live in|im in [a-z]+ (?:btw|fwiw)\b|i'm in [a-z]+ (?:btw|fwiw)\b)\s*[a-z]*|(?i:i(?:'m|’m| am) (?:also )?(?:colou?rblind|dyslexic|left-handed|deaf|hard of hearing))\b|(?i:i(?:'m|’m| am) on (?:a|an|my) (?:[\w.-]+ ){0,3}?(?:mac|macbook|linux|windows|laptop|thinkpad|pc|chromebook|m1|m2|m3|m4)\b))",
     )
 });
 
@@ -2075,6 +2111,11 @@ fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         };
         return Some((Shape::Rule(rule, MemoryType::Project), "standing"));
     }
+    // "ログは全部defmtで", "UIはUI ToolkitじゃなくてuGUIで作ってます": one tool for a part of
+    // the project.
+    if JA_ONE_TOOL.is_match(s) && !ja_one_off && !is_question(s) && !JA_PROBLEM.is_match(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
+    }
     // "違う違う、シークレットはSSM Parameter StoreじゃなくてSecrets Managerに入れてる": a
     // correction that says how things are.
     if correction
@@ -2154,12 +2195,19 @@ fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     }
     // "我们这边图片加载统一用 Coil，不用 Glide，你要是看到…": the choice and what it rules out,
     // without the task talk after them.
-    if !zh_one_off && !is_question(s) && ZH_UNIFORM.is_match(s) {
+    // "序列化用 postcard，不用 serde_json，板子上就 256K RAM": the same, without the task or
+    // the reason after it.
+    if !zh_one_off && !is_question(s) && (ZH_UNIFORM.is_match(s) || ZH_USE_NOT.is_match(s)) {
         let clauses: Vec<&str> = s
             .trim_end_matches(['。', '！', '!'])
             .split(['，', ','])
             .collect();
-        if let Some(i) = clauses.iter().position(|c| ZH_UNIFORM.is_match(c)) {
+        if let Some(i) = clauses.iter().enumerate().position(|(i, c)| {
+            ZH_UNIFORM.is_match(c)
+                || clauses
+                    .get(i + 1)
+                    .is_some_and(|n| ZH_USE_NOT.is_match(&format!("{c}，{n}")))
+        }) {
             let rejects = clauses.get(i + 1).is_some_and(|c| {
                 ["不用", "不要用", "别用", "而不是", "不是", "不再用"]
                     .iter()
@@ -2434,6 +2482,21 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             continue;
         }
         let mut found = detect(s, *corr);
+        // "no unwrap()/expect() in firmware/app": its "no" is not a correction's.
+        if found.is_none()
+            && sents[i]
+                .get(..3)
+                .is_some_and(|h| h.eq_ignore_ascii_case("no "))
+            && EN_ONLY_OR_NO.is_match(sents[i])
+            && !EN_CONVENTION_NOT.is_match(sents[i])
+            && !EN_ONE_OFF.is_match(sents[i])
+        {
+            *s = sents[i];
+            found = Some((
+                Shape::Rule(s.to_string(), MemoryType::Feedback),
+                "convention",
+            ));
+        }
         // "fyi the BUILD files are generated — run gazelle instead of hand-editing them", "for
         // context the XL warehouse is only for the nightly refresh": context given in passing,
         // when it says how things always are.

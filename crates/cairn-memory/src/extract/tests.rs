@@ -1315,3 +1315,47 @@ fn conventions_said_as_facts() {
         none(p);
     }
 }
+
+/// Pointers labelled like notes ("crashes: crashlytics → URL", "… runbook (…): URL"), one tool
+/// for a part of the project ("pnpm only in this repo", "ログは全部defmtで", "用 X，不用 Y"),
+/// a thing ruled out for a part ("no unwrap()/expect() in firmware/app"), where the person is.
+#[test]
+fn labelled_pointers_and_one_tool_for_a_part() {
+    for p in [
+        "crashes: crashlytics → https://console.firebase.google.com/project/mossrun-prod/crashlytics",
+        "prod db incident runbook (restore from a neon branch, rotating creds etc): https://plinth.notion.site/DB-incident-runbook-88c2d1",
+        "prod errors are in sentry: https://plinth.sentry.io/issues/?project=4507712",
+        "rev C bringup notes + schematics: https://www.notion.so/kestrel/Rev-C-bringup-4f1a9c2e0b",
+        "我们的 issue 在 YouTrack 上，不在 GitHub：https://kestrel.youtrack.cloud/projects/FW",
+    ] {
+        assert_eq!(one(p).memory_type, MemoryType::Reference, "{p}");
+    }
+    for p in [
+        "pnpm only in this repo. lockfile is pnpm-lock.yaml",
+        "no unwrap()/expect() in firmware/app. either handle the error or panic with a message",
+        "ログは全部defmtで。",
+        "UIはUI ToolkitじゃなくてuGUI（Canvas）で作ってます。",
+        "序列化用 postcard，不用 serde_json，板子上就 256K RAM 没那么多空间",
+        "fyi we flash with probe-rs now, openocd+gdb is gone.",
+    ] {
+        assert!(!candidates(p).is_empty(), "{p}");
+    }
+    let c = one("序列化用 postcard，不用 serde_json，板子上就 256K RAM 没那么多空间");
+    assert_eq!(c.rule, "序列化用 postcard，不用 serde_json。");
+    assert_eq!(one("im in lisbon btw").memory_type, MemoryType::User);
+    assert_eq!(
+        one("tbh i'd rather you ask before adding any package to Packages/manifest.json, even tiny ones")
+            .memory_type,
+        MemoryType::Feedback
+    );
+    for p in [
+        "the CI run failed, see https://github.com/acme/app/actions/runs/88123991",
+        "error: https://api.acme.dev/v1/users returned 500",
+        "no errors in the log this time",
+        "im in a meeting, back in 20",
+        "it only fails in CI",
+        "我现在用 vim，你先别改这个文件",
+    ] {
+        none(p);
+    }
+}
