@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the property tests (parsers, frontmatter, memo blocks, config) long and prints a
+# Runs the property tests (parsers, frontmatter, statements, memo blocks, config) long and prints a
 # markdown table of executions and findings for RELIABILITY.md.
 #
 #   scripts/proptest-long.sh            # 20,000 cases per property
@@ -13,6 +13,7 @@ cases="${PROPTEST_CASES:-20000}"
 targets=(
   "cairn-transcript prop_parsers"
   "cairn-memory prop_frontmatter"
+  "cairn-memory prop_statements"
   "cairn-capture prop_memo"
   "cairn-config prop_config"
 )
