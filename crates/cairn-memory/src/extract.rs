@@ -1138,9 +1138,14 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
                 "everywhere",
                 "throughout the ",
                 "across the ",
-                " only",
+                " only in ",
+                " only for ",
+                " only here",
+                " only across",
+                " only everywhere",
             ],
         )
+        || lower.trim_end_matches(['.', '!']).ends_with(" only")
         || lower.starts_with("no ")
         || (correction && s.is_ascii());
     if english && let Some(found) = detect_english(s, &lower, correction) {
@@ -1527,7 +1532,18 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
             .iter()
             .any(|w| lower.starts_with(w))
             && EN_EVERY_THING_IS.is_match(s))
-        || ((lower.contains(" only") || lower.starts_with("no ")) && EN_ONLY_OR_NO.is_match(s))
+        || ((has_any(
+            lower,
+            &[
+                " only in ",
+                " only for ",
+                " only here",
+                " only across",
+                " only everywhere",
+            ],
+        ) || lower.trim_end_matches(['.', '!']).ends_with(" only")
+            || lower.starts_with("no "))
+            && EN_ONLY_OR_NO.is_match(s))
     {
         // ("For the save-game format: version the header, …, and always write the chunk
         // table first": a list of steps for the task.)
