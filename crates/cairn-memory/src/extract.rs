@@ -922,7 +922,7 @@ static ZH_ALWAYS: LazyLock<Regex> = LazyLock::new(|| re(r"总是|始终|一律|�
 /// errors).
 static ZH_PROBLEM: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"报错|失败|出错|崩溃|挂了|卡住|卡在|坏了|超时|怎么办|为什么|怎么回事|不行|不工作|有问题|帮我看看|帮我查|查一下|不显示|不出来|唉|哈哈|又是|痛|崩|吗[。！!]?$|呢[。！!]?$",
+        r"报错|失败|出错|崩溃|挂了|卡住|卡在|坏了|超时|怎么办|为什么|怎么回事|不行|不工作|有问题|帮我看看|帮我查|查一下|不显示|不出来|唉|哈哈|又是|痛|崩|好几次|重新插|(?i:not found|error|failed)|吗[。！!]?$|呢[。！!]?$",
     )
 });
 static ZH_DONT: LazyLock<Regex> = LazyLock::new(|| {
@@ -2077,8 +2077,16 @@ fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     let ja_one_off = JA_ONE_OFF.is_match(&JA_STANDING_SCOPE.replace_all(s, ""));
     // "もしCIが常にグリーンなら…": a wish about how things could be.
     let hypothetical = s.starts_with("もし") || s.contains("なら、");
-    if JA_ALWAYS.find_iter(s).any(|m| m.as_str() != "必ずしも")
-        && (JA_DIRECTIVE_END.is_match(s) || !JA_PROBLEM.is_match(s))
+    // ("いつも起動直後に固まる": "いつも" in a plain sentence tells what keeps happening; a
+    // rule with it asks for something.)
+    let always_words: Vec<&str> = JA_ALWAYS
+        .find_iter(s)
+        .map(|m| m.as_str())
+        .filter(|w| *w != "必ずしも")
+        .collect();
+    let only_itsumo = !always_words.is_empty() && always_words.iter().all(|w| *w == "いつも");
+    if !always_words.is_empty()
+        && (JA_DIRECTIVE_END.is_match(s) || (!JA_PROBLEM.is_match(s) && !only_itsumo))
         && !ja_one_off
         && !hypothetical
     {

@@ -19,7 +19,7 @@ static QUOTES_FOLLOW: LazyLock<Regex> = LazyLock::new(|| {
 /// The same in Japanese and Chinese: "ドキュメントにはこう書いてあります：「…」", "文档里写着：“…”".
 static QUOTES_FOLLOW_CJK: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?:書いてあります|書いてありました|書かれています|書かれていました|と書いて|仕様(?:です)?|要件(?:です)?|需求|规格|によると|曰く|と言っています|コメント(?:です)?|レビュー(?:です)?|指摘|写着|写道|里说|中说|上说|提示|显示|报错|评论|意见|エラーメッセージ|警告|ログ|日志)\s*[：:]",
+        r"(?:書いてあります|書いてありました|書かれています|書かれていました|と書いて|仕様(?:です)?|要件(?:です)?|新機能|需求|规格|新功能|功能说明|によると|曰く|と言っています|コメント(?:です)?|レビュー(?:です)?|指摘|写着|写道|里说|中说|上说|提示|显示|报错|评论|意见|エラーメッセージ|警告|ログ|日志)\s*[：:]",
     )
 });
 /// A line that is tool output: "Warning: …", "npm WARN …", "error[E0502]: …".
@@ -29,9 +29,29 @@ static TOOL_LINE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// The lead-ins of a spec: after its title, the lines that follow are the spec.
+const SPEC_WORDS: &[&str] = &[
+    "spec",
+    "requirements",
+    "acceptance criteria",
+    "new feature",
+    "feature request",
+    "user story",
+    "仕様",
+    "要件",
+    "新機能",
+    "需求",
+    "规格",
+    "新功能",
+    "功能说明",
+];
+
 /// Words one of the quote lead-ins holds ([`QUOTES_FOLLOW`], [`QUOTES_FOLLOW_CJK`]).
 const QUOTE_WORDS: &[&str] = &[
     "仕様",
+    "新機能",
+    "新功能",
+    "功能说明",
     "要件",
     "需求",
     "规格",
@@ -193,8 +213,15 @@ pub(super) fn prose(prompt: &str) -> String {
         let own = match quoted {
             Some(m) => {
                 // The rest of the line is quoted; with nothing after the colon, the lines
-                // that follow are.
-                quoting = line[m.end()..].trim().is_empty();
+                // that follow are, and so are they after a spec's title ("新功能：远程配置下发",
+                // "New feature: offline maps", then its numbered lines).
+                let rest = line[m.end()..].trim();
+                let spec_title = SPEC_WORDS
+                    .iter()
+                    .any(|w| m.as_str().to_lowercase().contains(w))
+                    && rest.chars().count() <= 40
+                    && !rest.contains(['。', '.', '!', '！', '?', '？']);
+                quoting = rest.is_empty() || spec_title;
                 quoted_any = false;
                 &line[..m.end()]
             }

@@ -1359,3 +1359,20 @@ fn labelled_pointers_and_one_tool_for_a_part() {
         none(p);
     }
 }
+
+/// Reports and specs in Japanese and Chinese that say "always": what keeps happening, and a
+/// numbered line of a feature spec, are not rules.
+#[test]
+fn cjk_reports_and_specs_are_not_rules() {
+    for p in [
+        "embassyのタスク2つが同じSPIバスを同時に触ってるっぽい。いつも起動直後に固まる",
+        "ボタンを押すといつも2回反応する。なんで？",
+        "probe-rs 总是说 probe not found，线我都重新插了好几次了",
+        "新功能：远程配置下发\n1. 网关通过 downlink 下发配置，端口 10\n4. 所有字段都要做范围检查，超出范围的一律忽略\n先做 1 和 2",
+    ] {
+        none(p);
+    }
+    // A rule with いつも asks for something; 必ず stays a rule in the plain form.
+    assert!(!candidates("PRを出す前にいつもlintを走らせてください。").is_empty());
+    assert!(!candidates("コミット前に必ずcargo fmtを実行する。").is_empty());
+}
