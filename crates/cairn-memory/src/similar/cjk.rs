@@ -96,25 +96,6 @@ const NEGATIONS: &[&str] = &[
     "ばない",
 ];
 
-/// Words that name an environment.
-const ENVIRONMENTS: &[&str] = &[
-    "本番",
-    "開発",
-    "検証",
-    "ステージング",
-    "ローカル",
-    "生产",
-    "测试环境",
-    "开发",
-    "预发",
-    "本地",
-    "staging",
-    "prod",
-    "production",
-    "dev",
-    "local",
-];
-
 /// Whether the text is for this module: three CJK characters at least.
 pub(super) fn applies(text: &str) -> bool {
     text.chars().filter(|c| crate::text::is_cjk(*c)).count() >= 3
@@ -257,17 +238,17 @@ pub(super) fn relation(
             })
             .filter(|w| !w.is_empty())
             .collect();
-        ENVIRONMENTS
+        // The environments the rest of dedupe knows ("测试" only as "测试环境": 单元测试 is a
+        // unit test).
+        let latin = super::ENVIRONMENTS
             .iter()
             .copied()
-            .filter(|e| {
-                if e.is_ascii() {
-                    tokens.contains(e)
-                } else {
-                    lower.contains(e)
-                }
-            })
-            .collect()
+            .filter(|e| tokens.contains(e));
+        let cjk = super::CJK_ENVIRONMENTS
+            .iter()
+            .copied()
+            .filter(|e| lower.contains(e) && (*e != "测试" || lower.contains("测试环境")));
+        latin.chain(cjk).collect()
     };
     if env(new_text) != env(old_text) {
         return Relation::Distinct;
