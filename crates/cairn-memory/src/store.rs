@@ -877,6 +877,25 @@ pub(crate) fn write_new_in(
         }
     }
 
+    // A statement older than a memory it would replace is outdated already (a transcript
+    // ingested late, old turns read again by a newer extractor): it changes nothing, and its
+    // origin goes with the memory that holds what is true now.
+    if let Some(newer) = superseded
+        .iter()
+        .filter(|o| o.updated_at > new.at)
+        .max_by_key(|o| o.updated_at)
+    {
+        let m = newer.clone();
+        if let Some(o) = origin {
+            insert_origin(conn, o, &m.id)?;
+        }
+        return Ok(WriteOutcome {
+            action: Action::Unchanged,
+            memory: m,
+            replaced: None,
+        });
+    }
+
     if let Some(old) = duplicate {
         let merged_why = old.why.clone().or(p.why);
         let merged_how = old.how.clone().or(p.how);

@@ -124,12 +124,9 @@ fn near_duplicates_update_and_contradictions_supersede() {
         .unwrap();
     assert_eq!(other.action, Action::Created);
 
-    let c = mem
-        .remember(
-            manual(MemoryType::Feedback, p, "Use yarn, not pnpm."),
-            NOW + 2 * DAY,
-        )
-        .unwrap();
+    let mut yarn = manual(MemoryType::Feedback, p, "Use yarn, not pnpm.");
+    yarn.at = NOW + 2 * DAY;
+    let c = mem.remember(yarn, NOW + 2 * DAY).unwrap();
     assert_eq!(c.action, Action::Superseded);
     assert_eq!(c.replaced.as_deref(), Some(a.memory.id.as_str()));
     let old = mem.get(&a.memory.id).unwrap().unwrap();
@@ -1630,4 +1627,35 @@ fn views_index_respects_claude_code_limits() {
     );
     let files = std::fs::read_dir(&dir).unwrap().count();
     assert_eq!(files, 261, "one file per memory plus the index");
+}
+
+/// A statement older than the memory it would replace (a transcript ingested late, old turns
+/// read again by a newer extractor) changes nothing: what is true now stays.
+#[test]
+fn an_older_statement_never_replaces_a_newer_memory() {
+    let mut mem = store();
+    let p = "/w/app";
+    let mut now_true = manual(MemoryType::Project, p, "CI runs on GitHub Actions.");
+    now_true.at = NOW;
+    let current = mem.remember(now_true, NOW).unwrap();
+    let mut stale = manual(
+        MemoryType::Project,
+        p,
+        "CI runs on Jenkins, not GitHub Actions.",
+    );
+    stale.at = NOW - 90 * DAY;
+    let outcome = mem.remember(stale, NOW).unwrap();
+    assert_eq!(outcome.action, Action::Unchanged, "{outcome:?}");
+    assert_eq!(outcome.memory.id, current.memory.id);
+    let live = mem.get(&current.memory.id).unwrap().unwrap();
+    assert!(live.superseded_by.is_none(), "{live:?}");
+    // Said after it, the same statement replaces it.
+    let mut later = manual(
+        MemoryType::Project,
+        p,
+        "CI runs on Jenkins, not GitHub Actions.",
+    );
+    later.at = NOW + DAY;
+    let outcome = mem.remember(later, NOW + DAY).unwrap();
+    assert_eq!(outcome.action, Action::Superseded, "{outcome:?}");
 }
