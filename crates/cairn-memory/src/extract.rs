@@ -1297,50 +1297,19 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
     // "we switched from jest to vitest", "CI moved from CircleCI to GitHub Actions", "the
     // staging server moved to staging2…", "we no longer use redux": how the project changed,
     // a fact that retires what held before (dedupe reads what it left behind).
-    if has_any(
-        lower,
-        &[
-            "switched",
-            "moved",
-            "migrated",
-            "upgraded",
-            "ported",
-            "transitioned",
-            "no longer",
-            "got rid of",
-            "ripped out",
-            "anymore",
-            "gone",
-            "removed",
-            "deprecated",
-            "retired",
-            "dropped",
-            "ditched",
-        ],
-    ) && !has_any(
-        lower,
-        // A change told as the start of a problem, looked for before anything compiles.
-        &[
-            " and now", " but now", " since then", "broke", "fail", "hang", "crash", "error",
-            "why", " bug", "issue", " slow",
-        ],
-    ) && ((opens_like_a_change(lower) && EN_CHANGED.is_match(lower))
-        || (has_any(
+    let moved = has_any(lower, CHANGE_VERBS);
+    let gone = has_any(lower, GONE_WORDS);
+    if (moved || gone)
+        && !has_any(
             lower,
+            // A change told as the start of a problem, looked for before anything compiles.
             &[
-                "no longer",
-                "anymore",
-                "any more",
-                "got rid of",
-                "ripped out",
-                "gone",
-                "removed",
-                "deprecated",
-                "retired",
-                "dropped",
-                "ditched",
+                " and now", " but now", " since then", "broke", "fail", "hang", "crash", "error",
+                "why", " bug", "issue", " slow",
             ],
-        ) && EN_NO_LONGER.is_match(s)))
+        )
+        && ((moved && opens_like_a_change(lower) && EN_CHANGED.is_match(lower))
+            || (gone && EN_NO_LONGER.is_match(s)))
         && !is_question(s)
         // (The words of a passing change, looked for plainly: the general one-off and
         // transient patterns cost milliseconds to compile in the Stop hook's process.)
@@ -1811,6 +1780,31 @@ static EN_CHANGED: LazyLock<Regex> = LazyLock::new(|| {
         r"^(?:(?:fyi|btw|heads up|note|ps|also|oh|ok|so|update)[,:!]?\s+)*(?:we(?:'ve|’ve|\s+have)?|the team|[a-z0-9_.-]+/[a-z0-9_./-]*|(?:(?:the|our)\s+(?:[A-Za-z0-9_.-]+\s+){{0,2}}?)?{subjects}(?:\s+has)?)\s+(?:(?:just|recently|finally|now|also|all|already|officially)\s+)*(?:switched|moved|migrated|upgraded|transitioned|ported)\s+(?:(?:the|our|all|over)\s+)?(?:(?:[A-Za-z0-9_.-]+\s+){{0,2}}?{subjects}\s+)?(?:(?:over|away|out)\s+)?(?:from\s+\S.*?\s+(?:to|onto)\s+\S|off(?:\s+of)?\s+\S|(?:to|onto)\s+\S)"
     ))
 });
+
+/// The verbs of [`EN_CHANGED`]: a sentence with none of them skips it.
+const CHANGE_VERBS: &[&str] = &[
+    "switched",
+    "moved",
+    "migrated",
+    "upgraded",
+    "ported",
+    "transitioned",
+];
+
+/// The words [`EN_NO_LONGER`] needs one of.
+const GONE_WORDS: &[&str] = &[
+    "no longer",
+    "anymore",
+    "any more",
+    "got rid of",
+    "ripped out",
+    "gone",
+    "removed",
+    "deprecated",
+    "retired",
+    "dropped",
+    "ditched",
+];
 
 /// Whether a sentence opens the way a change of the project does ("we …", "the …", "our …",
 /// "CI …"): [`EN_CHANGED`] is compiled only for one that does (the Stop hook asks about every
