@@ -235,6 +235,8 @@ const IMPERATIVE_VERBS: &[&str] = &[
     "store",
     "pass",
     "document",
+    "paste",
+    "mention",
     "ensure",
     "make",
     "treat",
@@ -432,7 +434,7 @@ static EN_THATS_THE_DESIGN_AND: LazyLock<Regex> = LazyLock::new(|| {
 /// "That's the rule going forward for all new endpoints": the sentence before is a rule.
 static EN_THATS_THE_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:(?:that's|that’s|that is|this is)\s+(?:the|a|our)\s+(?:hard\s+|strict\s+|firm\s+|general\s+|standing\s+)?(?:rule|convention|policy|standard|design|pattern|way we do it|way we do things)\b(?:\s+(?:going forward|from now on|here|now))?[,:]?\s*|(?:that|this|the same)\s+(?:applies|goes|holds)\s+|(?:please\s+)?(?:stick|keep)\s+to\s+(?:that|this)(?:\s+rule|\s+convention)?\s*|(?:please\s+)?follow\s+(?:that|this)(?:\s+rule|\s+convention|\s+pattern)?\s*)((?:for|to|in|on|across|whenever|when)\b[^.!?]*)?[.!]*\s*$",
+        r"(?i)^(?:(?:that's|that’s|thats|that is|this is)\s+(?:the|a|our)\s+(?:hard\s+|strict\s+|firm\s+|general\s+|standing\s+)?(?:rule|convention|policy|standard|design|pattern|way we do it|way we do things)\b(?:\s+(?:going forward|from now on|here|now))?(?:,\s+(?:so\s+)?(?:rewrite|redo|change|fix|update|move|do)\b[^.!?]*)?[,:]?\s*|(?:that|this|the same)\s+(?:applies|goes|holds)\s+|(?:please\s+)?(?:stick|keep)\s+to\s+(?:that|this)(?:\s+rule|\s+convention)?\s*|(?:please\s+)?follow\s+(?:that|this)(?:\s+rule|\s+convention|\s+pattern)?\s*)((?:for|to|in|on|across|whenever|when)\b[^.!?]*)?[.!]*\s*$",
     )
 });
 
@@ -572,7 +574,7 @@ static EN_DONT_TRIVIAL: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:for now|this time|right now|yet|for the moment|at the moment|today|in this (?:file|function|pr|commit|change|step|session))\b|^(?:please\s+)?just\b|\bjust (?:this once|for today|for this|build|answer|do|run|use|skip|leave|ignore|comment|make|add|fix|try|go|tell|show|give|check)\b|\b(?:before|when|once|after|until) you(?:'re| are)? (?:done|finish(?:ed)?)\b|\bif possible\b|\buntil (?:he|she|they|i|we|you|[A-Z]\w+) (?:approves?|says? so|reviews? it|confirms?|gets back|is back|returns?)\b|\b(?:don't|don’t|do not)\s+(?:make|let|leave|keep)\s+(?:it|this|that)\b|\b(?:after|before|once) (?:the|this|that|my|your|our) (?:[\w-]+ ){1,3}(?:change|fix|refactor|pr|pull request)\b|\b(?:don't|don’t|do not|dont)\s+(?:change|modify|touch|edit|commit|push|delete|remove|rename)\s+(?:anything|any\s+\w+|it|this|that|them)\b",
+        r"(?i)\b(?:for now|this time|right now|yet|for the moment|at the moment|today|in this (?:file|function|pr|commit|change|step|session))\b|^(?:please\s+)?just\b|\bjust (?:this once|for today|for this|build|answer|do|run|use|skip|leave|ignore|comment|make|add|fix|try|go|tell|show|give|check)\b|\b(?:before|when|once|after|until) you(?:'re| are)? (?:done|finish(?:ed)?)\b|\bif possible\b|\buntil (?:he|she|they|i|we|you|[A-Z]\w+)(?:'re|’re|'s|’s| are| is)? (?:approves?|says? so|reviews? it|confirms?|gets back|is back|returns?|done|finished|finishes|ready)\b|\b(?:don't|don’t|do not)\s+(?:make|let|leave|keep)\s+(?:it|this|that)\b|\b(?:after|before|once) (?:the|this|that|my|your|our) (?:[\w-]+ ){1,3}(?:change|fix|refactor|pr|pull request)\b|\b(?:don't|don’t|do not|dont)\s+(?:change|modify|touch|edit|commit|push|delete|remove|rename)\s+(?:anything|any\s+\w+|it|this|that|them)\b",
     )
 });
 static EN_GENERAL: LazyLock<Regex> = LazyLock::new(|| {
@@ -718,6 +720,13 @@ static EN_USER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// "it's django.utils.timezone.now() in this codebase", "it is snake_case in this repo".
+static EN_ITS_X_HERE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^it(?:'s|’s|s| is)\s+`?[\w.()/:<>-]+`?(?:\s+[\w.()/:<>-]+){0,2}\s+in this (?:codebase|repo|repository|project)\b",
+    )
+});
+
 /// Whether a sentence may open with an aside ([`EN_ASIDE`], compiled only then: the Stop hook
 /// asks about every read-only turn in a fresh process).
 fn opens_with_an_aside(sentence: &str) -> bool {
@@ -759,7 +768,7 @@ static EN_EVERYWHERE: LazyLock<Regex> = LazyLock::new(|| {
 /// ruled out, for a part of the project.
 static EN_ONLY_OR_NO: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^[\w./@+-]+(?:\s+[\w./@+-]+)?\s+only\s+(?:in|for|here|across|everywhere)\b|^[\w./@+-]+(?:\s+[\w./@+-]+)?\s+only[.!]?$|^no\s+[\w()./@+-]+(?:\s+[\w()./@+-]+){0,3}\s+(?:in|anywhere in|inside|under)\s+[\w./@-]+",
+        r"(?i)^[\w./@+-]+(?:\s+[\w./@+-]+)?\s+only\s+(?:in|for|here|across|everywhere)\b|^[\w./@+-]+(?:\s+[\w./@+-]+)?\s+only[.!]?$|^no\s+[\w()./@+-]+(?:\s+[\w()./@+-]+){0,3}\s+(?:in|anywhere in|inside|under|crossing|across|outside|between|per)\s+[\w./@-]+|(?:^|[.;]\s+|,\s+)no\s+[\w()./@+-]+(?:\s+[\w()./@+-]+){0,2},\s*no\s+[\w()./@+-]+",
     )
 });
 /// "every feature is a TCA reducer with …", "each service has its own …".
@@ -867,6 +876,9 @@ pub fn classify(content: &str) -> MemoryType {
 /// stripped): a sentence starting otherwise is tested by no English pattern, so a prompt
 /// without one compiles none of them (the Stop hook asks about every read-only turn).
 const EN_FIRST_WORDS: &[&str] = &[
+    "it's",
+    "it’s",
+    "thats",
     "please",
     "remember",
     "keep",
@@ -985,10 +997,16 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
                 " only here",
                 " only across",
                 " only everywhere",
+                " so don't ",
+                " so dont ",
+                " so do not ",
             ],
         )
         || lower.trim_end_matches(['.', '!']).ends_with(" only")
         || lower.starts_with("no ")
+        // A rule in a clause of its own ("…, never commit the .xcodeproj").
+        || (has_any(&lower, &["never ", "always ", "don't ", "dont ", "do not "])
+            && has_any(&lower, &[",", ";", "—", "–"]))
         || (correction && s.is_ascii());
     if english && let Some(found) = detect_english(s, &lower, correction) {
         return Some(found);
@@ -1060,7 +1078,7 @@ static REPLY_HABIT_ASKED: LazyLock<Regex> = LazyLock::new(|| {
 
 static REPLY_HABIT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+in\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^when(?:ever)? you (?:explain|answer|reply|respond|talk|write)\b[^,.?!]*?\bme\b|^no need to ask (?:me\s+)?before\b|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时|请)|^(?:请)?用(?:中文|英文|日语)(?:回答|回复)|^(?:説明|回答|返事|返信)は[^。]*(?:ほしい|欲しい|ください|お願い)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
+        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+in\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^when(?:ever)? you (?:explain|answer|reply|respond|talk|write)\b[^,.?!]*?\bme\b|^no need to ask (?:me\s+)?before\b|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时|请|尽量|都要|要)|^(?:请)?用(?:中文|英文|日语)(?:回答|回复)|^(?:説明|回答|返事|返信)は[^。]*(?:ほしい|欲しい|ください|お願い)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
     )
 });
 
@@ -1136,7 +1154,7 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
     let always = has_any(lower, &["always", "never"]);
     let pointing = matches!(
         lead,
-        "that's" | "that’s" | "that" | "this" | "stick" | "keep" | "follow" | "please"
+        "that's" | "that’s" | "thats" | "that" | "this" | "stick" | "keep" | "follow" | "please"
     );
     if pointing && EN_THATS_THE_DESIGN_AND.is_match(s) {
         return Some((Shape::Addendum, "standing"));
@@ -1388,6 +1406,17 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
             return Some((Shape::Rule(s.to_string(), t), "convention"));
         }
     }
+    // "it's django.utils.timezone.now() in this codebase": the house way, put right.
+    if matches!(lead, "it's" | "it’s" | "its" | "it")
+        && lower.contains(" in this ")
+        && EN_ITS_X_HERE.is_match(s)
+        && !has_any(lower, &["fail", "error", "crash", "broke", "bug", "wrong"])
+    {
+        return Some((
+            Shape::Rule(s.to_string(), MemoryType::Feedback),
+            "correction",
+        ));
+    }
     // "make sure every new endpoint validates …", "ask me before running anything that costs
     // money": a rule for what is still to come.
     // (A file named in an ask-before rule is where it applies, not the code at hand: "ask
@@ -1557,10 +1586,13 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
         return Some((Shape::Rule(s.to_string(), MemoryType::Project), "we-use"));
     }
     // "…only accepts one connection at a time, so never parallelise uploads to it".
-    if always
+    if (always || has_any(lower, &[" so don't ", " so dont ", " so do not "]))
         && has_any(lower, &[" so ", ";"])
         && let Some(c) = EN_SO_NEVER.captures(s)
         && !EN_WHAT_HAPPENED.is_match(&c[1])
+        // ("…, so don't bother triggering anything": nothing to keep.)
+        && !["bother", "worry", "panic", "mind", "hesitate", "forget"]
+            .contains(&c[1].to_lowercase().as_str())
         && !EN_ALWAYS_NO_VERB.is_match(&format!("never {}", &c[1]))
         && !EN_ONE_OFF.is_match(s)
         && !EN_ONE_OFF_ALWAYS.is_match(s)
@@ -1581,7 +1613,7 @@ static EN_CORRECTED_FACT: LazyLock<Regex> = LazyLock::new(|| {
 /// An occasion, then what to do on it (not "whenever you're ready, …").
 static EN_WHENEVER_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:every time|whenever|each time|any time)\s+(?:you|we|i)\b[^,.?!]+,\s*(?:please\s+)?\w|^when you\s+\w+[^,.?!]*\bin (?:this|our) (?:repo|repository|project|codebase|app)\b",
+        r"(?i)^(?:every time|whenever|each time|any time)\s+(?:you|we|i)\b[^,.?!]+,\s*(?:please\s+)?\w|^when you\s+\w+[^,.?!]*\bin (?:this|our) (?:repo|repository|project|codebase|app)\b|^when(?:ever)? you\s+(?:touch|change|edit|add|write|create|modify|remove|rename|bump|update|suggest|open)\b[^,.?!]*,\s*(?:please\s+)?(?:paste|show|give|tell|run|add|update|mention|list|include|ask|check|note|write)\b",
     )
 });
 
@@ -1637,7 +1669,9 @@ static EN_WE_CONVENTION: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// "…, so never …", "…; always …": a rule after what explains it, in one sentence.
 static EN_SO_NEVER: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)(?:[,;—–]\s*so\s+(?:[\w'’]+\s+)*?|;\s*)(?:please\s+)?(?:never|always)\s+(\w+)")
+    re(
+        r"(?i)(?:[,;—–]\s*so\s+(?:[\w'’]+\s+)*?|\sso\s+|;\s*)(?:please\s+)?(?:never|always|don't|dont|do not)\s+(\w+)",
+    )
 });
 
 /// "we're using too much memory", "we use the wrong config": an amount or a mistake, not a
@@ -2142,10 +2176,16 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             && !EN_ONE_OFF.is_match(sents[i])
         {
             *s = sents[i];
-            found = Some((
-                Shape::Rule(s.to_string(), MemoryType::Feedback),
-                "convention",
-            ));
+            // "state mgmt is riverpod. no provider package, no bloc": a list of what is
+            // ruled out says what it is about in the sentence before.
+            found = Some(if s.to_lowercase().contains(", no ") && i > 0 {
+                (Shape::Addendum, "convention")
+            } else {
+                (
+                    Shape::Rule(s.to_string(), MemoryType::Feedback),
+                    "convention",
+                )
+            });
         }
         // "fyi the BUILD files are generated — run gazelle instead of hand-editing them", "for
         // context the XL warehouse is only for the nightly refresh": context given in passing,

@@ -1376,3 +1376,34 @@ fn cjk_reports_and_specs_are_not_rules() {
     assert!(!candidates("PRを出す前にいつもlintを走らせてください。").is_empty());
     assert!(!candidates("コミット前に必ずcargo fmtを実行する。").is_empty());
 }
+
+/// The house way put right after a rebuttal, a list of what is ruled out after the fact it
+/// rules on, and a few shapes said casually ("thats the convention here", "…, so dont …").
+#[test]
+fn house_rules_said_casually() {
+    let c = one(
+        "you wrote datetime.now() again. it's django.utils.timezone.now() in this codebase, every time.",
+    );
+    assert!(c.rule.contains("timezone.now() in this codebase"), "{c:?}");
+    let c = one(
+        "if the ORM cant express it, it goes into apps/core/sql.py as a plain function with its own test. thats the convention here, rewrite it that way",
+    );
+    assert!(c.rule.starts_with("If the ORM cant express it"), "{c:?}");
+    let c = one("state mgmt is riverpod with codegen. no provider package, no bloc, no getx");
+    assert!(c.rule.starts_with("State mgmt is riverpod"), "{c:?}");
+    assert!(c.rule.contains("no bloc"), "{c:?}");
+    let c = one(
+        "timestamps are UTC in the db. depots are in 4 timezones so dont do tz math anywhere else",
+    );
+    assert!(c.rule.contains("so dont do tz math"), "{c:?}");
+    assert!(!candidates("ログはspdlogに統一しました。").is_empty());
+    assert!(!candidates("回答尽量短，直接给代码，解释一两句就够了").is_empty());
+    for p in [
+        "Airflow scheduler in dev is paused while infra patches the nodes, so dont bother triggering anything.",
+        "Testflight build 212 is the one QA is testing, dont bump the build number until they're done.",
+        "it's broken in this repo too, same error",
+        "no errors, no warnings this time",
+    ] {
+        none(p);
+    }
+}
