@@ -963,19 +963,17 @@ const EN_TAIL_PHRASES: &[&str] = &[
     "in future",
     "in the future",
 ];
-
-fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
-    let lower = s.to_lowercase();
-    if lower.starts_with("never mind") || lower.starts_with("nevermind") {
-        return None;
-    }
-    let english = EN_FIRST_WORDS.contains(&lead_word(s).as_str())
+/// Whether a sentence may hold an English shape: its first word, or a word or phrase one of
+/// the English patterns needs (the others are not compiled for it: the Stop hook asks about
+/// every read-only turn in a fresh process).
+fn english_gate(s: &str, lower: &str, correction: bool) -> bool {
+    EN_FIRST_WORDS.contains(&lead_word(s).as_str())
         || EN_TAIL_PHRASES.iter().any(|p| lower.contains(p))
         || lower.contains(" always ")
         || lower.contains(" never ")
         || lower.contains(", not ")
         || has_any(
-            &lower,
+            lower,
             &[
                 " here ",
                 "in this repo",
@@ -1004,10 +1002,15 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         )
         || lower.trim_end_matches(['.', '!']).ends_with(" only")
         || lower.starts_with("no ")
-        // A rule in a clause of its own ("…, never commit the .xcodeproj").
-        || (has_any(&lower, &["never ", "always ", "don't ", "dont ", "do not "])
-            && has_any(&lower, &[",", ";", "—", "–"]))
-        || (correction && s.is_ascii());
+        || (correction && s.is_ascii())
+}
+
+fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
+    let lower = s.to_lowercase();
+    if lower.starts_with("never mind") || lower.starts_with("nevermind") {
+        return None;
+    }
+    let english = english_gate(s, &lower, correction);
     if english && let Some(found) = detect_english(s, &lower, correction) {
         return Some(found);
     }
@@ -1352,27 +1355,61 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
     // "the project is generated with tuist, never commit the .xcodeproj", "amounts are int64
     // minor units everywhere", "every feature is a TCA reducer …": a convention said as a fact
     // with a rule or a "everywhere" in it.
-    if (has_any(lower, &["never ", "always ", "don't ", "dont ", "do not "])
-        && has_any(lower, &[",", ";", "—", "–"])
-        && EN_RULE_CLAUSE.is_match(s))
-        || (has_any(lower, &["everywhere", "across the ", "throughout the "])
-            && EN_EVERYWHERE.is_match(s))
-        || (["every ", "each ", "all "]
-            .iter()
-            .any(|w| lower.starts_with(w))
-            && EN_EVERY_THING_IS.is_match(s))
-        || ((has_any(
-            lower,
-            &[
-                " only in ",
-                " only for ",
-                " only here",
-                " only across",
-                " only everywhere",
-            ],
-        ) || lower.trim_end_matches(['.', '!']).ends_with(" only")
-            || lower.starts_with("no "))
-            && EN_ONLY_OR_NO.is_match(s))
+    // (What rules a convention out, looked for plainly first: "the login page is broken on
+    // safari, don't touch the css yet" would otherwise compile the patterns below in the Stop
+    // hook's process.)
+    let not_a_convention = has_any(
+        lower,
+        &[
+            "fail",
+            "error",
+            "crash",
+            "broke",
+            "bug",
+            "flak",
+            "slow",
+            "hang",
+            "warn",
+            "issue",
+            "problem",
+            "wrong",
+            "weird",
+            "leak",
+            "every time",
+            "each time",
+            "looked",
+            "searched",
+            " yet",
+            "for now",
+            "right now",
+            "today",
+            "this time",
+        ],
+    );
+    if !not_a_convention
+        && ((has_any(lower, &["never ", "always ", "don't ", "dont ", "do not "])
+            && has_any(lower, &[",", ";", "—", "–"])
+            // (Only where the English patterns are looked at anyway.)
+            && english_gate(s, lower, false)
+            && EN_RULE_CLAUSE.is_match(s))
+            || (has_any(lower, &["everywhere", "across the ", "throughout the "])
+                && EN_EVERYWHERE.is_match(s))
+            || (["every ", "each ", "all "]
+                .iter()
+                .any(|w| lower.starts_with(w))
+                && EN_EVERY_THING_IS.is_match(s))
+            || ((has_any(
+                lower,
+                &[
+                    " only in ",
+                    " only for ",
+                    " only here",
+                    " only across",
+                    " only everywhere",
+                ],
+            ) || lower.trim_end_matches(['.', '!']).ends_with(" only")
+                || lower.starts_with("no "))
+                && EN_ONLY_OR_NO.is_match(s)))
     {
         // ("For the save-game format: version the header, …, and always write the chunk
         // table first": a list of steps for the task.)
