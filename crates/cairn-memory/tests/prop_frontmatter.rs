@@ -3,19 +3,11 @@
 //! that body, whatever the line endings (`\n`, `\r\n`) and a leading BOM.
 //! Cases: `PROPTEST_CASES` (default 64); `scripts/proptest-long.sh` runs them long.
 
-use cairn_memory::views::parse_view;
-use proptest::prelude::*;
+mod common;
 
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(64),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
+use cairn_memory::views::parse_view;
+use common::config;
+use proptest::prelude::*;
 
 /// Text made of the pieces frontmatter parsing looks at, and anything else.
 fn fragments() -> impl Strategy<Value = String> {

@@ -3,19 +3,11 @@
 //! for ASCII) gives candidates without panicking, and any two texts get a relation.
 //! Cases: `PROPTEST_CASES` (default 64); `scripts/proptest-long.sh` runs them long.
 
-use cairn_memory::{MemoryType, candidates, similar};
-use proptest::prelude::*;
+mod common;
 
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(64),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
+use cairn_memory::{MemoryType, candidates, similar};
+use common::config;
+use proptest::prelude::*;
 
 /// Pieces the extraction rules look at, next to anything at all.
 fn prompt() -> impl Strategy<Value = String> {
