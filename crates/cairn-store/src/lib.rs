@@ -31,7 +31,7 @@ pub use jobs::{Job, JobCounts, JobStatus, NewJob};
 pub enum StoreError {
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    #[error("cannot prepare the data directory {path}: {source}")]
+    #[error("cannot write to {path}: {source}")]
     Io {
         path: PathBuf,
         #[source]

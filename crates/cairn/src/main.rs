@@ -196,8 +196,10 @@ fn main() -> ExitCode {
 /// script reading stdout gets an answer it can parse (the hook and the MCP server keep stdout
 /// for their protocols).
 fn report_error(cli: &Cli, e: &anyhow::Error) {
-    errln!("error: {e:#}");
+    errln!("error: {}", crate::output::error_text(e.as_ref()));
     if cli.json && !matches!(cli.command, Command::Hook { .. } | Command::Mcp) {
-        let _ = output::json(&serde_json::json!({ "error": format!("{e:#}") }));
+        let _ = output::json(
+            &serde_json::json!({ "error": format!("{}", crate::output::error_text(e.as_ref())) }),
+        );
     }
 }

@@ -90,6 +90,26 @@ fn stdout_failed(e: &io::Error) -> ! {
     std::process::exit(1);
 }
 
+/// An error and its causes, outermost first, joined with ": " (as `{:#}` prints them),
+/// leaving out a cause whose text is already in what was printed: library errors often
+/// name their source in their own message, and the reader should see a reason once.
+pub fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = String::new();
+    let mut next = Some(e);
+    while let Some(cause) = next {
+        next = cause.source();
+        let text = cause.to_string();
+        if text.is_empty() || out.contains(text.as_str()) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
 /// Prints `v` as one line of JSON on stdout.
 pub fn json<T: Serialize>(v: &T) -> Result<()> {
     outln!("{}", serde_json::to_string(v)?);

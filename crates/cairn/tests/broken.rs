@@ -419,3 +419,22 @@ fn a_damaged_database_says_what_to_do() {
         vec![0x5au8; 64 * 1024]
     );
 }
+
+/// A data directory that cannot be made (a file is in the way) is named once, with its
+/// reason once: the causes of an error are not printed twice.
+#[test]
+fn an_unusable_data_dir_is_reported_once() {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.data().parent().unwrap()).unwrap();
+    std::fs::write(h.data(), "not a directory").unwrap();
+    for args in [&["list"][..], &["recall", "x"], &["list", "--json"]] {
+        let out = h.cairn(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("pass --data-dir"), "{args:?}: {err}");
+        assert_eq!(err.matches("os error").count(), 1, "{args:?}: {err}");
+    }
+    let out = h.cairn(&["list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"].as_str().unwrap().matches("os error").count(), 1);
+}

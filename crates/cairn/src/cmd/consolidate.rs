@@ -15,7 +15,13 @@ use crate::output;
 pub fn consolidate(homes: &Homes, config: &Config) -> Result<ConsolidateReport> {
     let (client, note) = match client(config) {
         Ok(c) => (c, None),
-        Err(e) => (None, Some(format!("{e:#}; merged without the model"))),
+        Err(e) => (
+            None,
+            Some(format!(
+                "{}; merged without the model",
+                crate::output::error_text(e.as_ref())
+            )),
+        ),
     };
     let mut mem = memories::open(homes)?;
     let mut r = Consolidator {

@@ -234,7 +234,12 @@ impl cairn_capture::context::ContextProvider for MemoryContext<'_> {
         req: &cairn_capture::context::ContextRequest<'_>,
     ) -> Result<Option<cairn_capture::context::ContextPiece>, cairn_capture::CaptureError> {
         use cairn_capture::payload::HookEvent;
-        let fail = |e: anyhow::Error| cairn_capture::CaptureError::Io(format!("memory: {e:#}"));
+        let fail = |e: anyhow::Error| {
+            cairn_capture::CaptureError::Io(format!(
+                "memory: {}",
+                crate::output::error_text(e.as_ref())
+            ))
+        };
         // Without a working directory no project is known: the global memories (the user's
         // profile and preferences) still apply.
         let scope = req

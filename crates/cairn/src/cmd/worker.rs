@@ -70,7 +70,10 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
             && let Err(e) =
                 crate::cmd::memories::extract(homes, crate::cmd::memories::Follow::Now, true)
         {
-            log.error(&format!("memory extraction failed: {e:#}"));
+            log.error(&format!(
+                "memory extraction failed: {}",
+                crate::output::error_text(e.as_ref())
+            ));
         }
         // With a model: phase 1 over the sessions whose turns ended (Stops that arrive while
         // it runs coalesce into its follow-up round), then consolidation of what it stored.
@@ -104,11 +107,17 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
                     if p.stored > 0
                         && let Err(e) = crate::cmd::consolidate::consolidate(homes, &config)
                     {
-                        log.error(&format!("consolidation failed: {e:#}"));
+                        log.error(&format!(
+                            "consolidation failed: {}",
+                            crate::output::error_text(e.as_ref())
+                        ));
                     }
                 }
                 Ok(None) => {}
-                Err(e) => log.error(&format!("phase 1 failed: {e:#}")),
+                Err(e) => log.error(&format!(
+                    "phase 1 failed: {}",
+                    crate::output::error_text(e.as_ref())
+                )),
             }
         }
         drop(lock);
