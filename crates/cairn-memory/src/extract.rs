@@ -84,6 +84,7 @@ use crate::model::MemoryType;
 
 mod agent_wrote;
 mod cjk;
+mod facts;
 mod quoted;
 
 use crate::text::{capitalize, sentences, with_full_stop};
@@ -720,6 +721,13 @@ static EN_USER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// A liking for how the work is done: "i prefer small focused commits over one big one".
+static EN_LIKES_THE_WORK: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^i (?:prefer|like|love|hate|dislike|'d rather|would rather)\b.*\b(?:when you|if you|commits?|prs?|pull requests?|branches|diffs?|tests?|plans?|reviews?|comments|functions|errors?|logs?|changes)\b",
+    )
+});
+
 /// "it's django.utils.timezone.now() in this codebase", "it is snake_case in this repo".
 static EN_ITS_X_HERE: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -1011,7 +1019,15 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         return None;
     }
     let english = english_gate(s, &lower, correction);
+    if let Some(found) = facts::blunt_wish(s, &lower, correction) {
+        return Some(found);
+    }
     if english && let Some(found) = detect_english(s, &lower, correction) {
+        return Some(found);
+    }
+    // "the `legacy/` folder is owned by the payments team", "封版期间只能合 hotfix": a fact
+    // of the project or the person, said without a marker.
+    if let Some(found) = facts::plain_fact(s, &lower) {
         return Some(found);
     }
     // "please keep your answers shorter", "回答的时候请用中文": how to answer, always.
@@ -1525,7 +1541,18 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
         && (EN_USER.is_match(s) || EN_PERSON_FACT.is_match(s) || EN_I_HABIT_SO.is_match(s))
         && !EN_ABOUT_ME.is_match(s)
     {
-        return Some((Shape::Rule(s.to_string(), user_or_project(s)), "about-me"));
+        // "i prefer small focused commits", "i like it when you propose a plan first": a
+        // liking for how the work is done is a wish about it.
+        let t = match user_or_project(s) {
+            MemoryType::User
+                if has_any(lower, &["prefer", "like", "love", "hate", "rather"])
+                    && EN_LIKES_THE_WORK.is_match(s) =>
+            {
+                MemoryType::Feedback
+            }
+            t => t,
+        };
+        return Some((Shape::Rule(s.to_string(), t), "about-me"));
     }
     // "every time you touch a migration, update docs/schema.md as well", "whenever I ask
     // for a quick check, I mean read-only".
@@ -1848,12 +1875,13 @@ static EN_CHANGED: LazyLock<Regex> = LazyLock::new(|| {
             .join("|")
     );
     re(&format!(
-        r"^(?:(?:fyi|btw|heads up|note|ps|also|oh|ok|so|update)[,:!]?\s+)*(?:we(?:'ve|’ve|\s+have)?|the team|[a-z0-9_.-]+/[a-z0-9_./-]*|(?:(?:the|our)\s+(?:[A-Za-z0-9_.-]+\s+){{0,2}}?)?{subjects}(?:\s+has)?)\s+(?:(?:just|recently|finally|now|also|all|already|officially)\s+)*(?:switched|moved|migrated|upgraded|transitioned|ported)\s+(?:(?:the|our|all|over)\s+)?(?:(?:[A-Za-z0-9_.-]+\s+){{0,2}}?{subjects}\s+)?(?:(?:over|away|out)\s+)?(?:from\s+\S.*?\s+(?:to|onto)\s+\S|off(?:\s+of)?\s+\S|(?:to|onto)\s+\S)"
+        r"^(?:(?:fyi|btw|heads up|note|ps|also|oh|ok|so|update)[,:!]?\s+)*(?:we(?:'ve|’ve|\s+have)?|the team|[a-z0-9_.-]+/[a-z0-9_./-]*|(?:(?:the|our)\s+(?:[A-Za-z0-9_.-]+\s+){{0,2}}?)?{subjects}(?:\s+has)?)\s+(?:(?:just|recently|finally|now|also|all|already|officially)\s+)*(?:switched|moved|migrated|upgraded|transitioned|ported|renamed)\s+(?:(?:the|our|all|over)\s+)?(?:(?:(?:[A-Za-z0-9_.`-]+\s+){{0,2}}?{subjects}\s+)?(?:(?:over|away|out)\s+)?(?:from\s+\S.*?\s+(?:to|onto)\s+\S|off(?:\s+of)?\s+\S|(?:to|onto)\s+\S)|(?:[A-Za-z0-9_.`-]+\s+){{1,2}}from\s+\S.*?\s+(?:to|onto)\s+\S)"
     ))
 });
 
 /// The verbs of [`EN_CHANGED`]: a sentence with none of them skips it.
 const CHANGE_VERBS: &[&str] = &[
+    "renamed",
     "switched",
     "moved",
     "migrated",

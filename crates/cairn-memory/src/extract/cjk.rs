@@ -99,7 +99,7 @@ static JA_TASK: LazyLock<Regex> = LazyLock::new(|| {
 /// "Xはもう使っていません".
 static JA_CHANGED: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"[^。、]+?から[^。、]+?(?:に|へ)(?:移行|変更|切り替え|切り替|乗り換え|移)(?:し|まし|になり|になっ)?(?:た|ました|ています|てる|ている)|[^。、]+?(?:は|を)(?:やめました|やめた|廃止し(?:た|ました)|もう使って(?:いません|ない)|もう使わない|使わなくなり|使わなくなった)|[^。、]+?に統一(?:しました|した|しています|してる)|[^。、]+?(?:は|を)やめて[、,][^。]*?(?:した|しました|ました|た)[。]?$",
+        r"[^。、]+?から[^。、]+?(?:に|へ)(?:(?:移行|変更|切り替え|切り替|乗り換え|移)(?:し|まし|になり|になっ)?(?:た|ました|ています|てる|ている)|(?:移行|変更|切り替え|乗り換え)済み)|[^。、]+?(?:は|を)(?:やめました|やめた|廃止し(?:た|ました)|もう使って(?:いません|ない)|もう使わない|使わなくなり|使わなくなった)|[^。、]+?に統一(?:しました|した|しています|してる)|[^。、]+?(?:は|を)やめて[、,][^。]*?(?:した|しました|ました|た)[。]?$",
     )
 });
 
@@ -134,8 +134,9 @@ static ZH_USE_NOT: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// "统一用 Coil", "一律使用 pnpm": one choice for the whole project.
-static ZH_UNIFORM: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?:统一|一律|全都|全部都?)(?:用|使用|采用)\s*[A-Za-z][\w.+-]*"));
+static ZH_UNIFORM: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?:统一|一律|全都|全部都?)(?:用|使用|采用|存|存储|存成|放|走)\s*`?[A-Za-z][\w.+-]*")
+});
 
 static ZH_REMEMBER: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(?:请)?(?:帮我)?(?:记住|记得|记一下)(?:一下)?[:：，,]?\s*(.+)$"));
@@ -231,8 +232,10 @@ pub(super) fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static s
     let hypothetical = s.starts_with("もし") || s.contains("なら、");
     // ("いつも起動直後に固まる": "いつも" in a plain sentence tells what keeps happening; a
     // rule with it asks for something.)
+    // ("いつものflakyなe2e": "the usual", not "always".)
     let always_words: Vec<&str> = JA_ALWAYS
         .find_iter(s)
+        .filter(|m| !(m.as_str() == "いつも" && s[m.end()..].starts_with('の')))
         .map(|m| m.as_str())
         .filter(|w| *w != "必ずしも")
         .collect();
@@ -335,7 +338,10 @@ pub(super) fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static s
     if let Some(c) = ZH_FROM_NOW.captures(s) {
         return Some((Shape::FromNowOn(c[1].trim().to_string()), "from-now-on"));
     }
-    let zh_one_off = ZH_ONE_OFF.is_match(&ZH_STANDING_SCOPE.replace_all(s, ""));
+    // "`getUserById` 确保永远不返回 null": what one piece of the code must do.
+    let about_the_code =
+        s.starts_with('`') && ["确保", "保证", "要", "必须"].iter().any(|w| s.contains(w));
+    let zh_one_off = about_the_code || ZH_ONE_OFF.is_match(&ZH_STANDING_SCOPE.replace_all(s, ""));
     // The problem words count before a stated reason only ("…，因为上次失败了" is a rule).
     let zh_head = ["因为", "由于", "否则", "不然"]
         .iter()

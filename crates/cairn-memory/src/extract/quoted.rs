@@ -13,13 +13,13 @@ use super::{has_any, re};
 /// after up to a blank one, are not the user's own words.
 static QUOTES_FOLLOW: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(?:\b(?:says|said|prints|printed|shows|showed|outputs|output|reads|warns|complains|logs|returns|returned|replied|answered|wrote|writes|commented|suggested|mentioned|posted)(?:\s+[^:\s]+){0,4}|\b(?:shows up|appears|pops up|comes up) (?:in|on) [^:.?!\n]+|\b(?:here is|here's|here are|below is|below are)\b[^:.?!\n]*|\bfrom (?:the|our|their|his|her|a|an) [^:.?!\n]+|\b(?:docs|documentation|readme|changelog|linter|compiler|console|error message|warning|stack ?trace|traceback|log|logs|output|review|review comments?|comments? from [^:.?!\n]+|spec says|spec|specs|specification|requirements|acceptance criteria|new feature|feature request|user story|manual)\b(?:`[^`\n]*`|[^:\n`.?!])*)\s*:",
+        r"(?i)(?:\b(?:says|said|prints|printed|shows|showed|outputs|output|reads|warns|complains|logs|returns|returned|replied|answered|wrote|writes|commented|suggested|mentioned|posted|left|dropped)(?:\s+[^:\s]+){0,4}|\b(?:shows up|appears|pops up|comes up) (?:in|on) [^:.?!\n]+|\b(?:here is|here's|here are|below is|below are)\b[^:.?!\n]*|\bfrom (?:the|our|their|his|her|a|an) [^:.?!\n]+|\b(?:docs|documentation|readme|changelog|linter|compiler|console|error message|warning|stack ?trace|traceback|log|logs|output|review|review comments?|comments? from [^:.?!\n]+|spec says|spec|specs|specification|requirements|acceptance criteria|new feature|feature request|user story|manual)\b(?:`[^`\n]*`|[^:\n`.?!])*)\s*:",
     )
 });
 /// The same in Japanese and Chinese: "ドキュメントにはこう書いてあります：「…」", "文档里写着：“…”".
 static QUOTES_FOLLOW_CJK: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?:書いてあります|書いてありました|書かれています|書かれていました|と書いて|仕様(?:です)?|要件(?:です)?|新機能|需求|规格|新功能|功能说明|によると|曰く|と言っています|コメント(?:です)?|レビュー(?:です)?|指摘|写着|写道|里说|中说|上说|提示|显示|报错|评论|意见|エラーメッセージ|警告|ログ|日志)\s*[：:]",
+        r"(?:書いてあります|書いてありました|書かれています|書かれていました|と書いて|仕様(?:です)?|要件(?:です)?|新機能|需求|规格|新功能|功能说明|によると|曰く|と言っています|(?:コメント|レビュー|指摘)[^：:「」。]{0,8}|写着|写道|里说|中说|上说|提示|显示|报错|评论|意见|エラーメッセージ|警告|ログ|日志)\s*[：:]",
     )
 });
 /// A line that is tool output: "Warning: …", "npm WARN …", "error[E0502]: …".

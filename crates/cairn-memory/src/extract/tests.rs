@@ -1407,3 +1407,115 @@ fn house_rules_said_casually() {
         none(p);
     }
 }
+
+#[test]
+fn plain_facts_of_the_project_and_the_person() {
+    for (p, t) in [
+        (
+            "the `legacy/` folder is owned by the payments team in dublin",
+            MemoryType::Project,
+        ),
+        (
+            "the data team owns the `analytics` schema, we only have read access",
+            MemoryType::Project,
+        ),
+        (
+            "the reviewer for anything under billing/ is priya, tag her on the PR",
+            MemoryType::Project,
+        ),
+        (
+            "k8s manifests are generated from `deploy/jsonnet`, hand edits in `deploy/generated/` get wiped",
+            MemoryType::Project,
+        ),
+        (
+            "also — the non-english `locales/*.json` files get overwritten nightly by the sync job",
+            MemoryType::Project,
+        ),
+        (
+            "code freeze for the mobile release starts march 14th",
+            MemoryType::Project,
+        ),
+        (
+            "we deploy on tuesdays and thursdays only",
+            MemoryType::Project,
+        ),
+        (
+            "the staging db is restored from a prod snapshot every night",
+            MemoryType::Project,
+        ),
+        ("the monorepo uses nx for everything", MemoryType::Project),
+        (
+            "timestamps in the db are stored as utc without tz",
+            MemoryType::Project,
+        ),
+        (
+            "all new services should be written in kotlin now",
+            MemoryType::Project,
+        ),
+        (
+            "btw we renamed the `core-api` repo to `keel`",
+            MemoryType::Project,
+        ),
+        (
+            "we switched auth providers from auth0 to ory in january",
+            MemoryType::Project,
+        ),
+        ("my timezone is CET", MemoryType::User),
+        (
+            "i use neovim, so give me lua for editor config",
+            MemoryType::User,
+        ),
+        ("be more terse.", MemoryType::Feedback),
+        (
+            "no more recap paragraphs at the end of each reply, i can read the diff",
+            MemoryType::Feedback,
+        ),
+        (
+            "please stop asking me before running the test suite, just run it",
+            MemoryType::Feedback,
+        ),
+        (
+            "`infra/` 配下はSREチームの管轄なので直接いじらないで",
+            MemoryType::Project,
+        ),
+        (
+            "4/25からGW明けまでリリースフリーズです",
+            MemoryType::Project,
+        ),
+        (
+            "ちなみにstagingのDBは毎晩2時にprodのスナップショットからリストアされます",
+            MemoryType::Project,
+        ),
+        (
+            "パッケージマネージャはyarnからpnpmに移行済みです",
+            MemoryType::Project,
+        ),
+        ("Macでzsh使ってます", MemoryType::User),
+        ("`payment/` 目录归支付组管", MemoryType::Project),
+        (
+            "6 月 18 号大促前一周封版，封版期间只能合 hotfix",
+            MemoryType::Project,
+        ),
+        ("测试环境的 redis 每周日凌晨会清空", MemoryType::Project),
+        (
+            "数据库里时间统一存 UTC，展示层再转东八区",
+            MemoryType::Project,
+        ),
+    ] {
+        let c = one(p);
+        assert_eq!(c.memory_type, t, "{p}");
+    }
+    for p in [
+        "who owns the `analytics` schema?",
+        "if we ever freeze releases, the deploy job should stop",
+        "Reviewer left this: \"Always prefer composition over inheritance here; never expose the internal map.\" can you address it in `RateLimiter`",
+        "今CI赤いけど、たぶんいつものflakyなe2eなのでリランしといて",
+        "`getUserById` 确保永远不返回 null，查不到就抛异常",
+        "Windowsでビルドするといつもfmtのリンクエラーが出る",
+        "deploy this to staging and tell me when it's up",
+        "i'm on it, give me a minute",
+        "stop the dev server and restart it",
+    ] {
+        none(p);
+    }
+}

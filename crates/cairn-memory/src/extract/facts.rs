@@ -1,0 +1,224 @@
+//! Facts about the project and the person stated plainly, with no marker ("remember",
+//! "always", "from now on"): who owns a part of the code, which files are generated or
+//! overwritten, when the project freezes or deploys, which environment is reset on a
+//! schedule, and the person's time zone, editor and shell. Each family is known by words
+//! it cannot be said without, so a sentence without them costs a few substring searches;
+//! the pattern of a family is compiled the first time a sentence has its words.
+
+use super::*;
+
+/// Ownership: "the `legacy/` folder is owned by the payments team", "the data team owns the
+/// `analytics` schema", "the reviewer for anything under billing/ is priya", "the one who
+/// knows the search indexer is tomasz".
+static EN_OWNED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:is|are)\s+(?:owned|maintained|managed|run)\s+by\s+(?:the\s+)?(?:[\w.-]+\s+){0,3}?(?:team|squad|group|folks|people|org|sre|ops|devops|platform|infra)\b|\b(?:team|squad|group|folks|sre|ops|devops)\s+owns?\s+\S|\bthe\s+(?:reviewer|owner|maintainer|approver|code ?owner|go-to(?:\s+person)?|point of contact|contact person|person to ask|one who knows)\s+(?:for|of|on)\s+[^.?!]{1,60}?\s+is\s+[\w@]|\bthe\s+one\s+who\s+knows\s+[^.?!]{1,50}?\s+is\s+[\w@]",
+    )
+});
+const EN_OWNED_WORDS: &[&str] = &[
+    "owned by",
+    "maintained by",
+    "managed by",
+    "run by",
+    " owns ",
+    " own ",
+    "reviewer for",
+    "owner of",
+    "owner for",
+    "maintainer of",
+    "maintainer for",
+    "approver for",
+    "go-to",
+    "point of contact",
+    "person to ask",
+    "one who knows",
+];
+
+/// Generated and overwritten files: "k8s manifests are generated from `deploy/jsonnet`",
+/// "hand edits in `deploy/generated/` get wiped", "the `locales/*.json` files get overwritten
+/// nightly by the sync job".
+static EN_GENERATED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:is|are)\s+(?:auto-?)?generated\s+(?:from|by|out of)\b|\b(?:gets?|are|is)\s+(?:wiped|overwritten|regenerated|clobbered|blown away|replaced)\s+(?:by|on|every|each|nightly|daily|weekly|whenever|when(?:ever)?|at)\b|\bhand[- ]edits?\b[^.?!]*\b(?:get|are|is)\s+(?:wiped|lost|overwritten|reverted)\b",
+    )
+});
+const EN_GENERATED_WORDS: &[&str] = &[
+    "generated",
+    "wiped",
+    "overwritten",
+    "regenerated",
+    "clobbered",
+    "blown away",
+];
+
+/// When the project freezes or ships: "code freeze for the mobile release starts march
+/// 14th", "we deploy on tuesdays and thursdays only", "no friday deploys", "deploys go out
+/// through argo".
+static EN_SCHEDULE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:code|release|merge|deploy(?:ment)?|feature|change)\s+freeze\s+(?:starts|begins|is|runs|from|until|lasts|for|on)\b|\bwe\s+(?:only\s+)?(?:deploy|release|ship)\s+(?:to\s+\w+\s+)?(?:on\s+)?(?:mondays|tuesdays|wednesdays|thursdays|fridays|weekdays|every\s+\w+)\b|\bno\s+(?:friday|weekend|late)\s+(?:deploys|deployments|releases|merges)\b|\b(?:deploys?|deployments?|releases?)\s+(?:go\s+out|happen|run|ship)\s+(?:through|via|with|every|on)\b",
+    )
+});
+const EN_SCHEDULE_WORDS: &[&str] = &[
+    "freeze",
+    "deploys",
+    "deployments",
+    "releases",
+    "we deploy",
+    "we release",
+    "we ship",
+    "we only",
+    "no friday",
+    "no weekend",
+    "no late",
+];
+
+/// An environment reset on a schedule: "the staging db is restored from a prod snapshot
+/// every night", "test redis is flushed every sunday".
+static EN_RESET: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:is|are|gets?)\s+(?:wiped|reset|restored|cleared|refreshed|rebuilt|flushed|recreated|truncated)\b[^.?!]{0,60}?\b(?:every|each|nightly|daily|weekly|hourly|on\s+(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends))\b",
+    )
+});
+const EN_RESET_WORDS: &[&str] = &[
+    "wiped",
+    "reset",
+    "restored",
+    "cleared",
+    "refreshed",
+    "rebuilt",
+    "flushed",
+    "recreated",
+    "truncated",
+];
+
+/// About the person: "my timezone is CET", "i use neovim", "I'm on fish".
+static EN_PERSON_SETUP: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:my\s+(?:time\s?zone|tz|os|editor|ide|shell|terminal|keyboard layout|machine|laptop|setup)\s+is\s+\S|i(?:'m|’m| am)?\s+(?:use|using|on|live in|work in)\s+(?:(?:a|an|the)\s+)?(?:neovim|nvim|vim|emacs|vs ?code|vscode|helix|zed|intellij|pycharm|goland|webstorm|rider|xcode|fish|zsh|bash|nushell|tmux|wezterm|kitty|iterm2?|windows|wsl2?|arch|ubuntu|fedora|nixos|macos)\b|i(?:'m|’m| am)\s+(?:in|on)\s+(?:utc|gmt)(?:[+-]\d{1,2})?\b)",
+    )
+});
+
+/// How the person wants the agent to work, said bluntly: "be more terse", "no more recap
+/// paragraphs at the end of each reply", "please stop asking me before running the test
+/// suite".
+static EN_STYLE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:please\s+|pls\s+|and\s+)?(?:be\s+(?:more\s+|less\s+|way\s+more\s+|a\s+lot\s+more\s+)?(?:terse|concise|brief|succinct|verbose|direct|wordy)\b|stop\s+(?:asking\s+(?:me\s+)?(?:before|for\s+(?:permission|confirmation)|whether|if)\b|(?:adding|writing|ending|starting|opening|putting)\s+(?:\w+\s+){0,3}?(?:recaps?|summar(?:y|ies)|apologies|disclaimers|emojis?|preambles?|caveats)\b|apologi[sz]ing|summari[sz]ing\s+(?:at the end|every|each))|no\s+more\s+(?:\w+\s+){0,2}?(?:recaps?|summar(?:y|ies)|apologies|disclaimers|emojis?|preambles?|caveats|paragraphs?)\b)",
+    )
+});
+const EN_STYLE_WORDS: &[&str] = &[
+    "terse", "concise", "brief", "succinct", "verbose", "direct", "wordy", "stop ", "no more",
+];
+
+/// Conventions stated as how the project is: "the monorepo uses nx", "timestamps in the db
+/// are stored as utc", "all new services should be written in kotlin now".
+static EN_PROJECT_WAY: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:the|our)\s+(?:(?:[\w.-]+\s+){0,2}?)(?:monorepo|repo|repository|project|codebase|backend|frontend|api|app|apps|service|services|team|stack|build|ci|pipeline)\s+(?:uses|runs on|is built (?:on|with)|is written in)\s+\S|\b(?:is|are)\s+(?:always\s+)?stored\s+as\s+\S|^(?:all|any)\s+new\s+[\w-]+(?:\s+[\w-]+)?\s+(?:should|must|have to|need to|are to|go|goes)\b",
+    )
+});
+const EN_PROJECT_WAY_WORDS: &[&str] = &[
+    " uses ",
+    " runs on ",
+    " built ",
+    " written in ",
+    "stored as",
+    "all new ",
+    "any new ",
+];
+
+/// Facts said in Japanese or Chinese without a marker: ownership ("SREチームの管轄",
+/// "归支付组管", "负责人"), freezes ("リリースフリーズ", "封版"), environments reset on a
+/// schedule ("毎晩…リストア", "每周日…清空"), tests against a real database
+/// ("モックじゃなくて…本物の", "不要 mock 数据库"), and the person's machine and background
+/// ("Macでzsh使ってます", "フロント出身").
+static CJK_FACT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:の管轄|が管轄|归\S{1,12}?管|由\S{1,12}?(?:负责|维护|管理)|负责人(?:是|为)?|担当(?:チーム|者)?は\S)|(?:リリース|コード|マージ)?フリーズ(?:です|します|になります|期間|中は|の間)|封版(?:期间|以后|之后|前|后)?|(?:毎晩|毎朝|毎日|毎週\S{0,3}|夜間)[^。]{0,40}?(?:リストア|リセット|消え|クリア|初期化|作り直|上書き)|(?:每周\S{0,3}|每天|每晚|每日|每个?月)[^。]{0,30}?(?:清空|重置|恢复|还原|刷新|覆盖|重建)|(?:モック(?:じゃ|では)なく|mockじゃなく|不要\s*mock|不\s*mock|别\s*mock)[^。]{0,40}?(?:本物|実DB|真实|真的|实际)|(?:本物|真实)的?\s*(?:の)?\s*(?:DB|MySQL|Postgres|PostgreSQL|数据库|データベース|Redis)|^(?:自分|私|僕|俺)?(?:は)?(?:Mac|Windows|Linux|WSL)[^。、]{0,15}?使って(?:ます|います|る|い)|出身で|我(?:用的是|用|在用)\s*(?:Mac|Windows|Linux|WSL)",
+    )
+});
+const CJK_FACT_WORDS: &[&str] = &[
+    "管轄",
+    "管",
+    "负责",
+    "维护",
+    "担当",
+    "フリーズ",
+    "封版",
+    "毎",
+    "夜間",
+    "每",
+    "本物",
+    "真实",
+    "Mac",
+    "Windows",
+    "Linux",
+    "WSL",
+    "出身",
+];
+
+/// Whether a sentence states a fact of one of these families, and of which type.
+pub(super) fn plain_fact(s: &str, lower: &str) -> Option<(Shape, &'static str)> {
+    if is_question(s) || lower.starts_with("if ") || lower.contains("what if") {
+        return None;
+    }
+    let fact = |t: MemoryType| Some((Shape::Rule(s.to_string(), t), "fact"));
+    if !s.chars().any(crate::text::is_cjk) {
+        let lead = lead_word(s);
+        if matches!(lead.as_str(), "my" | "i" | "i'm" | "i’m" | "im") && EN_PERSON_SETUP.is_match(s)
+        {
+            return fact(MemoryType::User);
+        }
+        if has_any(lower, EN_PROJECT_WAY_WORDS) && EN_PROJECT_WAY.is_match(s) {
+            return fact(MemoryType::Project);
+        }
+        if has_any(lower, EN_OWNED_WORDS) && EN_OWNED.is_match(s) {
+            return fact(MemoryType::Project);
+        }
+        if has_any(lower, EN_GENERATED_WORDS) && EN_GENERATED.is_match(s) {
+            return fact(MemoryType::Project);
+        }
+        if has_any(lower, EN_SCHEDULE_WORDS) && EN_SCHEDULE.is_match(s) {
+            return fact(MemoryType::Project);
+        }
+        if has_any(lower, EN_RESET_WORDS) && EN_RESET.is_match(s) {
+            return fact(MemoryType::Project);
+        }
+        return None;
+    }
+    if s.contains(['？', '?']) || !CJK_FACT_WORDS.iter().any(|w| s.contains(w)) {
+        return None;
+    }
+    if CJK_FACT.is_match(s) {
+        let person = ["Mac", "Windows", "Linux", "WSL", "出身"]
+            .iter()
+            .any(|w| s.contains(w))
+            && !["管轄", "负责", "封版", "フリーズ", "本物", "真实"]
+                .iter()
+                .any(|w| s.contains(w));
+        return fact(if person {
+            MemoryType::User
+        } else {
+            MemoryType::Project
+        });
+    }
+    None
+}
+
+/// A blunt wish about how the agent works ("be more terse", "no more recaps", "stop asking
+/// me before running the tests"), looked for before the general shapes, which read "stop
+/// asking …" as a one-off "don't". (`correction`: the sentence opened with a correction's
+/// "no", which is stripped: "no more recaps" arrives as "more recaps".)
+pub(super) fn blunt_wish(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'static str)> {
+    if is_question(s) || s.chars().any(crate::text::is_cjk) {
+        return None;
+    }
+    let no_more = correction && lower.starts_with("more ");
+    if (has_any(lower, EN_STYLE_WORDS) || no_more)
+        && (EN_STYLE.is_match(s) || (no_more && EN_STYLE.is_match(&format!("no {s}"))))
+    {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "fact"));
+    }
+    None
+}
