@@ -590,6 +590,15 @@ pub fn relation(
             ap.intersection(&bn).next().is_some() || an.intersection(&bp).next().is_some();
         return cjk::relation(new_text, old_text, cosine, contradiction);
     }
+    // Two links, one under the other ("the wiki is at https://w/alpha" and "the runbooks live
+    // at https://w/alpha/runbooks"), point at two things, unless the new one says it moved.
+    if nested_links(new_text, old_text)
+        && !new_text
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| CHANGE_WORDS.iter().any(|c| w.eq_ignore_ascii_case(c)))
+    {
+        return Relation::Distinct;
+    }
     let a = content_words(new_text);
     let b = content_words(old_text);
     if a.is_empty() || b.is_empty() {
@@ -645,9 +654,13 @@ pub fn relation(
     {
         if new_more {
             let more = additions(new_text);
+            let code = code_words(new_text);
             let adds = only_new
                 .iter()
-                .all(|w| is_identifier(w) || more.contains(*w));
+                .all(|w| is_identifier(w) || more.contains(*w) || code.contains(*w))
+                // "use Python 3.12 for the API, but the worker stays on 3.10": a value and
+                // its exception, which the broader rule does not say.
+                || (new_identifier && has_exception(new_text));
             return if adds && new_type == old_type {
                 Relation::Refines
             } else {
@@ -907,6 +920,47 @@ const ALTERNATIVES: &[&str] = &["not", "never", "instead", "rather", "over", "wi
 /// The content words of `text` that add to its rule: after a coordinator or an alternative
 /// ("use black, and isort for imports"; "use pnpm, not npm"), to the end of the clause. A
 /// negation that opens the rule ("never use sudo …") marks no alternative.
+/// The words inside `code spans`: a command or name the rule now also gives.
+fn code_words(text: &str) -> HashSet<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .flat_map(content_words)
+        .collect()
+}
+
+/// Whether a rule names an exception to itself ("…, but the worker stays on 3.10").
+fn has_exception(text: &str) -> bool {
+    text.split(|c: char| !c.is_alphanumeric()).any(|w| {
+        ["but", "except", "unless", "whereas", "while"].contains(&w.to_lowercase().as_str())
+    })
+}
+
+/// The links of a text, without their scheme and trailing slash.
+fn links(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .filter_map(|w| w.split_once("://").map(|(_, rest)| rest))
+        .map(|l| {
+            l.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '/')
+                .trim_end_matches('/')
+                .to_lowercase()
+        })
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Whether the two texts link to different places, one a path under the other's.
+fn nested_links(a: &str, b: &str) -> bool {
+    let (la, lb) = (links(a), links(b));
+    if la.is_empty() || lb.is_empty() || la.iter().any(|l| lb.contains(l)) {
+        return false;
+    }
+    let under =
+        |x: &str, y: &str| x.len() > y.len() && x.starts_with(y) && x[y.len()..].starts_with('/');
+    la.iter()
+        .any(|x| lb.iter().any(|y| under(x, y) || under(y, x)))
+}
+
 fn additions(text: &str) -> HashSet<String> {
     let mut out = HashSet::new();
     let mut first = true;

@@ -1659,3 +1659,50 @@ fn an_older_statement_never_replaces_a_newer_memory() {
     let outcome = mem.remember(later, NOW + DAY).unwrap();
     assert_eq!(outcome.action, Action::Superseded, "{outcome:?}");
 }
+
+/// A fuller version of a rule (a further command in a code span, a value and its exception)
+/// replaces the shorter one instead of being dropped as a restatement; a link to a page under
+/// another's is another thing to keep.
+#[test]
+fn a_fuller_version_is_kept_and_nested_links_are_two_memories() {
+    let mut mem = store();
+    let p = "/w/app";
+    for (old, new, t) in [
+        (
+            "Always run `make lint` before you commit anything.",
+            "Always run `make lint && make typecheck` before you commit anything.",
+            MemoryType::Feedback,
+        ),
+        (
+            "Use Python 3.12.",
+            "Use Python 3.12 for the API, but the worker stays on 3.10 because of a numba pin.",
+            MemoryType::Feedback,
+        ),
+    ] {
+        let first = mem.remember(manual(t, p, old), NOW).unwrap();
+        let second = mem.remember(manual(t, p, new), NOW + DAY).unwrap();
+        assert_eq!(second.action, Action::Superseded, "{new}: {second:?}");
+        assert_eq!(second.replaced.as_deref(), Some(first.memory.id.as_str()));
+        assert!(
+            second.memory.rule.contains(new.trim_end_matches('.')),
+            "{second:?}"
+        );
+    }
+    for (old, new) in [
+        (
+            "Docs are at https://docs.example.com",
+            "API docs are at https://docs.example.com/api",
+        ),
+        (
+            "The runbooks live at https://wiki.example.com/alpha/runbooks",
+            "The alpha wiki is at https://wiki.example.com/alpha",
+        ),
+    ] {
+        mem.remember(manual(MemoryType::Reference, p, old), NOW)
+            .unwrap();
+        let second = mem
+            .remember(manual(MemoryType::Reference, p, new), NOW + DAY)
+            .unwrap();
+        assert_eq!(second.action, Action::Created, "{new}: {second:?}");
+    }
+}
