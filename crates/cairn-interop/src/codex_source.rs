@@ -625,7 +625,26 @@ pub fn read_workspace(codex_home: &Path, order: &[MemoryVersion]) -> CodexMemory
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let name = stem.get(20..).filter(|s| !s.is_empty()).unwrap_or(&stem);
+            // Codex names a note `<YYYY-MM-DDTHH-MM-SS>-<slug>.md`; a note named otherwise
+            // (written by hand) is all slug, and its date is the file's.
+            let stamped = stem.len() > 20
+                && stem.as_bytes()[19] == b'-'
+                && stem[..19].bytes().enumerate().all(|(i, b)| match i {
+                    4 | 7 | 13 | 16 => b == b'-',
+                    10 => b == b'T',
+                    _ => b.is_ascii_digit(),
+                });
+            let (name, written) = if stamped {
+                (&stem[20..], stem[..19].to_owned())
+            } else {
+                let modified = std::fs::metadata(&path)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| jiff::Timestamp::try_from(t).ok())
+                    .map(|t| t.strftime("%Y-%m-%dT%H-%M-%S").to_string())
+                    .unwrap_or_default();
+                (stem.as_str(), modified)
+            };
             let src = rel(&path);
             items.push(MemoryItem {
                 id: format!("note:{stem}"),
@@ -635,7 +654,11 @@ pub fn read_workspace(codex_home: &Path, order: &[MemoryVersion]) -> CodexMemory
                 description: format!("Asked to be remembered in Codex: {}", one_line(&text, 100)),
                 body: capped(text.trim(), &src),
                 source: src,
-                provenance: format!("ad-hoc note written {}", stem.get(..19).unwrap_or("")),
+                provenance: if written.is_empty() {
+                    "ad-hoc note".to_owned()
+                } else {
+                    format!("ad-hoc note written {written}")
+                },
             });
         }
 

@@ -385,3 +385,25 @@ fn a_shared_memory_dir_names_each_project() {
         }
     }
 }
+
+/// A note named by hand (not `<timestamp>-<slug>.md`, as Codex names them) keeps its whole
+/// name as the title and the file's date as when it was written.
+#[test]
+fn a_hand_named_codex_note_is_dated_by_its_file() {
+    let h = Home::new();
+    let dir = h.memory_dir("app-a");
+    fs::write(
+        h.codex_v2().join("extensions/ad_hoc/notes/gamma-ruff.md"),
+        "The gamma repo lints with ruff.\n",
+    )
+    .unwrap();
+    h.export();
+    let file = exported_files(&dir)
+        .into_iter()
+        .find(|f| f.contains("gamma_ruff"))
+        .expect("the note is exported");
+    let text = read(&dir.join(&file));
+    assert!(text.contains("gamma ruff"), "{text}");
+    assert!(text.contains("ad-hoc note written 20"), "{text}");
+    assert!(!text.contains("written )"), "{text}");
+}
