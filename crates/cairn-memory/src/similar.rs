@@ -254,6 +254,13 @@ fn is_value(w: &str) -> bool {
     if w.starts_with("state:") {
         return true;
     }
+    // A day of the week ("tuesdays" stems to "tuesdai").
+    const DAYS: &[&str] = &[
+        "monda", "tuesd", "wedne", "thurs", "frida", "satur", "sunda",
+    ];
+    if (6..=10).contains(&w.len()) && DAYS.iter().any(|d| w.starts_with(d)) {
+        return true;
+    }
     let w = w.strip_prefix('v').unwrap_or(w);
     let digits = w.chars().take_while(char::is_ascii_digit).count();
     digits > 0 && w.len() - digits <= 3 && w[digits..].chars().all(|c| c.is_ascii_lowercase())
@@ -590,6 +597,23 @@ pub fn relation(
             ap.intersection(&bn).next().is_some() || an.intersection(&bp).next().is_some();
         return cjk::relation(new_text, old_text, cosine, contradiction);
     }
+    // The same thing with another owner ("Bob owns the auth service" after "Alice owns the
+    // auth service", "… is owned by the platform team"): one owner at a time.
+    if let (Some((owner_a, thing_a)), Some((owner_b, thing_b))) =
+        (owner_and_thing(new_text), owner_and_thing(old_text))
+    {
+        let (oa, ob) = (content_words(&owner_a), content_words(&owner_b));
+        let (ta, tb) = (content_words(&thing_a), content_words(&thing_b));
+        let same_thing =
+            !ta.is_empty() && ta.intersection(&tb).count() * 4 >= ta.union(&tb).count() * 3;
+        if same_thing && !oa.is_empty() && !ob.is_empty() {
+            return if oa == ob {
+                Relation::Duplicate
+            } else {
+                Relation::Supersedes
+            };
+        }
+    }
     // Two links, one under the other ("the wiki is at https://w/alpha" and "the runbooks live
     // at https://w/alpha/runbooks"), point at two things, unless the new one says it moved.
     if nested_links(new_text, old_text)
@@ -752,13 +776,38 @@ pub fn relation(
     // decide, with less of their agreement.
     // Only for a thing said to be gone: "use pnpm, not npm" says nothing of "npm audit runs
     // in CI".
+    // (What a change left behind — "moved from pnpm to bun" — and what is no longer used
+    // — "we don't use sqlfmt anymore" — are gone as well.)
+    let no_longer = |c: &str| {
+        let l = c.to_lowercase();
+        l.contains("anymore") || l.contains("any more") || l.contains("no longer")
+    };
     let only_rejects = rejected > 0 && rejected == inter as usize && {
-        let gone: HashSet<String> = clauses(new_text)
+        let mut gone: HashSet<String> = clauses(new_text)
             .filter_map(retired_subject)
             .flat_map(content_words)
             .collect();
+        for c in clauses(new_text) {
+            let changes = c
+                .split(|ch: char| !ch.is_alphanumeric())
+                .any(|w| is_change_verb(&w.to_lowercase()));
+            if changes || no_longer(c) {
+                gone.extend(polarity(c).1);
+            }
+        }
         an.intersection(&bp).all(|w| gone.contains(w))
     };
+    // Only that a thing is no longer used, of a memory about using it ("Format SQL with
+    // sqlfmt" / "we don't use sqlfmt anymore"): the thing is most of what the old one says.
+    let b_wanted = b.difference(&bn).count().max(1);
+    if only_rejects
+        && no_longer(new_text)
+        && ap.is_subset(&b)
+        && rejected * 3 >= b_wanted
+        && cosine >= 0.4
+    {
+        return Relation::Supersedes;
+    }
     // (What is said to be gone retires a memory about it however much more that one says:
     // "we switched to uv, poetry is gone" and "we use poetry …, so run poetry install …".)
     if (replaces && overlap >= 0.5 && cosine >= 0.6)
@@ -934,6 +983,55 @@ fn has_exception(text: &str) -> bool {
     text.split(|c: char| !c.is_alphanumeric()).any(|w| {
         ["but", "except", "unless", "whereas", "while"].contains(&w.to_lowercase().as_str())
     })
+}
+
+/// Who owns what, in "X owns Y", "Y is owned by X", "the owner of Y is X" (also maintains,
+/// leads, runs, is responsible for; the reviewer, lead, contact for Y is X): `(owner, thing)`.
+fn owner_and_thing(text: &str) -> Option<(String, String)> {
+    let lower = text.to_lowercase();
+    let lower = lower.trim_end_matches(['.', '!']);
+    for by in [
+        " owned by ",
+        " maintained by ",
+        " run by ",
+        " led by ",
+        " managed by ",
+    ] {
+        if let Some((thing, owner)) = lower.split_once(by) {
+            return Some((owner.to_owned(), thing.to_owned()));
+        }
+    }
+    for verb in [
+        " owns ",
+        " maintains ",
+        " leads ",
+        " is responsible for ",
+        " are responsible for ",
+    ] {
+        if let Some((owner, thing)) = lower.split_once(verb) {
+            return Some((owner.to_owned(), thing.to_owned()));
+        }
+    }
+    for role in [
+        "owner",
+        "maintainer",
+        "reviewer",
+        "lead",
+        "contact",
+        "point of contact",
+    ] {
+        for prep in [" of ", " for "] {
+            let key = format!("{role}{prep}");
+            if let Some(i) = lower.find(&key)
+                && let Some(j) = lower[i..].rfind(" is ")
+            {
+                let thing = &lower[i + key.len()..i + j];
+                let owner = &lower[i + j + 4..];
+                return Some((owner.to_owned(), format!("{role} {thing}")));
+            }
+        }
+    }
+    None
 }
 
 /// The links of a text, without their scheme and trailing slash.
@@ -1621,12 +1719,50 @@ mod tests {
                 "The staging database listens on port 5433.",
                 Relation::Duplicate,
             ),
-            // Not said to be a change: two facts may stand, one must not vanish.
+            // One owner at a time: another owner of the same thing is a change, said or not.
             (
                 Project,
                 "The payments service is owned by Bob's team.",
                 "The payments service is owned by Alice's team.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "Alice owns the billing service.",
+                "Alice owns the auth service.",
                 Relation::Distinct,
+            ),
+            // Another day for the same thing; not for another environment.
+            (
+                Project,
+                "Deploys happen on Thursdays.",
+                "Deploys happen on Tuesdays.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "Deploys to prod happen on Thursdays.",
+                "Deploys to staging happen on Tuesdays.",
+                Relation::Distinct,
+            ),
+            // What a change left behind, or what is no longer used, retires a memory about it.
+            (
+                Project,
+                "We moved from pnpm to bun.",
+                "We use pnpm in this repo, not npm or yarn.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "we dont use sqlfmt anymore",
+                "Format SQL with sqlfmt.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "我们上个月把 Fivetran 换成 Airbyte 了。",
+                "我们用 Fivetran 做数据同步。",
+                Relation::Supersedes,
             ),
             (
                 Feedback,

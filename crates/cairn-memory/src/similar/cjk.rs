@@ -216,6 +216,40 @@ fn given_up(text: &str) -> HashSet<String> {
             out.extend(terms(&head[start..]).0);
         }
     }
+    // What a change left behind: "把 X 换成 Y", "从 X 迁移到 Y", "XからYに移行した".
+    const ZH_VERBS: &[&str] = &[
+        "换成",
+        "改成",
+        "替换成",
+        "换为",
+        "改为",
+        "迁移到",
+        "迁到",
+        "换到",
+        "切换到",
+        "切到",
+    ];
+    for opener in ["把", "从"] {
+        for (i, _) in text.match_indices(opener) {
+            let rest = &text[i + opener.len()..];
+            if let Some(j) = ZH_VERBS.iter().filter_map(|v| rest.find(v)).min() {
+                out.extend(terms(&rest[..j]).0);
+            }
+        }
+    }
+    if let Some(i) = text.find("から")
+        && ["移行", "変更", "切り替え", "切替", "乗り換え", "移"]
+            .iter()
+            .any(|v| text[i..].contains(v))
+    {
+        let head = &text[..i];
+        let start = head
+            .rfind(['、', '。', '，', ',', 'は', 'を'])
+            .map_or(0, |j| {
+                j + head[j..].chars().next().map_or(1, char::len_utf8)
+            });
+        out.extend(terms(&head[start..]).0);
+    }
     out
 }
 
