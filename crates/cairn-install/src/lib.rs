@@ -471,15 +471,34 @@ pub fn plan_claude(
             }
         }
     };
+    let mut notes = Vec::new();
+    if !uninstall && before.as_deref().is_some_and(claude_hooks_disabled) {
+        notes.push(format!(
+            "`\"disableAllHooks\": true` in {} turns every Claude Code hook off, cairn's \
+             included: set it to `false` (or remove it) for them to run; cairn leaves it as it is.",
+            settings.display()
+        ));
+    }
     Ok(Plan {
         target: Target::Claude,
         path: settings.to_path_buf(),
         before,
         after,
         record: (!uninstall).then_some(record),
-        notes: Vec::new(),
+        notes,
         elsewhere: None,
     })
+}
+
+/// Whether a Claude Code settings file turns every hook off (`"disableAllHooks": true`).
+pub fn claude_hooks_disabled(settings_text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(settings_text)
+        .ok()
+        .and_then(|v| {
+            v.get("disableAllHooks")
+                .and_then(serde_json::Value::as_bool)
+        })
+        .unwrap_or(false)
 }
 
 fn claude_fresh(command: &str) -> String {

@@ -545,6 +545,28 @@ fn claude_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
             .path(&dir),
         );
     }
+    let settings = req.claude_root.join("settings.json");
+    if let Ok(text) = fs::read_to_string(&settings)
+        && cairn_install::claude_hooks_disabled(&text)
+    {
+        let ours = text.contains("cairn hook");
+        checks.push(
+            Check::new(
+                "claude.hooks",
+                if ours { CheckStatus::Warn } else { CheckStatus::Info },
+                if ours {
+                    "cairn hooks are configured but `\"disableAllHooks\": true` turns every Claude Code hook off: Claude Code runs none of them".to_owned()
+                } else {
+                    "`\"disableAllHooks\": true`: Claude Code runs no hooks".to_owned()
+                },
+            )
+            .fix(format!(
+                "set `\"disableAllHooks\"` to `false` (or remove it) in {}",
+                settings.display()
+            ))
+            .path(&settings),
+        );
+    }
     let mem = claude_source::discover(&req.claude_root, req.home.as_deref());
     for l in &mem.linked {
         checks.push(

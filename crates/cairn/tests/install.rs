@@ -309,3 +309,27 @@ fn an_uninstall_from_another_data_dir_says_where_the_record_is() {
     );
     assert!(!h.data().join("install.json").exists());
 }
+
+/// Claude Code's `"disableAllHooks": true` is left alone, but installing says it keeps cairn's
+/// hooks from running, and `doctor` warns about it.
+#[test]
+fn claude_hooks_switched_off_are_named_by_install_and_doctor() {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.claude()).unwrap();
+    let settings = h.claude().join("settings.json");
+    std::fs::write(&settings, "{\"disableAllHooks\": true}\n").unwrap();
+    let r = h.json(&["install", "claude"]);
+    assert!(r["notes"].to_string().contains("disableAllHooks"), "{r}");
+    let after: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(after["disableAllHooks"], Value::Bool(true));
+    let out = h.cairn(&["doctor", "--json"]);
+    let d: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = d["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "claude.hooks")
+        .unwrap_or_else(|| panic!("{d}"));
+    assert_eq!(check["status"], "warn", "{check}");
+    assert!(check["fix"].as_str().unwrap().contains("disableAllHooks"));
+}
