@@ -940,3 +940,25 @@ fn a_projects_history_leaves_only_what_holds_now() {
     let pytest = bodies.iter().filter(|b| b.contains("pytest -q")).count();
     assert_eq!(pytest, 1, "one pytest rule: {bodies:#?}");
 }
+
+/// A statement in the last turn of a session that may still be running waits for a later
+/// run, and `sync` says so instead of reporting nothing.
+#[test]
+fn sync_says_when_a_running_sessions_last_turn_waits() {
+    let h = TestHome::empty();
+    let cwd_path = project(&h, "work/app");
+    let cwd = s(&cwd_path);
+    let dir = h.claude_project(&cwd_path);
+    std::fs::create_dir_all(&dir).unwrap();
+    let now = jiff::Timestamp::now().to_string();
+    let id = "00000000-0000-4000-8000-0000000000aa";
+    let text = common::claude_prompt("u1", cwd, "From now on, use pnpm, not npm.", &now)
+        .replace("11111111-2222-4333-8444-555555555555", id);
+    std::fs::write(dir.join(format!("{id}.jsonl")), text).unwrap();
+    let out = h.cairn(&["sync"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("1 turn(s) left for a later run"), "{said}");
+    let r = h.json(&["sync"]);
+    assert_eq!(r["memories"]["deferred"], 1, "{r}");
+}

@@ -201,6 +201,14 @@ pub fn print_sync(r: &SyncMemories) {
             e.forgotten_skipped
         );
     }
+    if e.deferred > 0 {
+        outln!(
+            "  {} turn(s) left for a later run: the last turn of a session is read once it ends \
+             (the agent may still save that memory itself) or after an hour; the Stop hook reads \
+             it as soon as it ends",
+            e.deferred
+        );
+    }
     outln!("  views: {}", r.views);
 }
 
