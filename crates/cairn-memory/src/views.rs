@@ -112,6 +112,9 @@ const FIELDS: &[&str] = &[
 /// What an edit whose frontmatter lost its closing line is told.
 const UNCLOSED: &str =
     "its frontmatter opens with --- but no --- line closes it (add the closing --- line)";
+/// What an edit whose frontmatter lost its opening line is told.
+const UNOPENED: &str = "its frontmatter fields come before a --- line but no --- line opens them \
+     (add --- as the first line)";
 
 /// A memory's view file.
 pub fn render_view(m: &Memory) -> String {
@@ -139,6 +142,22 @@ pub struct ViewFile {
     /// closes: its fields cannot be told from its body, so it is not read back. A note that
     /// only opens with a `---` rule is read as a body.
     pub unclosed: bool,
+    /// The file opens with frontmatter fields (`name:`, `type:` …) closed by a `---` line
+    /// that nothing opened: the opening line was lost, so it is not read back either.
+    pub unopened: bool,
+}
+
+impl ViewFile {
+    /// Why the file cannot be read back, when it cannot.
+    fn broken(&self) -> Option<&'static str> {
+        if self.unclosed {
+            Some(UNCLOSED)
+        } else if self.unopened {
+            Some(UNOPENED)
+        } else {
+            None
+        }
+    }
 }
 
 /// Parses a view file (frontmatter optional).
@@ -168,7 +187,7 @@ pub fn parse_view(text: &str) -> ViewFile {
             return ViewFile {
                 fields,
                 body: body.trim().to_string(),
-                unclosed: false,
+                ..ViewFile::default()
             };
         }
         // A `---` rule that opens a note is no frontmatter; one followed by fields is.
@@ -177,12 +196,28 @@ pub fn parse_view(text: &str) -> ViewFile {
             fields: HashMap::new(),
             body: text.trim().to_string(),
             unclosed,
+            unopened: false,
         };
+    }
+    // Two of cairn's fields, then a `---` line: a frontmatter that lost its opening line.
+    let mut seen = 0;
+    let mut unopened = false;
+    for raw in text.split_inclusive('\n') {
+        let line = raw.trim_end_matches(['\n', '\r']);
+        if line.trim_end() == "---" {
+            unopened = seen >= 2;
+            break;
+        }
+        match line.split_once(':') {
+            Some((k, _)) if FIELDS.contains(&k.trim().to_ascii_lowercase().as_str()) => seen += 1,
+            _ => break,
+        }
     }
     ViewFile {
         fields,
         body: text.trim().to_string(),
         unclosed: false,
+        unopened,
     }
 }
 
@@ -523,15 +558,22 @@ impl MemoryStore {
             }
             for (rel, slug, text) in new_files {
                 let view = parse_view(&text);
-                if view.unclosed {
+                if let Some(why) = view.broken() {
                     report
                         .problems
-                        .push(format!("{rel}: {UNCLOSED}; file left as it is"));
+                        .push(format!("{rel}: {why}; file left as it is"));
                     keep.insert(rel);
                     continue;
                 }
-                // A copy of a known memory (e.g. a renamed file) is an edit of it.
+                // A known memory's file under another name is an edit of it (a renamed file);
+                // beside the memory's own file, it is a copy made to start a new memory.
+                let beside_its_original = |id: &str| {
+                    tracked
+                        .iter()
+                        .any(|(r, t)| t.memory_id.as_deref() == Some(id) && root.join(r).is_file())
+                };
                 if let Some(id) = view.fields.get("id")
+                    && !beside_its_original(id)
                     && get_memory(&tx, id)?.is_some_and(|m| m.is_live())
                 {
                     match apply_edit(&tx, recall, id, &text, now) {
@@ -749,8 +791,8 @@ fn apply_edit(
         return Err(format!("memory {id} was forgotten or replaced"));
     }
     let view = parse_view(text);
-    if view.unclosed {
-        return Err(UNCLOSED.into());
+    if let Some(why) = view.broken() {
+        return Err(why.into());
     }
     let (rule, why, how) = parse_body(&view.body);
     if rule.is_empty() {

@@ -232,6 +232,10 @@ fn a_hand_edit_is_read_back_not_overwritten() {
             "closing ---",
             now_on_disk.replacen("\n---\n", "\n", 1).into_bytes(),
         ),
+        (
+            "as the first line",
+            now_on_disk.replacen("---\n", "", 1).into_bytes(),
+        ),
         ("UTF-8", {
             let mut b = now_on_disk.clone().into_bytes();
             b.extend_from_slice(b"\xff\xfe broken\n");
@@ -373,4 +377,47 @@ fn the_views_bring_back_the_memories_of_a_lost_database() {
         "{r:?}"
     );
     assert!(stray.join("note.md").exists());
+}
+
+/// A view file copied beside its original to start a new memory (same `id:` in both) becomes
+/// a new memory; the original keeps what it said. Renamed (the original gone), it is an edit.
+#[test]
+fn a_copy_beside_its_original_is_a_new_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("memory");
+    let mut mem = fixture(&root);
+    let dir = root.join(scope_slug(SCOPE));
+    let file = dir.join("feedback_use-pnpm-not-npm.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let copy = text.replace(
+        "Use pnpm, not npm.\n",
+        "Format every Markdown file with prettier before committing.\n",
+    );
+    assert_ne!(copy, text);
+    std::fs::write(dir.join("feedback_prettier.md"), &copy).unwrap();
+    let r = mem.refresh_views(NOW + 100).unwrap();
+    assert_eq!((r.imported, r.edits), (1, 0), "{r:?}");
+    let rules: Vec<String> = mem
+        .list(&ListFilter::default())
+        .unwrap()
+        .into_iter()
+        .map(|m| m.rule)
+        .collect();
+    assert!(rules.iter().any(|r| r == "Use pnpm, not npm."), "{rules:?}");
+    assert!(rules.iter().any(|r| r.contains("prettier")), "{rules:?}");
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("Use pnpm, not npm.")
+    );
+
+    // Renamed: the original file is gone, and the edit applies to its memory.
+    let moved = dir.join("pnpm.md");
+    let renamed = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("Use pnpm, not npm.\n", "Use pnpm 9, not npm.\n");
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&moved, renamed).unwrap();
+    let r = mem.refresh_views(NOW + 200).unwrap();
+    assert_eq!((r.imported, r.edits), (0, 1), "{r:?}");
 }
