@@ -266,7 +266,13 @@ impl Consolidator<'_> {
         if self.config.codex.write_workspace
             && let Some(h) = self.codex_home
         {
-            report.workspace = Some(workspace::write(self.mem, &outputs, h, now));
+            report.workspace = Some(workspace::write(
+                self.mem,
+                &outputs,
+                h,
+                &self.data_dir.join(workspace::KEPT_ASIDE_DIR),
+                now,
+            ));
         }
         Ok(())
     }

@@ -25,6 +25,10 @@ pub struct WorkspaceReport {
     pub written: usize,
     pub removed: usize,
     pub unchanged: usize,
+    /// Copies of files cairn did not write (Codex's own `MEMORY.md` or `memory_summary.md`),
+    /// kept in cairn's data dir before cairn's version replaced them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kept_aside: Vec<String>,
     /// Why the workspace (or part of it) was not written; the previous files stay.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -98,15 +102,21 @@ fn item(m: &Memory) -> SummaryItem {
     }
 }
 
-/// Writes the workspace for every namespace Codex reads under `codex_home`.
+/// Where, under cairn's data dir, the workspace files cairn did not write are kept before
+/// cairn replaces them.
+pub const KEPT_ASIDE_DIR: &str = "codex-workspace-kept";
+
+/// Writes the workspace for every namespace Codex reads under `codex_home`; a file there
+/// that cairn did not write is copied to `kept_aside` first.
 pub fn write(
     mem: &mut MemoryStore,
     outputs: &[Stage1Output],
     codex_home: &Path,
+    kept_aside: &Path,
     now: i64,
 ) -> WorkspaceReport {
     let mut r = WorkspaceReport::default();
-    if let Err(e) = write_inner(mem, outputs, codex_home, now, &mut r) {
+    if let Err(e) = write_inner(mem, outputs, codex_home, kept_aside, now, &mut r) {
         r.error = Some(e);
     }
     r
@@ -116,6 +126,7 @@ fn write_inner(
     mem: &mut MemoryStore,
     outputs: &[Stage1Output],
     codex_home: &Path,
+    kept_aside: &Path,
     now: i64,
     r: &mut WorkspaceReport,
 ) -> Result<(), String> {
@@ -227,12 +238,32 @@ fn write_inner(
             }
         }
         if *v == MemoryVersion::V1 {
+            keep_theirs(
+                conn,
+                &root,
+                &root_key,
+                "MEMORY.md",
+                &memory_md,
+                kept_aside,
+                now,
+                r,
+            )?;
             count(
                 install_file(&root, "MEMORY.md", &memory_md).map_err(|e| e.to_string())?,
                 r,
             );
             remember_file(conn, &root_key, "MEMORY.md", &memory_md)?;
         }
+        keep_theirs(
+            conn,
+            &root,
+            &root_key,
+            "memory_summary.md",
+            &summary,
+            kept_aside,
+            now,
+            r,
+        )?;
         count(
             install_summary(&root, &summary).map_err(|e| e.to_string())?,
             r,
@@ -258,6 +289,55 @@ fn count(changed: bool, r: &mut WorkspaceReport) {
     } else {
         r.unchanged += 1;
     }
+}
+
+/// Before cairn's version replaces `root/name`: a file there that is not what cairn last
+/// wrote (Codex's own, or edited since) is copied to `kept_aside/<root dir>/<name>.<time>`.
+#[allow(clippy::too_many_arguments)]
+fn keep_theirs(
+    conn: &rusqlite::Connection,
+    root: &Path,
+    root_key: &str,
+    name: &str,
+    ours: &str,
+    kept_aside: &Path,
+    now: i64,
+    r: &mut WorkspaceReport,
+) -> Result<(), String> {
+    let Ok(theirs) = std::fs::read(root.join(name)) else {
+        return Ok(());
+    };
+    if theirs == ours.as_bytes() {
+        return Ok(());
+    }
+    let hash = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&theirs));
+    let recorded: Option<String> = conn
+        .query_row(
+            "SELECT hash FROM workspace_files WHERE root = ?1 AND name = ?2",
+            rusqlite::params![root_key, name],
+            |row| row.get(0),
+        )
+        .ok();
+    if recorded.as_deref() == Some(hash.as_str()) {
+        return Ok(());
+    }
+    let dir_name = root
+        .file_name()
+        .map_or_else(|| "memories".into(), |n| n.to_string_lossy().into_owned());
+    let dir = kept_aside.join(dir_name);
+    let stamp = jiff::Timestamp::from_second(now)
+        .map(|t| t.strftime("%Y%m%dT%H%M%SZ").to_string())
+        .unwrap_or_else(|_| now.to_string());
+    let text = String::from_utf8_lossy(&theirs);
+    install_file(&dir, &format!("{name}.{stamp}"), &text).map_err(|e| {
+        format!(
+            "{} is not cairn's and could not be kept aside before replacing it ({e}); it was not replaced",
+            root.join(name).display()
+        )
+    })?;
+    r.kept_aside
+        .push(dir.join(format!("{name}.{stamp}")).display().to_string());
+    Ok(())
 }
 
 fn remember_file(

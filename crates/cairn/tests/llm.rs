@@ -805,9 +805,34 @@ fn the_codex_workspace_is_written_valid_and_only_cairn_files_are_removed() {
     let root = h.codex().join("memories");
     std::fs::create_dir_all(root.join("rollout_summaries")).unwrap();
     std::fs::write(root.join("rollout_summaries/codex-own.md"), "keep me\n").unwrap();
+    // Codex's own MEMORY.md and summary are replaced, but kept aside in cairn's data dir.
+    let codex_memory_md = "# Task Group: gamma\n\nscope: gamma lint migration\n";
+    std::fs::write(root.join("MEMORY.md"), codex_memory_md).unwrap();
+    std::fs::write(
+        root.join("memory_summary.md"),
+        "v1\n\ncodex's own summary\n",
+    )
+    .unwrap();
     let r = run_json(&h, &["sync"], &[("CAIRN_NOW", "2026-11-20T10:03:00Z")]);
     let w = &r["consolidate"]["workspace"];
     assert!(w["error"].is_null(), "{w}");
+    let kept: Vec<String> = w["kept_aside"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{w}"))
+        .iter()
+        .map(|k| std::fs::read_to_string(k.as_str().unwrap()).unwrap())
+        .collect();
+    assert!(kept.iter().any(|k| k == codex_memory_md), "{kept:?}");
+    assert!(
+        kept.iter().any(|k| k.contains("codex's own summary")),
+        "{kept:?}"
+    );
+    assert!(
+        w["kept_aside"]
+            .to_string()
+            .contains(&*h.data().display().to_string()),
+        "{w}"
+    );
     let summary = std::fs::read_to_string(root.join("memory_summary.md")).unwrap();
     assert!(summary.starts_with("v1\n\n## User Profile"), "{summary}");
     assert!(summary.len() < 10_000);
@@ -856,6 +881,7 @@ fn the_codex_workspace_is_written_valid_and_only_cairn_files_are_removed() {
     // The status reports success; a second run rewrites nothing.
     let r = h.json(&["consolidate"]);
     assert_eq!(r["workspace"]["written"], 0, "{r}");
+    assert!(r["workspace"]["kept_aside"].is_null(), "{r}");
     assert_eq!(h.json(&["status"])["consolidation"]["status"], "succeeded");
 
     // A symlinked memory root is refused: nothing is written through it, the failure is in

@@ -90,6 +90,9 @@ pub fn print_report(r: &ConsolidateReport) {
                 w.roots.join(", ")
             ),
         }
+        for kept in &w.kept_aside {
+            outln!("  codex workspace: a file cairn did not write was replaced; its copy: {kept}");
+        }
     }
     for p in &r.problems {
         outln!("  problem: {p}");
