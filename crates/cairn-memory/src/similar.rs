@@ -482,59 +482,63 @@ fn is_change_word(w: &str) -> bool {
     STEMS.contains(w)
 }
 
+/// Words of replying, in the three languages.
+const REPLYING: &[&str] = &[
+    "answer",
+    "reply",
+    "replies",
+    "respond",
+    "response",
+    "talk to me",
+    "speak to me",
+    "write to me",
+    "返事",
+    "返信",
+    "回答",
+    "答え",
+    "話して",
+    "回复",
+    "跟我说",
+    "和我说",
+];
+
+/// Languages by the words that name them, with a code for each.
+const LANGUAGES: &[(&str, &str)] = &[
+    ("english", "en"),
+    ("英語", "en"),
+    ("英文", "en"),
+    ("英语", "en"),
+    ("japanese", "ja"),
+    ("日本語", "ja"),
+    ("日语", "ja"),
+    ("chinese", "zh"),
+    ("mandarin", "zh"),
+    ("中文", "zh"),
+    ("中国語", "zh"),
+    ("汉语", "zh"),
+    ("german", "de"),
+    ("ドイツ語", "de"),
+    ("德语", "de"),
+    ("french", "fr"),
+    ("フランス語", "fr"),
+    ("法语", "fr"),
+    ("spanish", "es"),
+    ("スペイン語", "es"),
+    ("西班牙语", "es"),
+    ("korean", "ko"),
+    ("韓国語", "ko"),
+    ("韩语", "ko"),
+    ("portuguese", "pt"),
+    ("italian", "it"),
+    ("russian", "ru"),
+    ("dutch", "nl"),
+];
+
 /// Whether a content word (stemmed: "staging" → "stage", "production" → "product") names an
 /// environment.
 /// The language a rule asks the agent to answer in: the first language named after a word
 /// for answering ("answer me in English even if I write in Japanese" → English).
 pub(crate) fn reply_language(text: &str) -> Option<&'static str> {
-    const REPLYING: &[&str] = &[
-        "answer",
-        "reply",
-        "replies",
-        "respond",
-        "response",
-        "talk to me",
-        "speak to me",
-        "write to me",
-        "返事",
-        "返信",
-        "回答",
-        "答え",
-        "話して",
-        "回复",
-        "跟我说",
-        "和我说",
-    ];
-    const LANGUAGES: &[(&str, &str)] = &[
-        ("english", "en"),
-        ("英語", "en"),
-        ("英文", "en"),
-        ("英语", "en"),
-        ("japanese", "ja"),
-        ("日本語", "ja"),
-        ("日语", "ja"),
-        ("chinese", "zh"),
-        ("mandarin", "zh"),
-        ("中文", "zh"),
-        ("中国語", "zh"),
-        ("汉语", "zh"),
-        ("german", "de"),
-        ("ドイツ語", "de"),
-        ("德语", "de"),
-        ("french", "fr"),
-        ("フランス語", "fr"),
-        ("法语", "fr"),
-        ("spanish", "es"),
-        ("スペイン語", "es"),
-        ("西班牙语", "es"),
-        ("korean", "ko"),
-        ("韓国語", "ko"),
-        ("韩语", "ko"),
-        ("portuguese", "pt"),
-        ("italian", "it"),
-        ("russian", "ru"),
-        ("dutch", "nl"),
-    ];
     let lower = text.to_lowercase();
     let at = REPLYING.iter().filter_map(|w| lower.find(w)).min()?;
     let after = &lower[at..];
@@ -543,6 +547,31 @@ pub(crate) fn reply_language(text: &str) -> Option<&'static str> {
         .filter_map(|(w, code)| after.find(w).map(|i| (i, *code)))
         .min()
         .map(|(_, code)| code)
+}
+
+/// Whether a rule about the reply language also says which language something else is in:
+/// a clause without a word of replying names a language ("PR descriptions in English, but talk
+/// to me in Japanese"), unless it is about what the person writes ("… even if I write in
+/// Japanese").
+fn names_another_language_use(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    lower
+        .split([',', ';', '、', '，', '。', '；'])
+        .flat_map(|c| c.split(" but "))
+        .filter(|c| !REPLYING.iter().any(|w| c.contains(w)))
+        .filter(|c| {
+            ![
+                "i write",
+                "i speak",
+                "i ask",
+                "i type",
+                "even if",
+                "even when",
+            ]
+            .iter()
+            .any(|w| c.contains(w))
+        })
+        .any(|c| LANGUAGES.iter().any(|(w, _)| c.contains(w)))
 }
 
 fn is_environment(w: &str) -> bool {
@@ -576,6 +605,11 @@ pub fn relation(
     // One language to be answered in: "返事は日本語で" after "answer me in English" is the
     // new choice, in whatever language either is written.
     if let (Some(a), Some(b)) = (reply_language(new_text), reply_language(old_text)) {
+        // An old memory that also says which language something else is written in holds
+        // more than the reply language: it stays.
+        if a != b && names_another_language_use(old_text) {
+            return Relation::Distinct;
+        }
         return if a == b {
             Relation::Duplicate
         } else {
@@ -1743,6 +1777,14 @@ mod tests {
                 Project,
                 "Deploys to prod happen on Thursdays.",
                 "Deploys to staging happen on Tuesdays.",
+                Relation::Distinct,
+            ),
+            // A rule that also says which language something else is in is more than the
+            // reply language: a new reply language does not retire it.
+            (
+                Feedback,
+                "From now on, talk to me in English.",
+                "Please keep PR descriptions in English, but talk to me in Japanese is fine.",
                 Relation::Distinct,
             ),
             // What a change left behind, or what is no longer used, retires a memory about it.
