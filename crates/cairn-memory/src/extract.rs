@@ -2150,6 +2150,148 @@ fn explains(s: &str) -> bool {
     !w.is_empty() && !IMPERATIVE_VERBS.contains(&w.as_str()) && (3..=45).contains(&words)
 }
 
+/// Whether a sentence that may explain a rule is about it: it opens as a reason ("because",
+/// "otherwise", "から"), shares a word with the rule, or tells a consequence ("CI fails", "it
+/// was slow"). "we use npm in this repo. The secret project codename is BLUEHERON." gives the
+/// rule no reason.
+fn bears_on(s: &str, rule: &str) -> bool {
+    let lower = s.to_lowercase();
+    // "Then wire it to the view model", "Focus on ble_adv.c first", "你先看看 …": the task's
+    // next step, not a reason.
+    if [
+        "then ",
+        "after that",
+        "afterwards",
+        "next ",
+        "focus on",
+        "first ",
+        "flip ",
+        "你先",
+        "先帮",
+        "まず",
+    ]
+    .iter()
+    .any(|p| lower.starts_with(p))
+        || lower.contains(" and then ")
+        || lower.contains(" first.")
+    {
+        return false;
+    }
+    // "It was evaluated in 2023 and rejected": about the rule's subject.
+    if [
+        "it ", "it's ", "they ", "that ", "this ", "those ", "these ", "people ",
+    ]
+    .iter()
+    .any(|p| lower.starts_with(p))
+    {
+        return true;
+    }
+    if crate::text::mostly_cjk(s)
+        || [
+            "because",
+            "since",
+            "the reason",
+            "otherwise",
+            "that's because",
+            "that way",
+        ]
+        .iter()
+        .any(|p| lower.starts_with(p))
+    {
+        return true;
+    }
+    const CONSEQUENCES: &[&str] = &[
+        "pinned",
+        "until",
+        "regress",
+        "upstream",
+        "legacy",
+        "decision",
+        "decided",
+        "evaluat",
+        "reject",
+        "nobody",
+        "never",
+        "always",
+        " so ",
+        "explode",
+        "catch",
+        "hurt",
+        "dead",
+        "old ",
+        "fail",
+        "break",
+        "broke",
+        "slow",
+        "error",
+        "crash",
+        "flak",
+        "conflict",
+        "bug",
+        "wrong",
+        "cost",
+        "expensive",
+        "bit us",
+        "bites",
+        "burned",
+        "pain",
+        "mess",
+        "safe",
+        "fast",
+        "easi",
+        "clean",
+        "consisten",
+        "requir",
+        "need",
+        "only",
+        "prefer",
+        "hate",
+        "like",
+        "policy",
+        "rule",
+        "team",
+        "legal",
+        "complian",
+        "secur",
+        "review",
+        "ci ",
+        "lock",
+        "otherwise",
+        "which",
+        "means",
+        "so that",
+        "so we",
+        "so it",
+        "we had",
+        "last time",
+        "incident",
+        "outage",
+        "customer",
+        "user",
+        "prod",
+        "deploy",
+        "migrat",
+        "compat",
+        "support",
+        "depend",
+        "leak",
+        "noise",
+        "noisy",
+        "hard",
+        "confus",
+        "read",
+        "diff",
+        "time",
+        "minute",
+        "second",
+    ];
+    if has_any(&lower, CONSEQUENCES) {
+        return true;
+    }
+    let rule_words = crate::text::content_words(rule);
+    crate::text::any_content_word(s, |w| rule_words.contains(w))
+}
+
 /// A following sentence that reads as a standing instruction (a candidate How to apply).
 fn instructs(s: &str) -> bool {
     if is_question(s) || EN_ONE_OFF.is_match(s) {
@@ -2493,6 +2635,7 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             && detected[next].is_none()
             && !instructs(n)
             && explains(n)
+            && bears_on(n, &rule)
         {
             why = Some(sentence_case(without_marker(n)));
             used[next] = true;

@@ -1519,3 +1519,31 @@ fn plain_facts_of_the_project_and_the_person() {
         none(p);
     }
 }
+
+#[test]
+fn a_why_is_about_the_rule() {
+    // An unrelated fact and the task's next step are not reasons.
+    for p in [
+        "we use npm in this repo. The secret project codename is BLUEHERON.",
+        "Never log full account numbers, not even in debug builds. Then wire it to the view model and add the tests.",
+    ] {
+        assert_eq!(one(p).why, None, "{p}");
+    }
+    // A consequence, the rule's subject, or a pronoun for it is.
+    for (p, why) in [
+        (
+            "We don't use Terragrunt. It was evaluated in 2023 and rejected.",
+            "It was evaluated in 2023 and rejected.",
+        ),
+        (
+            "Don't bump wgpu. We're pinned to 0.19 until the Metal regression upstream is fixed.",
+            "We're pinned to 0.19 until the Metal regression upstream is fixed.",
+        ),
+        (
+            "Use pnpm, not npm. The lockfile is pnpm-lock.yaml.",
+            "The lockfile is pnpm-lock.yaml.",
+        ),
+    ] {
+        assert_eq!(one(p).why.as_deref(), Some(why), "{p}");
+    }
+}
