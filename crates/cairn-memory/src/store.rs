@@ -211,7 +211,22 @@ pub(crate) fn new_id(conn: &Connection, seed: &str) -> Result<String> {
 
 /// A title from a rule: its first clause, at most about 60 characters (40 for CJK).
 pub fn derive_name(rule: &str) -> String {
-    let line = one_line(rule);
+    // A note that opens with a markdown heading is named by it ("# gamma lint" → "gamma lint").
+    let first = rule.trim_start().lines().next().unwrap_or("");
+    let heading = first.trim_start_matches('#').trim();
+    if first.starts_with('#') && heading.chars().count() >= 3 {
+        return truncate_chars(heading, if mostly_cjk(heading) { 40 } else { 60 });
+    }
+    let whole = one_line(rule);
+    // "Correction: flags are in Unleash" is named by what follows its label.
+    let line = whole
+        .as_str()
+        .split_once(": ")
+        .filter(|(label, rest)| {
+            LABELS.contains(&label.trim().to_lowercase().as_str())
+                && rest.trim().chars().count() >= 8
+        })
+        .map_or(whole.as_str(), |(_, rest)| rest.trim_start());
     let t = line.trim_end_matches(['.', '。', '!', '！']);
     let cut = [" — ", " – ", " -- ", "; ", ": "]
         .iter()
@@ -245,6 +260,27 @@ pub fn derive_name(rule: &str) -> String {
     }
     truncate_chars(head, if mostly_cjk(head) { 40 } else { 60 })
 }
+
+/// Labels a statement may open with, which say what kind of remark follows, not its subject.
+const LABELS: &[&str] = &[
+    "correction",
+    "note",
+    "nb",
+    "fyi",
+    "btw",
+    "update",
+    "reminder",
+    "heads up",
+    "important",
+    "rule",
+    "context",
+    "ps",
+    "tip",
+    "warning",
+    "also",
+    "remember",
+    "for the record",
+];
 
 /// A one-line description: the rule, then its reason when there is room (≤ 150 characters).
 pub fn derive_description(rule: &str, why: Option<&str>) -> String {
@@ -1130,6 +1166,24 @@ mod tests {
                 "ステージング環境の管理画面は https://admin.example.com です",
                 "ステージング環境の管理画面",
             ),
+        ] {
+            assert_eq!(derive_name(rule), name, "{rule}");
+        }
+    }
+
+    /// A label ("Correction:") and heading marks are not the name; a subject before a colon is.
+    #[test]
+    fn names_skip_labels_and_heading_marks() {
+        for (rule, name) in [
+            (
+                "Correction: feature flags are in Unleash, not LaunchDarkly.",
+                "feature flags are in Unleash, not LaunchDarkly",
+            ),
+            (
+                "# gamma lint\nThe gamma repo lints with ruff.",
+                "gamma lint",
+            ),
+            ("Staging DB: db2.internal:5432", "Staging DB"),
         ] {
             assert_eq!(derive_name(rule), name, "{rule}");
         }
