@@ -2322,6 +2322,7 @@ fn after_lead_in(s: &str) -> Option<&str> {
     };
     let tail = EN_SCOPE_OPENER
         .find(tail)
+        .or_else(|| EN_NAMED_SCOPE_OPENER.captures(tail).and_then(|c| c.get(1)))
         .map_or(tail, |m| &tail[m.end()..]);
     // A quotation after the colon is someone else's words.
     let quoted = tail.starts_with(['"', '“', '\'', '‘', '「', '『']);
@@ -2356,6 +2357,13 @@ fn may_have_lead_in(s: &str) -> bool {
 static EN_SCOPE_OPENER: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?i)^(?:in|for|across) (?:this|our|the) (?:repo|repository|project|codebase|app|service|monorepo|team),?\s+",
+    )
+});
+
+/// A project named as the place a "we …" statement holds: "In beta we always use Poetry".
+static EN_NAMED_SCOPE_OPENER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^((?:in|for|across) (?:the )?[\w./@-]+(?: (?:repo|repository|service|app|project|package|module|codebase|monorepo|frontend|backend))?,?\s+)we\s",
     )
 });
 

@@ -92,6 +92,20 @@ const EN_RESET_WORDS: &[&str] = &[
     "truncated",
 ];
 
+/// A version something is held at: "the worker stays on Python 3.10 because of a numba pin",
+/// "we're pinned to node 18".
+static EN_PINNED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:stays?|staying|remains?|is\s+stuck|are\s+stuck|(?:is|are|we're|we\s+are)\s+pinned)\s+(?:on|at|to)\s+(?:[\w.+-]+\s+){0,2}?v?\d+(?:\.\d+)*\b",
+    )
+});
+const EN_PINNED_WORDS: &[&str] = &["stay", "remain", "stuck", "pinned"];
+
+/// "I moved to Berlin last month": where the person lives now.
+static EN_MOVED_TO: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^(?i:i(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to)\s+[A-Z][a-z]+")
+});
+
 /// About the person: "my timezone is CET", "i use neovim", "I'm on fish".
 static EN_PERSON_SETUP: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -104,7 +118,7 @@ static EN_PERSON_SETUP: LazyLock<Regex> = LazyLock::new(|| {
 /// suite".
 static EN_STYLE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:please\s+|pls\s+|and\s+)?(?:be\s+(?:more\s+|less\s+|way\s+more\s+|a\s+lot\s+more\s+)?(?:terse|concise|brief|succinct|verbose|direct|wordy)\b|stop\s+(?:asking\s+(?:me\s+)?(?:before|for\s+(?:permission|confirmation)|whether|if)\b|(?:adding|writing|ending|starting|opening|putting)\s+(?:\w+\s+){0,3}?(?:recaps?|summar(?:y|ies)|apologies|disclaimers|emojis?|preambles?|caveats)\b|apologi[sz]ing|summari[sz]ing\s+(?:at the end|every|each))|no\s+more\s+(?:\w+\s+){0,2}?(?:recaps?|summar(?:y|ies)|apologies|disclaimers|emojis?|preambles?|caveats|paragraphs?)\b)",
+        r"(?i)^(?:please\s+|pls\s+|and\s+|i'd like you to\s+|i’d like you to\s+|i want you to\s+|can you\s+|could you\s+)?(?:be\s+(?:more\s+|less\s+|way\s+more\s+|a\s+lot\s+more\s+)?(?:terse|concise|brief|succinct|verbose|direct|wordy)\b|stop\s+(?:asking\s+(?:me\s+)?(?:before|for\s+(?:permission|confirmation)|whether|if)\b|(?:adding|writing|ending|starting|opening|putting)\s+(?:\w+\s+){0,3}?(?:recaps?|summar(?:y|ies)|apologies|disclaimers|emojis?|preambles?|caveats)\b|apologi[sz]ing|summari[sz]ing\s+(?:at the end|every|each))|no\s+more\s+(?:\w+\s+){0,2}?(?:recaps?|summar(?:y|ies)|apologies|disclaimers|emojis?|preambles?|caveats|paragraphs?)\b)",
     )
 });
 const EN_STYLE_WORDS: &[&str] = &[
@@ -166,9 +180,14 @@ pub(super) fn plain_fact(s: &str, lower: &str) -> Option<(Shape, &'static str)> 
     let fact = |t: MemoryType| Some((Shape::Rule(s.to_string(), t), "fact"));
     if !s.chars().any(crate::text::is_cjk) {
         let lead = lead_word(s);
-        if matches!(lead.as_str(), "my" | "i" | "i'm" | "i’m" | "im") && EN_PERSON_SETUP.is_match(s)
+        if matches!(lead.as_str(), "my" | "i" | "i'm" | "i’m" | "im" | "i've")
+            && (EN_PERSON_SETUP.is_match(s)
+                || (has_any(lower, &["moved to", "relocated to"]) && EN_MOVED_TO.is_match(s)))
         {
             return fact(MemoryType::User);
+        }
+        if has_any(lower, EN_PINNED_WORDS) && EN_PINNED.is_match(s) {
+            return fact(MemoryType::Project);
         }
         if has_any(lower, EN_PROJECT_WAY_WORDS) && EN_PROJECT_WAY.is_match(s) {
             return fact(MemoryType::Project);

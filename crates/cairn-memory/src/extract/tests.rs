@@ -1501,6 +1501,19 @@ fn plain_facts_of_the_project_and_the_person() {
             "数据库里时间统一存 UTC，展示层再转东八区",
             MemoryType::Project,
         ),
+        (
+            "The worker stays on Python 3.10 because of a numba pin.",
+            MemoryType::Project,
+        ),
+        ("I moved to Berlin last month.", MemoryType::User),
+        (
+            "I'd like you to stop adding emojis to commit messages.",
+            MemoryType::Feedback,
+        ),
+        (
+            "In beta we always use Poetry, never pip.",
+            MemoryType::Feedback,
+        ),
     ] {
         let c = one(p);
         assert_eq!(c.memory_type, t, "{p}");
@@ -1515,6 +1528,8 @@ fn plain_facts_of_the_project_and_the_person() {
         "deploy this to staging and tell me when it's up",
         "i'm on it, give me a minute",
         "stop the dev server and restart it",
+        "I moved to the new branch and rebased",
+        "can you stop adding console.log calls to this file",
     ] {
         none(p);
     }
