@@ -421,7 +421,7 @@ static EN_BACK_REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
 /// "都这样来".
 static FROM_NOW_POINTS_BACK: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:(?:(?:please\s+)?(?:do it|keep it|keep doing it|do things|do that)\s+)?(?:like this|like that|this way|that way|the same way)|(?:ずっと|常に|いつも)?(?:も)?(?:これ|それ|この(?:やり方|形|方針|感じ|ルール))で?(?:お願い(?:します)?|いこう|行こう|頼む|よろしく)?|(?:都|就|一直|也)*(?:这样|按这个|照这个|按这样|照此|照这样)(?:来|做|办|吧|处理)?)[.!。！]*$",
+        r"(?i)^(?:(?:(?:please\s+)?(?:do it|keep it|keep doing it|do things|do that)\s+)?(?:like this|like that|this way|that way|the same way)|(?:ずっと|常に|いつも)?(?:も)?(?:これ|それ|この(?:やり方|形|方針|感じ|ルール))で?(?:お願い(?:します)?|いこう|行こう|頼む|よろしく)?|(?:都|就|一直|也)*(?:这样|按这个|照这个|按这样|照此|照这样)(?:来|做|办|吧|处理)?|(?:ずっと|永遠に|いつまでも)(?:です|だ|でお願いします|で)?|(?:一直|永远)(?:都)?(?:是这样|如此)?)[.!。！]*$",
     )
 });
 
@@ -2599,9 +2599,11 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
         // said right after it, is one).
         if *trigger == "dont" && !objects_to_before && !crate::text::mostly_cjk(s) {
             let has_reason = why.is_some()
-                || sents
-                    .get(i + 1)
-                    .is_some_and(|n| detected[i + 1].is_none() && explains(n));
+                || sents.get(i + 1).is_some_and(|n| {
+                    matches!(detected[i + 1], None | Some((_, "fact")))
+                        && explains(n)
+                        && bears_on(n, s)
+                });
             let general =
                 correction || has_reason || EN_GENERAL.is_match(s) || EN_INSTEAD.is_match(s);
             // "don't use the --force flag on that migration", "… Promise.all there".
@@ -2638,9 +2640,12 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             (_, Some(t)) => t,
             (_, None) => classify(&rule),
         };
+        // (A plain fact right after a rule that bears on it is its reason: "Don't bump wgpu.
+        // We're pinned to 0.19 until the Metal regression is fixed.")
         if why.is_none()
             && let Some(n) = sents.get(next)
-            && detected[next].is_none()
+            && matches!(detected[next], None | Some((_, "fact")))
+            && !used[next]
             && !instructs(n)
             && explains(n)
             && bears_on(n, &rule)

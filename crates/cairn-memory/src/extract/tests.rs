@@ -370,6 +370,10 @@ fn everyday_rules() {
 fn remember_that_points_back() {
     for (prompt, rule) in [
         (
+            "テストのカバレッジは80%以上を維持してください。今後もずっとです。",
+            "テストのカバレッジは80%以上を維持してください。",
+        ),
+        (
             "The preview env is torn down every night at midnight. Remember that.",
             "The preview env is torn down every night at midnight.",
         ),
