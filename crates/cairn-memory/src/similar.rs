@@ -71,7 +71,7 @@ pub enum Relation {
 }
 
 const NEGATORS: &[&str] = &[
-    "not", "no", "never", "don't", "dont", "avoid", "instead", "without", "rather", "stop",
+    "not", "no", "never", "don't", "dont", "avoid", "instead", "without", "rather", "stop", "skip",
 ];
 
 /// Words that open a preference, after which `over` names the rejected choice.
@@ -106,6 +106,10 @@ fn retired_subject(clause: &str) -> Option<&str> {
         " have been ",
     ];
     const GONE: &[&str] = &[
+        "shut down",
+        "decommissioned",
+        "sunset",
+        "turned off",
         "gone",
         "dead",
         "removed",
@@ -120,6 +124,7 @@ fn retired_subject(clause: &str) -> Option<&str> {
         let i = lower.find(aux)?;
         let rest = lower[i + aux.len()..].trim_start();
         let rest = rest.strip_prefix("now ").unwrap_or(rest);
+        let rest = rest.strip_prefix("being ").unwrap_or(rest);
         GONE.iter()
             .any(|g| {
                 rest.strip_prefix(g)
@@ -363,6 +368,18 @@ fn clauses(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Words that name an environment: "the staging DB" and "the prod DB" are two things.
+/// Parts of a system, each its own subject: a rule for one says nothing of another.
+const PARTS: &[&str] = &[
+    "frontend", "backend", "docs", "website", "site", "mobile", "web", "ios", "android", "cli",
+    "worker", "workers", "server", "client", "desktop", "admin", "api",
+];
+
+fn is_part(w: &str) -> bool {
+    static STEMS: std::sync::LazyLock<HashSet<String>> =
+        std::sync::LazyLock::new(|| content_words(&PARTS.join(" ")));
+    STEMS.contains(w)
+}
+
 const ENVIRONMENTS: &[&str] = &[
     "staging",
     "stage",
@@ -704,6 +721,11 @@ pub fn relation(
     let same_subject = overlap >= 0.5 && cosine >= 0.75;
     let new_more = only_old.is_empty() && !only_new.is_empty();
     let old_more = only_new.is_empty() && !only_old.is_empty();
+    // Another part of the system is another subject, whatever the rest shares: "The docs site
+    // uses npm, not pnpm" after "The frontend uses pnpm".
+    if only_new.iter().any(|w| is_part(w)) && only_old.iter().any(|w| is_part(w)) {
+        return Relation::Distinct;
+    }
     // One rule says all the other does, and more. What the more is decides: identifiers, a
     // further item ("…, and isort for imports") or the alternative ("…, not npm") add to the
     // rule; any other words narrow it ("never use sudo *pip install*"), and a broad rule
@@ -896,7 +918,8 @@ pub fn relation(
         return Relation::Supersedes;
     }
     // A fact given more words says more ("we use Postgres *17 with pgvector*").
-    if same_subject && new_more {
+    // ("I also own the alerting config …" adds to "I own the ingestion pipeline".)
+    if same_subject && new_more && !adds {
         return Relation::Refines;
     }
     Relation::Distinct
@@ -1044,6 +1067,28 @@ fn owner_and_thing(text: &str) -> Option<(String, String)> {
     ] {
         if let Some((owner, thing)) = lower.split_once(verb) {
             return Some((owner.to_owned(), thing.to_owned()));
+        }
+    }
+    // "Maya is the on-call lead for search" / "the search on-call lead is Dev": the side of
+    // "is" that names the role is the thing.
+    const ROLES: &[&str] = &[
+        "owner",
+        "maintainer",
+        "reviewer",
+        "lead",
+        "contact",
+        "on-call",
+        "oncall",
+        "dri",
+        "go-to",
+    ];
+    if let Some((left, right)) = lower.split_once(" is ") {
+        let has_role = |t: &str| t.split_whitespace().any(|w| ROLES.contains(&w));
+        if has_role(right) && !has_role(left) && right.starts_with("the ") {
+            return Some((left.to_owned(), right.to_owned()));
+        }
+        if has_role(left) && !has_role(right) {
+            return Some((right.to_owned(), left.to_owned()));
         }
     }
     for role in [

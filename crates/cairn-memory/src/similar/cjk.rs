@@ -30,6 +30,8 @@ const ZH_FUNCTION: &[&str] = &[
 
 /// Words that say something changed.
 const CHANGES: &[&str] = &[
+    "変わり",
+    "変わっ",
     "変更",
     "移行",
     "上げ",
@@ -94,7 +96,53 @@ const NEGATIONS: &[&str] = &[
     "たない",
     "まない",
     "ばない",
+    "要りません",
+    "いりません",
+    "要らない",
+    "いらない",
+    "不再",
 ];
+
+/// Whether two Japanese sentences have the same topic (what comes before the first は), or
+/// either has none: "振り返りミーティングは金曜16時" is not about "定例ミーティング".
+fn same_topic(a: &str, b: &str) -> bool {
+    let topic = |t: &str| {
+        t.split_once('は')
+            .map(|(head, _)| head.split_whitespace().collect::<String>())
+    };
+    match (topic(a), topic(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => true,
+    }
+}
+
+/// A text with exactly one run of Latin letters (a tool or service name): the text without
+/// it (spaces and the final stop dropped), and the name lowercased.
+fn one_latin_name(text: &str) -> Option<(String, String)> {
+    let mut names = Vec::new();
+    let mut rest = String::new();
+    let mut current = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || (!current.is_empty() && matches!(c, '.' | '-' | '_')) {
+            current.push(c);
+        } else {
+            if !current.is_empty() {
+                names.push(std::mem::take(&mut current));
+            }
+            if !c.is_whitespace() && !matches!(c, '。' | '.' | '！' | '!') {
+                rest.push(c);
+            }
+        }
+    }
+    if !current.is_empty() {
+        names.push(current);
+    }
+    let [name] = names.as_slice() else {
+        return None;
+    };
+    (name.chars().any(|c| c.is_ascii_alphabetic()) && rest.chars().count() >= 4)
+        .then(|| (rest, name.to_lowercase()))
+}
 
 /// Whether the text is for this module: three CJK characters at least.
 pub(super) fn applies(text: &str) -> bool {
@@ -276,6 +324,7 @@ pub(super) fn relation(
         // unit test).
         let latin = super::ENVIRONMENTS
             .iter()
+            .chain(super::PARTS)
             .copied()
             .filter(|e| tokens.contains(e));
         let cjk = super::CJK_ENVIRONMENTS
@@ -286,6 +335,15 @@ pub(super) fn relation(
     };
     if env(new_text) != env(old_text) {
         return Relation::Distinct;
+    }
+    // The same sentence with one name in another's place ("ログは Papertrail に送っています" →
+    // "… Datadog …", "前端打包用 webpack" → "… Vite"): the same thing, now done otherwise.
+    if let (Some((rest_a, name_a)), Some((rest_b, name_b))) =
+        (one_latin_name(new_text), one_latin_name(old_text))
+        && rest_a == rest_b
+        && name_a != name_b
+    {
+        return Relation::Supersedes;
     }
     if a.is_empty() || b.is_empty() {
         return Relation::Distinct;
@@ -318,7 +376,7 @@ pub(super) fn relation(
         && (changed
             || contradiction
             || (reversed && overlap >= 0.6)
-            || (other_value && overlap >= 0.6))
+            || (other_value && overlap >= 0.6 && same_topic(new_text, old_text)))
     {
         return Relation::Supersedes;
     }
