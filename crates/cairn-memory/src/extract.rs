@@ -1262,7 +1262,15 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
             "next time",
         ],
     );
+    // ("what does `feast materialize` do if the end date is in the future": a question
+    // without its mark, about a date in the future.)
+    let a_question = [
+        "what ", "how ", "why ", "which ", "who ", "does ", "is ", "are ",
+    ]
+    .iter()
+    .any(|w| lower.starts_with(w));
     if from_now
+        && !a_question
         && let Some(c) = EN_FROM_NOW
             .captures(s)
             .or_else(|| EN_FROM_NOW_TAIL.captures(s))

@@ -12,7 +12,7 @@ use super::*;
 /// knows the search indexer is tomasz".
 static EN_OWNED: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:is|are)\s+(?:owned|maintained|managed|run)\s+by\s+(?:the\s+)?(?:[\w.-]+\s+){0,3}?(?:team|squad|group|folks|people|org|sre|ops|devops|platform|infra)\b|\b(?:team|squad|group|folks|sre|ops|devops)\s+owns?\s+\S|\bthe\s+(?:reviewer|owner|maintainer|approver|code ?owner|go-to(?:\s+person)?|point of contact|contact person|person to ask|one who knows)\s+(?:for|of|on)\s+[^.?!]{1,60}?\s+is\s+[\w@]|\bthe\s+one\s+who\s+knows\s+[^.?!]{1,50}?\s+is\s+[\w@]",
+        r"(?i)\b(?:is|are)\s+(?:owned|maintained|managed|run)\s+by\s+(?:the\s+)?(?:[\w.-]+\s+){0,3}?(?:team|squad|group|folks|people|org|sre|ops|devops|platform|infra)\b|\b(?:team|squad|group|folks|sre|ops|devops)\s+owns?\s+\S|\bthe\s+(?:reviewer|owner|maintainer|approver|code ?owner|go-to(?:\s+person)?|point of contact|contact person|person to ask|one who knows)\s+(?:for|of|on)\s+[^.?!]{1,60}?\s+is\s+[\w@]|\bthe\s+one\s+who\s+knows\s+[^.?!]{1,50}?\s+is\s+[\w@]|\b(?:belongs?\s+to|is\s+owned\s+by)\s+(?-i:[A-Z])\w+(?:\s+\w+){0,2}?(?:'s|’s)?\s+team\b|\bis\s+(?:who|the\s+person|the\s+one)\s+to\s+(?:ask|talk\s+to|ping)\s+(?:about|for|on)\b|(?:^|(?:fyi|btw|note)[,:]?\s+)(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?:owns|handles|maintains|manages|runs|approves)\s+(?:the\s+|all\s+|our\s+)?\S",
     )
 });
 const EN_OWNED_WORDS: &[&str] = &[
@@ -32,6 +32,14 @@ const EN_OWNED_WORDS: &[&str] = &[
     "point of contact",
     "person to ask",
     "one who knows",
+    "belongs to",
+    "belong to",
+    "to ask",
+    " handles ",
+    " maintains ",
+    " manages ",
+    " runs ",
+    " approves ",
 ];
 
 /// Generated and overwritten files: "k8s manifests are generated from `deploy/jsonnet`",
@@ -106,10 +114,26 @@ static EN_MOVED_TO: LazyLock<Regex> = LazyLock::new(|| {
     re(r"^(?i:i(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to)\s+[A-Z][a-z]+")
 });
 
+/// A change told by what replaced what: "we replaced Flipper with Reactotron in the fitness
+/// app", "the feature store repo standardized on uv".
+static EN_REPLACED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:(?:fyi|btw|note|also|ok|so)[,:]?\s+)*(?:we|the\s+team|the\s+[\w\s`.-]{1,30}?|our\s+[\w\s`.-]{1,30}?)\s+(?:have\s+|has\s+|'ve\s+|’ve\s+)?(?:recently\s+|finally\s+)?(?:replaced\s+\S.{0,60}?\s+with\s+\S|standardi[sz]ed\s+on\s+\S|settled\s+on\s+\S|consolidated\s+on\s+\S)",
+    )
+});
+const EN_REPLACED_WORDS: &[&str] = &["replaced", "standardi", "settled on", "consolidated on"];
+
+/// What the person means by a word: "when i say 'the gateway' i mean `paygate-api`".
+static EN_I_MEAN: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r#"(?i)^(?:and\s+)?(?:when|whenever|if)\s+i\s+say\s+["'`“‘][^"'`”’]{1,40}["'`”’],?\s+i\s+(?:mean|always mean|am talking about)\b"#,
+    )
+});
+
 /// About the person: "my timezone is CET", "i use neovim", "I'm on fish".
 static EN_PERSON_SETUP: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:my\s+(?:time\s?zone|tz|os|editor|ide|shell|terminal|keyboard layout|machine|laptop|setup)\s+is\s+\S|i(?:'m|’m| am)?\s+(?:use|using|on|live in|work in)\s+(?:(?:a|an|the)\s+)?(?:neovim|nvim|vim|emacs|vs ?code|vscode|helix|zed|intellij|pycharm|goland|webstorm|rider|xcode|fish|zsh|bash|nushell|tmux|wezterm|kitty|iterm2?|windows|wsl2?|arch|ubuntu|fedora|nixos|macos)\b|i(?:'m|’m| am)\s+(?:in|on)\s+(?:utc|gmt)(?:[+-]\d{1,2})?\b)",
+        r"(?i)^(?:my\s+(?:time\s?zone|tz|os|editor|ide|shell|terminal|keyboard layout|machine|laptop|setup)\s+is\s+\S|(?:i(?:'m|’m| am)?|im)\s+(?:use|using|on|live in|work in)\s+(?:(?:a|an|the)\s+)?(?:neovim|nvim|vim|emacs|vs ?code|vscode|helix|zed|intellij|pycharm|goland|webstorm|rider|xcode|fish|zsh|bash|nushell|tmux|wezterm|kitty|iterm2?|windows|wsl2?|arch|ubuntu|fedora|nixos|macos)\b|i(?:'m|’m| am)\s+(?:in|on)\s+(?:utc|gmt)(?:[+-]\d{1,2})?\b|i(?:'m|’m| am)?\s+(?:based\s+)?in\s+(?-i:[A-Z][a-z]+)[,.]?\s+(?-i:[A-Z]{3,4})\b|i(?:'m|’m| am)\s+(?:[\w-]+\s+)?colou?r\s?blind|i(?:'m|’m| am)\s+(?:more|mostly|mainly|primarily|really)\s+(?:of\s+)?(?:a\s+|an\s+)?[\w/-]+(?:\s+[\w/-]+)?\s+(?:than|person|engineer|dev|developer|scientist|analyst|designer)\b)",
     )
 });
 
@@ -129,10 +153,18 @@ const EN_STYLE_WORDS: &[&str] = &[
 /// are stored as utc", "all new services should be written in kotlin now".
 static EN_PROJECT_WAY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:the|our)\s+(?:(?:[\w.-]+\s+){0,2}?)(?:monorepo|repo|repository|project|codebase|backend|frontend|api|app|apps|service|services|team|stack|build|ci|pipeline)\s+(?:uses|runs on|is built (?:on|with)|is written in)\s+\S|\b(?:is|are)\s+(?:always\s+)?stored\s+as\s+\S|^(?:all|any)\s+new\s+[\w-]+(?:\s+[\w-]+)?\s+(?:should|must|have to|need to|are to|go|goes)\b",
+        r"(?i)^(?:the|our)\s+(?:(?:[\w.-]+\s+){0,2}?)(?:monorepo|repo|repository|project|codebase|backend|frontend|api|app|apps|service|services|team|stack|build|ci|pipeline)\s+(?:uses|runs on|is built (?:on|with)|is written in)\s+\S|\b(?:is|are)\s+(?:always\s+)?stored\s+as\s+\S|^(?:all|any)\s+new\s+[\w-]+(?:\s+[\w-]+)?\s+(?:should|must|have to|need to|are to|go|goes)\b|\b(?:are|is)\s+(?:always\s+)?(?:named|prefixed|suffixed|scoped|namespaced|versioned)\s+(?:as\s+|like\s+|with\s+|by\s+|after\s+|using\s+)?[`<'\w]|\b(?:pinned|locked)\s+(?:in|via)\s+`?[\w./-]+\.(?:toml|json|ya?ml|txt|lock|cfg|nvmrc)\b",
     )
 });
 const EN_PROJECT_WAY_WORDS: &[&str] = &[
+    " named ",
+    "prefixed",
+    "suffixed",
+    " scoped ",
+    "namespaced",
+    "versioned",
+    "pinned in",
+    "locked in",
     " uses ",
     " runs on ",
     " built ",
@@ -149,7 +181,7 @@ const EN_PROJECT_WAY_WORDS: &[&str] = &[
 /// ("Macでzsh使ってます", "フロント出身").
 static CJK_FACT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?:の管轄|が管轄|归\S{1,12}?管|由\S{1,12}?(?:负责|维护|管理)|负责人(?:是|为)?|担当(?:チーム|者)?は\S)|(?:リリース|コード|マージ)?フリーズ(?:です|します|になります|期間|中は|の間)|封版(?:期间|以后|之后|前|后)?|(?:毎晩|毎朝|毎日|毎週\S{0,3}|夜間)[^。]{0,40}?(?:リストア|リセット|消え|クリア|初期化|作り直|上書き)|(?:每周\S{0,3}|每天|每晚|每日|每个?月)[^。]{0,30}?(?:清空|重置|恢复|还原|刷新|覆盖|重建)|(?:モック(?:じゃ|では)なく|mockじゃなく|不要\s*mock|不\s*mock|别\s*mock)[^。]{0,40}?(?:本物|実DB|真实|真的|实际)|(?:本物|真实)的?\s*(?:の)?\s*(?:DB|MySQL|Postgres|PostgreSQL|数据库|データベース|Redis)|^(?:自分|私|僕|俺)?(?:は)?(?:Mac|Windows|Linux|WSL)[^。、]{0,15}?使って(?:ます|います|る|い)|出身で|我(?:用的是|用|在用)\s*(?:Mac|Windows|Linux|WSL)",
+        r"(?:の管轄|が管轄|归[^，。、]{1,16}?管|由[^，。、]{1,16}?(?:负责|维护|管理)|负责人(?:是|为)?|担当(?:チーム|者)?は\S|(?:さん|チーム)が(?:全部|すべて|全て)?(?:管理|担当|見て)(?:してます|しています|してる|います|ます))|(?:リリース|コード|マージ)?フリーズ(?:です|します|になります|期間|中は|の間)|封版(?:期间|以后|之后|前|后)?|(?:毎晩|毎朝|毎日|毎週\S{0,3}|夜間)[^。]{0,40}?(?:リストア|リセット|消え|クリア|初期化|作り直|上書き)|(?:每周\S{0,3}|每天|每晚|每日|每个?月)[^。]{0,30}?(?:清空|重置|恢复|还原|刷新|覆盖|重建)|(?:モック(?:じゃ|では)なく|mockじゃなく|不要\s*mock|不\s*mock|别\s*mock)[^。]{0,40}?(?:本物|実DB|真实|真的|实际)|(?:本物|真实)的?\s*(?:の)?\s*(?:DB|MySQL|Postgres|PostgreSQL|数据库|データベース|Redis)|^(?:自分|私|僕|俺)?(?:は)?(?:Mac|Windows|Linux|WSL)[^。、]{0,15}?使って(?:ます|います|る|い)|出身で|我(?:用的是|用|在用)\s*(?:Mac|Windows|Linux|WSL)",
     )
 });
 const CJK_FACT_WORDS: &[&str] = &[
@@ -180,11 +212,37 @@ pub(super) fn plain_fact(s: &str, lower: &str) -> Option<(Shape, &'static str)> 
     let fact = |t: MemoryType| Some((Shape::Rule(s.to_string(), t), "fact"));
     if !s.chars().any(crate::text::is_cjk) {
         let lead = lead_word(s);
+        if lower.contains(" mean") && EN_I_MEAN.is_match(s) {
+            return fact(MemoryType::Feedback);
+        }
         if matches!(lead.as_str(), "my" | "i" | "i'm" | "i’m" | "im" | "i've")
             && (EN_PERSON_SETUP.is_match(s)
                 || (has_any(lower, &["moved to", "relocated to"]) && EN_MOVED_TO.is_match(s)))
         {
             return fact(MemoryType::User);
+        }
+        if has_any(lower, EN_REPLACED_WORDS)
+            && !has_any(
+                lower,
+                &[
+                    " and now",
+                    " but now",
+                    "broke",
+                    "fail",
+                    "error",
+                    "why",
+                    " bug",
+                    "issue",
+                    "crash",
+                    "for now",
+                    "this time",
+                    "in this pr",
+                    "in this branch",
+                ],
+            )
+            && EN_REPLACED.is_match(s)
+        {
+            return fact(MemoryType::Project);
         }
         if has_any(lower, EN_PINNED_WORDS) && EN_PINNED.is_match(s) {
             return fact(MemoryType::Project);

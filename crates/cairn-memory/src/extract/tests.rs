@@ -1518,6 +1518,54 @@ fn plain_facts_of_the_project_and_the_person() {
             "In beta we always use Poetry, never pip.",
             MemoryType::Feedback,
         ),
+        (
+            "fyi Priya Raman owns the wasm host ABI, anything touching it needs her review",
+            MemoryType::Project,
+        ),
+        (
+            "`packages/health-bridge` belongs to Sofia Marquez's team, we only consume it",
+            MemoryType::Project,
+        ),
+        (
+            "Wen Li is who to ask about the offline store and the Delta tables.",
+            MemoryType::Project,
+        ),
+        (
+            "feature views are named `<entity>__<domain>__v<N>`, e.g. `user__activity__v3`",
+            MemoryType::Project,
+        ),
+        (
+            "quill MSRV is 1.75, pinned in rust-toolchain.toml",
+            MemoryType::Project,
+        ),
+        (
+            "we replaced Flipper with Reactotron in the fitness app a couple months ago",
+            MemoryType::Project,
+        ),
+        (
+            "the feature store repo standardized on uv, poetry.lock is gone",
+            MemoryType::Project,
+        ),
+        (
+            "when i say 'the gateway' i mean `paygate-api` specifically",
+            MemoryType::Feedback,
+        ),
+        ("i'm in Berlin, CET/CEST.", MemoryType::User),
+        ("im on nixos with helix", MemoryType::User),
+        ("heads up, i'm red-green colorblind", MemoryType::User),
+        (
+            "i'm more data scientist than engineer, fine with pandas",
+            MemoryType::User,
+        ),
+        (
+            "offline storeは4月にDelta Lakeへ移行済みです",
+            MemoryType::Project,
+        ),
+        (
+            "StrideFitのiOSの証明書とApp Store Connectは全部Marcoさんが管理してます",
+            MemoryType::Project,
+        ),
+        ("离线存储那块归 Wen Li 管", MemoryType::Project),
     ] {
         let c = one(p);
         assert_eq!(c.memory_type, t, "{p}");
@@ -1534,6 +1582,9 @@ fn plain_facts_of_the_project_and_the_person() {
         "stop the dev server and restart it",
         "I moved to the new branch and rebased",
         "can you stop adding console.log calls to this file",
+        "what does `feast materialize-incremental` do if end date is in the future",
+        "im on the train rn so wifi is patchy",
+        "we replaced the mock with a real client and now the tests fail",
     ] {
         none(p);
     }
