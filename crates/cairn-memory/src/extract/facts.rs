@@ -11,8 +11,8 @@ use super::*;
 /// `analytics` schema", "the reviewer for anything under billing/ is priya", "the one who
 /// knows the search indexer is tomasz".
 static EN_OWNED: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"(?i)\b(?:is|are)\s+(?:owned|maintained|managed|run)\s+by\s+(?:the\s+)?(?:[\w.-]+\s+){0,3}?(?:team|squad|group|folks|people|org|sre|ops|devops|platform|infra)\b|\b(?:team|squad|group|folks|sre|ops|devops)\s+owns?\s+\S|\bthe\s+(?:reviewer|owner|maintainer|approver|code ?owner|go-to(?:\s+person)?|point of contact|contact person|person to ask|one who knows)\s+(?:for|of|on)\s+[^.?!]{1,60}?\s+is\s+[\w@]|\bthe\s+one\s+who\s+knows\s+[^.?!]{1,50}?\s+is\s+[\w@]|\b(?:belongs?\s+to|is\s+owned\s+by)\s+(?-i:[A-Z])\w+(?:\s+\w+){0,2}?(?:'s|’s)?\s+team\b|\bis\s+(?:who|the\s+person|the\s+one)\s+to\s+(?:ask|talk\s+to|ping)\s+(?:about|for|on)\b|(?:^|(?:fyi|btw|note)[,:]?\s+)(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?:owns|handles|maintains|manages|runs|approves)\s+(?:the\s+|all\s+|our\s+)?\S",
+    ascii_re(
+        r"(?i)\b(?:is|are)\s+(?:owned|maintained|managed|run)\s+by\s+(?:the\s+)?(?:[\w.-]+\s+){0,3}?(?:team|squad|group|folks|people|org|sre|ops|devops|platform|infra)\b|\b(?:team|squad|group|folks|sre|ops|devops)\s+owns?\s+\S|\bthe\s+(?:reviewer|owner|maintainer|approver|code ?owner|go-to(?:\s+person)?|point of contact|contact person|person to ask|one who knows)\s+(?:for|of|on)\s+[^.?!]{1,60}?\s+is\s+[\w@]|\bthe\s+one\s+who\s+knows\s+[^.?!]{1,50}?\s+is\s+[\w@]|\b(?:belongs?\s+to|is\s+owned\s+by)\s+(?-i:[A-Z])\w+(?:\s+\w+){0,2}?(?:'s|’s)?\s+team\b|\bis\s+(?:who|the\s+person|the\s+one)\s+to\s+(?:ask|talk\s+to|ping)\s+(?:about|for|on)\b",
     )
 });
 const EN_OWNED_WORDS: &[&str] = &[
@@ -35,6 +35,17 @@ const EN_OWNED_WORDS: &[&str] = &[
     "belongs to",
     "belong to",
     "to ask",
+];
+
+/// A person who owns something: "Priya Raman owns the wasm host ABI", "Marco handles App Store
+/// Connect and the signing certs".
+static EN_PERSON_OWNS: LazyLock<Regex> = LazyLock::new(|| {
+    ascii_re(
+        r"^(?:(?i:fyi|btw|note)[,:]?\s+)?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?\s+(?:owns|handles|maintains|manages|runs|approves)\s+(?:the\s+|all\s+|our\s+)?\S",
+    )
+});
+const EN_PERSON_OWNS_WORDS: &[&str] = &[
+    " owns ",
     " handles ",
     " maintains ",
     " manages ",
@@ -42,11 +53,28 @@ const EN_OWNED_WORDS: &[&str] = &[
     " approves ",
 ];
 
+/// Whether a sentence opens with a capitalised word, after an "fyi", "btw" or "note".
+fn opens_with_a_name(s: &str) -> bool {
+    let mut words = s.split_whitespace();
+    let mut w = words.next().unwrap_or("");
+    if ["fyi", "btw", "note"].contains(&w.trim_end_matches([',', ':']).to_lowercase().as_str()) {
+        w = words.next().unwrap_or("");
+    }
+    w.starts_with(|c: char| c.is_ascii_uppercase())
+}
+
+/// A pattern of English words compiled with ASCII word classes and boundaries: the Unicode
+/// tables make a pattern many times slower to compile, and the Stop hook compiles in a fresh
+/// process.
+fn ascii_re(p: &str) -> Regex {
+    re(&p.replace(r"\w", "[0-9A-Za-z_]").replace(r"\b", r"(?-u:\b)"))
+}
+
 /// Generated and overwritten files: "k8s manifests are generated from `deploy/jsonnet`",
 /// "hand edits in `deploy/generated/` get wiped", "the `locales/*.json` files get overwritten
 /// nightly by the sync job".
 static EN_GENERATED: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    ascii_re(
         r"(?i)\b(?:is|are)\s+(?:auto-?)?generated\s+(?:from|by|out of)\b|\b(?:gets?|are|is)\s+(?:wiped|overwritten|regenerated|clobbered|blown away|replaced)\s+(?:by|on|every|each|nightly|daily|weekly|whenever|when(?:ever)?|at)\b|\bhand[- ]edits?\b[^.?!]*\b(?:get|are|is)\s+(?:wiped|lost|overwritten|reverted)\b",
     )
 });
@@ -63,7 +91,7 @@ const EN_GENERATED_WORDS: &[&str] = &[
 /// 14th", "we deploy on tuesdays and thursdays only", "no friday deploys", "deploys go out
 /// through argo".
 static EN_SCHEDULE: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    ascii_re(
         r"(?i)\b(?:code|release|merge|deploy(?:ment)?|feature|change)\s+freeze\s+(?:starts|begins|is|runs|from|until|lasts|for|on)\b|\bwe\s+(?:only\s+)?(?:deploy|release|ship)\s+(?:to\s+\w+\s+)?(?:on\s+)?(?:mondays|tuesdays|wednesdays|thursdays|fridays|weekdays|every\s+\w+)\b|\bno\s+(?:friday|weekend|late)\s+(?:deploys|deployments|releases|merges)\b|\b(?:deploys?|deployments?|releases?)\s+(?:go\s+out|happen|run|ship)\s+(?:through|via|with|every|on)\b",
     )
 });
@@ -84,7 +112,7 @@ const EN_SCHEDULE_WORDS: &[&str] = &[
 /// An environment reset on a schedule: "the staging db is restored from a prod snapshot
 /// every night", "test redis is flushed every sunday".
 static EN_RESET: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    ascii_re(
         r"(?i)\b(?:is|are|gets?)\s+(?:wiped|reset|restored|cleared|refreshed|rebuilt|flushed|recreated|truncated)\b[^.?!]{0,60}?\b(?:every|each|nightly|daily|weekly|hourly|on\s+(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends))\b",
     )
 });
@@ -103,7 +131,7 @@ const EN_RESET_WORDS: &[&str] = &[
 /// A version something is held at: "the worker stays on Python 3.10 because of a numba pin",
 /// "we're pinned to node 18".
 static EN_PINNED: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    ascii_re(
         r"(?i)\b(?:stays?|staying|remains?|is\s+stuck|are\s+stuck|(?:is|are|we're|we\s+are)\s+pinned)\s+(?:on|at|to)\s+(?:[\w.+-]+\s+){0,2}?v?\d+(?:\.\d+)*\b",
     )
 });
@@ -111,13 +139,15 @@ const EN_PINNED_WORDS: &[&str] = &["stay", "remain", "stuck", "pinned"];
 
 /// "I moved to Berlin last month": where the person lives now.
 static EN_MOVED_TO: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^(?i:i(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to)\s+[A-Z][a-z]+")
+    ascii_re(
+        r"^(?i:i(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to)\s+[A-Z][a-z]+",
+    )
 });
 
 /// A change told by what replaced what: "we replaced Flipper with Reactotron in the fitness
 /// app", "the feature store repo standardized on uv".
 static EN_REPLACED: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    ascii_re(
         r"(?i)^(?:(?:fyi|btw|note|also|ok|so)[,:]?\s+)*(?:we|the\s+team|the\s+[\w\s`.-]{1,30}?|our\s+[\w\s`.-]{1,30}?)\s+(?:have\s+|has\s+|'ve\s+|’ve\s+)?(?:recently\s+|finally\s+)?(?:replaced\s+\S.{0,60}?\s+with\s+\S|standardi[sz]ed\s+on\s+\S|settled\s+on\s+\S|consolidated\s+on\s+\S)",
     )
 });
@@ -125,14 +155,14 @@ const EN_REPLACED_WORDS: &[&str] = &["replaced", "standardi", "settled on", "con
 
 /// What the person means by a word: "when i say 'the gateway' i mean `paygate-api`".
 static EN_I_MEAN: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    ascii_re(
         r#"(?i)^(?:and\s+)?(?:when|whenever|if)\s+i\s+say\s+["'`“‘][^"'`”’]{1,40}["'`”’],?\s+i\s+(?:mean|always mean|am talking about)\b"#,
     )
 });
 
 /// About the person: "my timezone is CET", "i use neovim", "I'm on fish".
 static EN_PERSON_SETUP: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    ascii_re(
         r"(?i)^(?:my\s+(?:time\s?zone|tz|os|editor|ide|shell|terminal|keyboard layout|machine|laptop|setup)\s+is\s+\S|(?:i(?:'m|’m| am)?|im)\s+(?:use|using|on|live in|work in)\s+(?:(?:a|an|the)\s+)?(?:neovim|nvim|vim|emacs|vs ?code|vscode|helix|zed|intellij|pycharm|goland|webstorm|rider|xcode|fish|zsh|bash|nushell|tmux|wezterm|kitty|iterm2?|windows|wsl2?|arch|ubuntu|fedora|nixos|macos)\b|i(?:'m|’m| am)\s+(?:in|on)\s+(?:utc|gmt)(?:[+-]\d{1,2})?\b|i(?:'m|’m| am)?\s+(?:based\s+)?in\s+(?-i:[A-Z][a-z]+)[,.]?\s+(?-i:[A-Z]{3,4})\b|i(?:'m|’m| am)\s+(?:[\w-]+\s+)?colou?r\s?blind|i(?:'m|’m| am)\s+(?:more|mostly|mainly|primarily|really)\s+(?:of\s+)?(?:a\s+|an\s+)?[\w/-]+(?:\s+[\w/-]+)?\s+(?:than|person|engineer|dev|developer|scientist|analyst|designer)\b)",
     )
 });
@@ -141,19 +171,37 @@ static EN_PERSON_SETUP: LazyLock<Regex> = LazyLock::new(|| {
 /// paragraphs at the end of each reply", "please stop asking me before running the test
 /// suite".
 static EN_STYLE: LazyLock<Regex> = LazyLock::new(|| {
-    re(
+    ascii_re(
         r"(?i)^(?:please\s+|pls\s+|and\s+|i'd like you to\s+|i’d like you to\s+|i want you to\s+|can you\s+|could you\s+)?(?:be\s+(?:more\s+|less\s+|way\s+more\s+|a\s+lot\s+more\s+)?(?:terse|concise|brief|succinct|verbose|direct|wordy)\b|stop\s+(?:asking\s+(?:me\s+)?(?:before|for\s+(?:permission|confirmation)|whether|if)\b|(?:adding|writing|ending|starting|opening|putting)\s+(?:\w+\s+){0,3}?(?:recaps?|summar(?:y|ies)|apologies|disclaimers|emojis?|preambles?|caveats)\b|apologi[sz]ing|summari[sz]ing\s+(?:at the end|every|each))|no\s+more\s+(?:\w+\s+){0,2}?(?:recaps?|summar(?:y|ies)|apologies|disclaimers|emojis?|preambles?|caveats|paragraphs?)\b)",
     )
 });
 const EN_STYLE_WORDS: &[&str] = &[
-    "terse", "concise", "brief", "succinct", "verbose", "direct", "wordy", "stop ", "no more",
+    "be more",
+    "be less",
+    "be terse",
+    "be concise",
+    "be brief",
+    "be succinct",
+    "be direct",
+    "be way",
+    "be a lot",
+    "no more",
+    "stop asking",
+    "stop adding",
+    "stop writing",
+    "stop ending",
+    "stop starting",
+    "stop opening",
+    "stop putting",
+    "stop apolog",
+    "stop summar",
 ];
 
 /// Conventions stated as how the project is: "the monorepo uses nx", "timestamps in the db
 /// are stored as utc", "all new services should be written in kotlin now".
 static EN_PROJECT_WAY: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"(?i)^(?:the|our)\s+(?:(?:[\w.-]+\s+){0,2}?)(?:monorepo|repo|repository|project|codebase|backend|frontend|api|app|apps|service|services|team|stack|build|ci|pipeline)\s+(?:uses|runs on|is built (?:on|with)|is written in)\s+\S|\b(?:is|are)\s+(?:always\s+)?stored\s+as\s+\S|^(?:all|any)\s+new\s+[\w-]+(?:\s+[\w-]+)?\s+(?:should|must|have to|need to|are to|go|goes)\b|\b(?:are|is)\s+(?:always\s+)?(?:named|prefixed|suffixed|scoped|namespaced|versioned)\s+(?:as\s+|like\s+|with\s+|by\s+|after\s+|using\s+)?[`<'\w]|\b(?:pinned|locked)\s+(?:in|via)\s+`?[\w./-]+\.(?:toml|json|ya?ml|txt|lock|cfg|nvmrc)\b",
+    ascii_re(
+        r"(?i)\b(?:is|are)\s+(?:always\s+)?stored\s+as\s+\S|^(?:all|any)\s+new\s+[\w-]+(?:\s+[\w-]+)?\s+(?:should|must|have to|need to|are to|go|goes)\b|\b(?:are|is)\s+(?:always\s+)?(?:named|prefixed|suffixed|scoped|namespaced|versioned)\s+(?:as\s+|like\s+|with\s+|by\s+|after\s+|using\s+)?[`<'\w]|\b(?:pinned|locked)\s+(?:in|via)\s+`?[\w./-]+\.(?:toml|json|ya?ml|txt|lock|cfg|nvmrc)\b",
     )
 });
 const EN_PROJECT_WAY_WORDS: &[&str] = &[
@@ -165,14 +213,18 @@ const EN_PROJECT_WAY_WORDS: &[&str] = &[
     "versioned",
     "pinned in",
     "locked in",
-    " uses ",
-    " runs on ",
-    " built ",
-    " written in ",
     "stored as",
     "all new ",
     "any new ",
 ];
+
+/// "the monorepo uses nx", "our backend is written in kotlin".
+static EN_PROJECT_USES: LazyLock<Regex> = LazyLock::new(|| {
+    ascii_re(
+        r"(?i)^(?:the|our)\s+(?:(?:[\w.-]+\s+){0,2}?)(?:monorepo|repo|repository|project|codebase|backend|frontend|api|app|apps|service|services|team|stack|build|ci|pipeline)\s+(?:uses|runs on|is built (?:on|with)|is written in)\s+\S",
+    )
+});
+const EN_PROJECT_USES_WORDS: &[&str] = &[" uses ", " runs on ", " built ", " written in "];
 
 /// Facts said in Japanese or Chinese without a marker: ownership ("SREチームの管轄",
 /// "归支付组管", "负责人"), freezes ("リリースフリーズ", "封版"), environments reset on a
@@ -250,7 +302,19 @@ pub(super) fn plain_fact(s: &str, lower: &str) -> Option<(Shape, &'static str)> 
         if has_any(lower, EN_PROJECT_WAY_WORDS) && EN_PROJECT_WAY.is_match(s) {
             return fact(MemoryType::Project);
         }
+        if (lower.starts_with("the ") || lower.starts_with("our "))
+            && has_any(lower, EN_PROJECT_USES_WORDS)
+            && EN_PROJECT_USES.is_match(s)
+        {
+            return fact(MemoryType::Project);
+        }
         if has_any(lower, EN_OWNED_WORDS) && EN_OWNED.is_match(s) {
+            return fact(MemoryType::Project);
+        }
+        if opens_with_a_name(s)
+            && has_any(lower, EN_PERSON_OWNS_WORDS)
+            && EN_PERSON_OWNS.is_match(s)
+        {
             return fact(MemoryType::Project);
         }
         if has_any(lower, EN_GENERATED_WORDS) && EN_GENERATED.is_match(s) {
