@@ -3,9 +3,12 @@
 //! thin call into `cairn-memory`; results are JSON text. The server answers `initialize`
 //! without touching the database or the embedding table: the memory store (and with it the
 //! recall index, whose lexical part a server keeps resident in memory) is opened by the
-//! first tool call. It must not write to stdout anything but
+//! first tool call. Lines from stdin are checked before `rmcp` reads them (`stdio`): malformed
+//! ones get JSON-RPC's errors. It must not write to stdout anything but
 //! protocol messages (diagnostics go to stderr), decide memory policy (that is
 //! `cairn-memory`), or read configuration from a project directory.
+
+mod stdio;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -55,7 +58,7 @@ pub fn serve_stdio(config: McpConfig) -> Result<(), ServeError> {
     rt.block_on(async move {
         let server = MemoryServer::new(config);
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(stdio::transport())
             .await
             .map_err(|e| ServeError::Initialize(e.to_string()))?;
         running

@@ -737,6 +737,25 @@ fn mcp_server_survives_malformed_lines() {
             .expect("write");
     }
     mcp.send(json!({"jsonrpc": "2.0", "id": "odd", "params": 3}));
+    // Each gets JSON-RPC's answer: three parse errors without an id, then an invalid request
+    // with its own id; the server goes on.
+    let mut errors = Vec::new();
+    while errors.len() < 4 {
+        use std::io::BufRead;
+        let mut line = String::new();
+        assert!(mcp.out.read_line(&mut line).expect("read") > 0);
+        let v: Value = serde_json::from_str(&line).expect("JSON-RPC");
+        errors.push((v["error"]["code"].as_i64(), v["id"].clone()));
+    }
+    assert_eq!(
+        errors,
+        vec![
+            (Some(-32700), Value::Null),
+            (Some(-32700), Value::Null),
+            (Some(-32700), Value::Null),
+            (Some(-32600), json!("odd")),
+        ]
+    );
     let tools = mcp.request("tools/list", json!({}));
     assert_eq!(
         tools["result"]["tools"].as_array().map(Vec::len),
