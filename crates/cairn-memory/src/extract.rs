@@ -503,7 +503,7 @@ fn transient(text: &str) -> bool {
 /// minutes", "we're still on the hotfix branch".
 static EN_TRANSIENT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:it's|it is|today is) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|late|early)\b|\b(?:is|are|starts?|begins?)\s+in (?:an?|one|two|half an|\d+) (?:hours?|minutes?|mins?)\b|\b(?:tonight|this (?:morning|afternoon|evening))\b|\bmy next meeting\b|\bonly have (?:an?|\d+|a few|about \d+) (?:hours?|minutes?|mins?)\b|\bstill on (?:the )?[\w/.-]+ branch\b|\bthis is (?:just |only )?a (?:prototype|spike|throwaway|quick hack|poc|draft|demo)\b|\buntil then\b|\bhave (?:the|a|our) (?:demo|meeting|call|release|standup|review|presentation|interview) (?:at|in|on)\b",
+        r"(?i)\b(?:it's|it is|today is) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|late|early)\b|\b(?:it's|it is|today is|today's)\s+(?:a\s+|our\s+)?(?:release|deploy|launch|demo|ship|shipping|freeze|cutover|migration|hackathon|holiday|public holiday|my last)\s*(?:day|night|week)?\b|\b(?:is|are|starts?|begins?)\s+in (?:an?|one|two|half an|\d+) (?:hours?|minutes?|mins?)\b|\b(?:tonight|this (?:morning|afternoon|evening))\b|\bmy next meeting\b|\bonly have (?:an?|\d+|a few|about \d+) (?:hours?|minutes?|mins?)\b|\bstill on (?:the )?[\w/.-]+ branch\b|\bthis is (?:just |only )?a (?:prototype|spike|throwaway|quick hack|poc|draft|demo)\b|\buntil then\b|\bhave (?:the|a|our) (?:demo|meeting|call|release|standup|review|presentation|interview) (?:at|in|on)\b",
     )
 });
 

@@ -52,6 +52,9 @@ pub struct ExtractReport {
     pub agent_wrote: usize,
     /// Open turns left for a later run.
     pub deferred: usize,
+    /// Statements about a project from a turn without a working directory: with no project
+    /// to keep them under, they are not kept (they would reach every project).
+    pub no_project: usize,
     /// Stored turns whose data could not be read back (a damaged row): skipped.
     pub unreadable: usize,
 }
@@ -290,9 +293,13 @@ impl MemoryStore {
                     continue;
                 }
                 let scope = match (c.memory_type, &project) {
-                    (MemoryType::User, _) | (_, None) => GLOBAL.to_string(),
+                    (MemoryType::User, _) => GLOBAL.to_string(),
                     _ if c.personal => GLOBAL.to_string(),
                     (_, Some(p)) => p.clone(),
+                    (_, None) => {
+                        report.no_project += 1;
+                        continue;
+                    }
                 };
                 let new = NewMemory {
                     memory_type: c.memory_type,

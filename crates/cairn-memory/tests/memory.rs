@@ -1706,3 +1706,26 @@ fn a_fuller_version_is_kept_and_nested_links_are_two_memories() {
         assert_eq!(second.action, Action::Created, "{new}: {second:?}");
     }
 }
+
+/// A session without a working directory has no project: its statements about a project are
+/// not kept (global, they would reach every project); what is about the person still is.
+#[test]
+fn statements_without_a_project_are_not_made_global() {
+    let mut mem = store();
+    let mut t1 = turn(
+        "t1",
+        "fyi the staging db is restored from a prod snapshot every night",
+        "",
+        "2026-11-20T10:00:00Z",
+    );
+    t1.cwd = None;
+    let mut t2 = turn("t2", "my timezone is CET", "", "2026-11-20T10:05:00Z");
+    t2.cwd = None;
+    ingest(&mut mem, Agent::Codex, "s-nocwd", &[t1, t2]);
+    let r = mem.extract(&dirs(), NOW).unwrap();
+    assert_eq!((r.created, r.no_project), (1, 1), "{r:?}");
+    let live = all_live(&mem);
+    assert_eq!(live.len(), 1, "{live:?}");
+    assert_eq!(live[0].memory_type, MemoryType::User);
+    assert_eq!(live[0].scope, GLOBAL);
+}

@@ -356,9 +356,15 @@ pub(super) fn blunt_wish(s: &str, lower: &str, correction: bool) -> Option<(Shap
         return None;
     }
     let no_more = correction && lower.starts_with("more ");
-    if (has_any(lower, EN_STYLE_WORDS) || no_more)
-        && (EN_STYLE.is_match(s) || (no_more && EN_STYLE.is_match(&format!("no {s}"))))
-    {
+    if no_more {
+        // The "no" is the rule: "no more recaps" must never be kept as "more recaps".
+        let whole = format!("No {s}");
+        if EN_STYLE.is_match(&whole) {
+            return Some((Shape::Rule(whole, MemoryType::Feedback), "fact"));
+        }
+        return None;
+    }
+    if has_any(lower, EN_STYLE_WORDS) && EN_STYLE.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "fact"));
     }
     None

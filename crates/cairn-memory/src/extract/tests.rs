@@ -1617,3 +1617,25 @@ fn a_why_is_about_the_rule() {
         assert_eq!(one(p).why.as_deref(), Some(why), "{p}");
     }
 }
+
+#[test]
+fn no_more_keeps_its_no() {
+    for p in [
+        "no more recap paragraphs at the end of each reply, i can read the diff",
+        "No more recaps at the end of your answers.",
+        "no more emojis in commit messages",
+    ] {
+        let c = one(p);
+        assert!(c.rule.to_lowercase().starts_with("no more"), "{p}: {c:?}");
+    }
+}
+
+#[test]
+fn the_day_it_is_is_not_a_memory() {
+    for p in [
+        "remember, it's release day so be careful",
+        "remember it's demo day today, nothing risky",
+    ] {
+        none(p);
+    }
+}

@@ -201,6 +201,13 @@ pub fn print_sync(r: &SyncMemories) {
             e.forgotten_skipped
         );
     }
+    if e.no_project > 0 {
+        outln!(
+            "  {} statement(s) about a project not kept: their session has no working directory, \
+             so no project to keep them under",
+            e.no_project
+        );
+    }
     if e.deferred > 0 {
         outln!(
             "  {} turn(s) left for a later run: the last turn of a session is read once it ends \
