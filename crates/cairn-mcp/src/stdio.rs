@@ -52,8 +52,10 @@ fn error(id: Value, code: i64, message: String) -> Verdict {
     Verdict::Reply(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
 }
 
-/// Checks one line (JSON-RPC 2.0 framing, as MCP's stdio transport uses it).
-fn check(line: &[u8]) -> Verdict {
+/// Checks one line (JSON-RPC 2.0 framing, as MCP's stdio transport uses it). `initialized`:
+/// an `initialize` request went through already (before it, other requests are refused with
+/// their id, and notifications dropped: the library would answer them oddly or stop).
+fn check(line: &[u8], initialized: &mut bool) -> Verdict {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Verdict::Skip;
     }
@@ -87,6 +89,47 @@ fn check(line: &[u8]) -> Verdict {
     }
     let method = obj.get("method").map(Value::is_string);
     let response = obj.contains_key("result") || obj.contains_key("error");
+    if method == Some(true) {
+        let name = obj.get("method").and_then(Value::as_str).unwrap_or("");
+        let params = obj.get("params");
+        if params.is_some_and(|p| !p.is_object() && !p.is_array()) {
+            return match id {
+                Some(id) => error(
+                    id,
+                    -32602,
+                    "Invalid params: \"params\" must be an object".into(),
+                ),
+                None => Verdict::Skip,
+            };
+        }
+        if name == "initialize" {
+            *initialized = true;
+        } else if !*initialized && name != "ping" {
+            return match id {
+                Some(id) => error(
+                    id,
+                    -32002,
+                    "Server not initialized: send \"initialize\" first".into(),
+                ),
+                None => Verdict::Skip,
+            };
+        }
+        if name == "tools/call"
+            && !params
+                .and_then(|p| p.get("name"))
+                .is_some_and(Value::is_string)
+        {
+            return match id {
+                Some(id) => error(
+                    id,
+                    -32602,
+                    "Invalid params: tools/call needs {\"name\": <tool>, \"arguments\": {...}}"
+                        .into(),
+                ),
+                None => Verdict::Skip,
+            };
+        }
+    }
     match (method, response) {
         (Some(true), _) | (None, true) => Verdict::Forward,
         (Some(false), _) => error(
@@ -119,13 +162,14 @@ where
     R: tokio::io::AsyncBufRead + Unpin,
 {
     let mut line = Vec::new();
+    let mut initialized = false;
     loop {
         line.clear();
         match input.read_until(b'\n', &mut line).await {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        match check(&line) {
+        match check(&line, &mut initialized) {
             Verdict::Skip => {}
             Verdict::Forward => {
                 if !line.ends_with(b"\n") {
@@ -194,6 +238,52 @@ impl AsyncWrite for LineWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn check(line: &[u8]) -> Verdict {
+        super::check(line, &mut true)
+    }
+
+    #[test]
+    fn requests_wait_for_initialize_and_need_their_params() {
+        let mut init = false;
+        let v = super::check(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            &mut init,
+        );
+        assert!(
+            matches!(&v, Verdict::Reply(r) if r["error"]["code"] == -32002 && r["id"] == 1),
+            "{v:?}"
+        );
+        assert_eq!(
+            super::check(
+                br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                &mut init
+            ),
+            Verdict::Skip
+        );
+        assert_eq!(
+            super::check(br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, &mut init),
+            Verdict::Forward
+        );
+        assert_eq!(
+            super::check(
+                br#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}"#,
+                &mut init
+            ),
+            Verdict::Forward
+        );
+        assert!(init);
+        for bad in [
+            &br#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":"str"}"#[..],
+            br#"{"jsonrpc":"2.0","id":11,"method":"tools/call"}"#,
+        ] {
+            let v = super::check(bad, &mut init);
+            assert!(
+                matches!(&v, Verdict::Reply(r) if r["error"]["code"] == -32602 && r["id"] == 11),
+                "{v:?}"
+            );
+        }
+    }
 
     #[test]
     fn lines_are_checked_before_the_server_sees_them() {
