@@ -648,6 +648,24 @@ pub fn relation(
             ap.intersection(&bn).next().is_some() || an.intersection(&bp).next().is_some();
         return cjk::relation(new_text, old_text, cosine, contradiction);
     }
+    // The owner of the old memory is said to be gone from it ("Priya is no longer involved",
+    // "Priya moved to the platform team"), or the person has moved ("I moved to Tokyo" after
+    // "I live in Lisbon").
+    if let Some((owner, _)) = owner_and_thing(old_text)
+        && people_gone(new_text)
+            .iter()
+            .any(|p| owner.split_whitespace().any(|w| w == p))
+    {
+        return Relation::Supersedes;
+    }
+    if new_type == MemoryType::User
+        && old_type == MemoryType::User
+        && let (Some(new_place), Some(old_place)) = (moved_to(new_text), lives_in(old_text))
+        && new_place != old_place
+        && content_words(old_text).len() <= 3
+    {
+        return Relation::Supersedes;
+    }
     // The same thing with another owner ("Bob owns the auth service" after "Alice owns the
     // auth service", "… is owned by the platform team"): one owner at a time.
     if let (Some((owner_a, thing_a)), Some((owner_b, thing_b))) =
@@ -1111,6 +1129,73 @@ fn owner_and_thing(text: &str) -> Option<(String, String)> {
         }
     }
     None
+}
+
+/// The people a text says are gone from a role: "Priya is no longer involved", "Priya moved to
+/// the platform team", "Priya left the team" (first names, lowercased).
+fn people_gone(text: &str) -> Vec<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let name = w.trim_matches(|c: char| !c.is_alphanumeric());
+        if !name.starts_with(|c: char| c.is_uppercase()) || name.len() < 2 || i + 2 >= words.len() {
+            continue;
+        }
+        let next: String = words[i + 1..words.len().min(i + 7)]
+            .join(" ")
+            .to_lowercase();
+        let gone = next.starts_with("is no longer")
+            || next.starts_with("isn't involved")
+            || next.starts_with("has left")
+            || next.starts_with("left the")
+            || (next.starts_with("moved to") && next.contains("team"))
+            || next.starts_with("is gone");
+        if gone {
+            out.push(name.to_lowercase());
+        }
+    }
+    out
+}
+
+/// Where the person says they moved: "I moved to Tokyo last month" → "tokyo".
+fn moved_to(text: &str) -> Option<String> {
+    let lower = text.to_lowercase();
+    let i = [
+        "i moved to ",
+        "i've moved to ",
+        "i relocated to ",
+        "i'm now in ",
+        "i now live in ",
+    ]
+    .iter()
+    .find_map(|p| lower.find(p).map(|i| i + p.len()))?;
+    let place = text.get(i..)?.split_whitespace().next()?;
+    place.starts_with(|c: char| c.is_uppercase()).then(|| {
+        place
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase()
+    })
+}
+
+/// Where the person says they live: "based in Lisbon", "I live in Lisbon" → "lisbon".
+fn lives_in(text: &str) -> Option<String> {
+    let lower = text.to_lowercase();
+    let i = [
+        "based in ",
+        "live in ",
+        "living in ",
+        "i'm in ",
+        "located in ",
+        "moved to ",
+    ]
+    .iter()
+    .find_map(|p| lower.find(p).map(|i| i + p.len()))?;
+    let place = text.get(i..)?.split_whitespace().next()?;
+    place.starts_with(|c: char| c.is_uppercase()).then(|| {
+        place
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase()
+    })
 }
 
 /// The links of a text, without their scheme and trailing slash.
@@ -1830,6 +1915,25 @@ mod tests {
                 Feedback,
                 "From now on, talk to me in English.",
                 "Please keep PR descriptions in English, but talk to me in Japanese is fine.",
+                Relation::Distinct,
+            ),
+            // An owner said to be gone, a person who moved.
+            (
+                Project,
+                "From now on Marcus Chen reviews every change under internal/payments; Priya is no longer involved.",
+                "Priya Raman owns the payments module, ask her before touching internal/payments.",
+                Relation::Supersedes,
+            ),
+            (
+                User,
+                "I moved to Tokyo last month.",
+                "I live in Lisbon.",
+                Relation::Supersedes,
+            ),
+            (
+                User,
+                "I moved to Tokyo last month.",
+                "I'm a backend engineer based in Lisbon.",
                 Relation::Distinct,
             ),
             // What a change left behind, or what is no longer used, retires a memory about it.

@@ -12,7 +12,7 @@ use super::*;
 /// knows the search indexer is tomasz".
 static EN_OWNED: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"(?i)\b(?:is|are)\s+(?:owned|maintained|managed|run)\s+by\s+(?:the\s+)?(?:[\w.-]+\s+){0,3}?(?:team|squad|group|folks|people|org|sre|ops|devops|platform|infra)\b|\b(?:team|squad|group|folks|sre|ops|devops)\s+owns?\s+\S|\bthe\s+(?:reviewer|owner|maintainer|approver|code ?owner|go-to(?:\s+person)?|point of contact|contact person|person to ask|one who knows)\s+(?:for|of|on)\s+[^.?!]{1,60}?\s+is\s+[\w@]|\bthe\s+one\s+who\s+knows\s+[^.?!]{1,50}?\s+is\s+[\w@]|\b(?:belongs?\s+to|is\s+owned\s+by)\s+(?-i:[A-Z])\w+(?:\s+\w+){0,2}?(?:'s|’s)?\s+team\b|\bis\s+(?:who|the\s+person|the\s+one)\s+to\s+(?:ask|talk\s+to|ping)\s+(?:about|for|on)\b",
+        r"(?i)\b(?:is|are)\s+(?:owned|maintained|managed|run)\s+by\s+(?:the\s+)?(?:[\w.-]+\s+){0,3}?(?:team|squad|group|folks|people|org|sre|ops|devops|platform|infra)\b|\b(?:team|squad|group|folks|sre|ops|devops)\s+owns?\s+\S|\bthe\s+(?:reviewer|owner|maintainer|approver|code ?owner|go-to(?:\s+person)?|point of contact|contact person|person to ask|one who knows)\s+(?:for|of|on)\s+[^.?!]{1,60}?\s+is\s+[\w@]|\bthe\s+one\s+who\s+knows\s+[^.?!]{1,50}?\s+is\s+[\w@]|\b(?:belongs?\s+to|is\s+owned\s+by)\s+(?-i:[A-Z])\w+(?:\s+\w+){0,2}?(?:'s|’s)?\s+team\b|\bis\s+(?:who|the\s+person|the\s+one)\s+to\s+(?:ask|talk\s+to|ping)\s+(?:about|for|on)\b|\bis\s+(?:now\s+)?the\s+(?:new\s+)?(?:owner|maintainer|reviewer|lead|tech\s+lead|point\s+of\s+contact|contact|dri)\s+(?:for|of|on)\s+\S",
     )
 });
 const EN_OWNED_WORDS: &[&str] = &[
@@ -35,16 +35,20 @@ const EN_OWNED_WORDS: &[&str] = &[
     "belongs to",
     "belong to",
     "to ask",
+    "lead for",
+    "lead of",
+    "contact for",
 ];
 
 /// A person who owns something: "Priya Raman owns the wasm host ABI", "Marco handles App Store
 /// Connect and the signing certs".
 static EN_PERSON_OWNS: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"^(?:(?i:fyi|btw|note)[,:]?\s+)?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?\s+(?:owns|handles|maintains|manages|runs|approves)\s+(?:the\s+|all\s+|our\s+)?\S",
+        r"^(?:(?i:fyi|btw|note)[,:]?\s+)?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?\s+(?:(?:owns|handles|maintains|manages|runs|approves)\s+(?:the\s+|all\s+|our\s+)?\S|reviews\s+(?:anything|every|all|everything|each|any)\b)",
     )
 });
 const EN_PERSON_OWNS_WORDS: &[&str] = &[
+    " reviews ",
     " owns ",
     " handles ",
     " maintains ",

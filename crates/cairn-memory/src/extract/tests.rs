@@ -1566,6 +1566,14 @@ fn plain_facts_of_the_project_and_the_person() {
             MemoryType::Project,
         ),
         ("离线存储那块归 Wen Li 管", MemoryType::Project),
+        (
+            "Kenji Watanabe reviews anything that touches the offline sync code.",
+            MemoryType::Project,
+        ),
+        (
+            "Heads up: Priya moved to the platform team, so Marcus Chen is the new owner of internal/payments now.",
+            MemoryType::Project,
+        ),
     ] {
         let c = one(p);
         assert_eq!(c.memory_type, t, "{p}");
@@ -1585,6 +1593,7 @@ fn plain_facts_of_the_project_and_the_person() {
         "what does `feast materialize-incremental` do if end date is in the future",
         "im on the train rn so wifi is patchy",
         "we replaced the mock with a real client and now the tests fail",
+        "Alex reviews my PR tomorrow, can you clean it up before then",
     ] {
         none(p);
     }
