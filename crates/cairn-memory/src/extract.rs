@@ -1026,8 +1026,10 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
         return Some(found);
     }
     // "the `legacy/` folder is owned by the payments team", "封版期间只能合 hotfix": a fact
-    // of the project or the person, said without a marker.
-    if let Some(found) = facts::plain_fact(s, &lower) {
+    // of the project or the person, said without a marker (in Japanese and Chinese, after
+    // the shapes of those languages).
+    let cjk = s.chars().any(crate::text::is_cjk);
+    if !cjk && let Some(found) = facts::plain_fact(s, &lower) {
         return Some(found);
     }
     // "please keep your answers shorter", "回答的时候请用中文": how to answer, always.
@@ -1063,7 +1065,13 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     if s.is_ascii() {
         return None;
     }
-    detect_cjk(s, correction)
+    detect_cjk(s, correction).or_else(|| {
+        if cjk {
+            facts::plain_fact(s, &lower)
+        } else {
+            None
+        }
+    })
 }
 
 /// A standing wish about the agent's answers: "keep your answers short", "answer me in
@@ -1139,6 +1147,12 @@ const KNOWN_TOOLS: &[&str] = &[
     "trello",
     "shortcut",
     "youtrack",
+    "launchdarkly",
+    "unleash",
+    "statsig",
+    "looker",
+    "metabase",
+    "backstage",
 ];
 /// "Bugs go in Jira project WEB", "tickets live in Linear", "手順はConfluenceにある": where
 /// something is kept, in a tool named without a link.

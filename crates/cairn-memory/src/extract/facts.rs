@@ -44,7 +44,7 @@ const EN_OWNED_WORDS: &[&str] = &[
 /// Connect and the signing certs".
 static EN_PERSON_OWNS: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"^(?:(?i:fyi|btw|note)[,:]?\s+)?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?\s+(?:(?:owns|handles|maintains|manages|runs|approves)\s+(?:the\s+|all\s+|our\s+)?\S|reviews\s+(?:anything|every|all|everything|each|any)\b)",
+        r"^(?:(?i:fyi|btw|note)[,:]?\s+)?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?\s+(?:(?:owns|handles|maintains|manages|runs|approves)\s+(?:the\s+|all\s+|our\s+)?\S|reviews\s+(?:anything|every|all|everything|each|any)\b|reviews\s+[^.;]{1,60}?\bnow\b)",
     )
 });
 const EN_PERSON_OWNS_WORDS: &[&str] = &[
@@ -96,10 +96,15 @@ const EN_GENERATED_WORDS: &[&str] = &[
 /// through argo".
 static EN_SCHEDULE: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"(?i)\b(?:code|release|merge|deploy(?:ment)?|feature|change)\s+freeze\s+(?:starts|begins|is|runs|from|until|lasts|for|on)\b|\bwe\s+(?:only\s+)?(?:deploy|release|ship)\s+(?:to\s+\w+\s+)?(?:on\s+)?(?:mondays|tuesdays|wednesdays|thursdays|fridays|weekdays|every\s+\w+)\b|\bno\s+(?:friday|weekend|late)\s+(?:deploys|deployments|releases|merges)\b|\b(?:deploys?|deployments?|releases?)\s+(?:go\s+out|happen|run|ship)\s+(?:through|via|with|every|on)\b",
+        r"(?i)\b(?:code|release|merge|deploy(?:ment)?|feature|change)\s+freeze\s+(?:starts|begins|is|runs|from|until|lasts|for|on)\b|\bwe\s+(?:only\s+)?(?:deploy|release|ship)\s+(?:to\s+\w+\s+)?(?:on\s+)?(?:mondays|tuesdays|wednesdays|thursdays|fridays|weekdays|every\s+\w+)\b|\bno\s+(?:friday|weekend|late)\s+(?:deploys|deployments|releases|merges)\b|\b(?:deploys?|deployments?|releases?|builds?)\b(?:\s+[^\s.;]+){0,5}?\s+(?:now\s+)?(?:go(?:es)?\s+out|go(?:es)?\s+through|happen|run|ship)\s+(?:through|via|with|every|on|to)?\b|\bwe\s+deploy\s+[^\s.;]+(?:\s+[^\s.;]+)?\s+(?:with|via|through|using)\s+\S",
     )
 });
 const EN_SCHEDULE_WORDS: &[&str] = &[
+    "builds go",
+    "builds now",
+    "build goes",
+    "go out",
+    "goes out",
     "freeze",
     "deploys",
     "deployments",
@@ -117,10 +122,11 @@ const EN_SCHEDULE_WORDS: &[&str] = &[
 /// every night", "test redis is flushed every sunday".
 static EN_RESET: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"(?i)\b(?:is|are|gets?)\s+(?:wiped|reset|restored|cleared|refreshed|rebuilt|flushed|recreated|truncated)\b[^.?!]{0,60}?\b(?:every|each|nightly|daily|weekly|hourly|on\s+(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends))\b",
+        r"(?i)\b(?:is|are|gets?)\s+(?:wiped|reset|restored|cleared|refreshed|rebuilt|flushed|recreated|truncated)\b[^.?!]{0,60}?\b(?:every|each|nightly|daily|weekly|hourly|on\s+(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends))\b|\b(?:is|are|gets?)\s+backed\s+up\s+(?:every|each|nightly|daily|hourly|weekly|to)\b",
     )
 });
 const EN_RESET_WORDS: &[&str] = &[
+    "backed up",
     "wiped",
     "reset",
     "restored",
@@ -152,10 +158,17 @@ static EN_MOVED_TO: LazyLock<Regex> = LazyLock::new(|| {
 /// app", "the feature store repo standardized on uv".
 static EN_REPLACED: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"(?i)^(?:(?:fyi|btw|note|also|ok|so)[,:]?\s+)*(?:we|the\s+team|the\s+[\w\s`.-]{1,30}?|our\s+[\w\s`.-]{1,30}?)\s+(?:have\s+|has\s+|'ve\s+|’ve\s+)?(?:recently\s+|finally\s+)?(?:replaced\s+\S.{0,60}?\s+with\s+\S|standardi[sz]ed\s+on\s+\S|settled\s+on\s+\S|consolidated\s+on\s+\S)",
+        r"(?i)^(?:(?:fyi|btw|note|also|ok|so)[,:]?\s+)*(?:we|the\s+team|the\s+[\w\s`.-]{1,30}?|our\s+[\w\s`.-]{1,30}?)\s+(?:have\s+|has\s+|'ve\s+|’ve\s+)?(?:recently\s+|finally\s+)?(?:replaced\s+\S.{0,60}?\s+with\s+\S|standardi[sz]ed\s+on\s+\S|settled\s+on\s+\S|consolidated\s+on\s+\S)|\b(?:got|was|were|has\s+been|have\s+been)\s+renamed\s+(?:from\s+)?\S+\s+to\s+\S|\b(?:dropped|ditched|removed)\s+\S+[^.;]{0,40}?\bwe\s+use\s+\S+(?:\s+\S+)?\s+now\b",
     )
 });
-const EN_REPLACED_WORDS: &[&str] = &["replaced", "standardi", "settled on", "consolidated on"];
+const EN_REPLACED_WORDS: &[&str] = &[
+    "replaced",
+    "standardi",
+    "settled on",
+    "consolidated on",
+    "renamed",
+    "we use",
+];
 
 /// What the person means by a word: "when i say 'the gateway' i mean `paygate-api`".
 static EN_I_MEAN: LazyLock<Regex> = LazyLock::new(|| {
@@ -222,6 +235,27 @@ const EN_PROJECT_WAY_WORDS: &[&str] = &[
     "any new ",
 ];
 
+/// Where something is kept or how it goes: "Feature flags live in LaunchDarkly", "release notes
+/// are managed in the fastlane/metadata folder", "strings must go through strings.xml", "Image
+/// loading uses Glide in this app".
+static EN_KEPT_IN: LazyLock<Regex> = LazyLock::new(|| {
+    ascii_re(
+        r"(?i)^(?:(?:fyi|btw|note|also)[,:]?\s+)?(?:the\s+|our\s+|all\s+)?[\w`/.-]+(?:\s+[\w`/.-]+){0,4}?\s+(?:live|lives|are\s+kept|is\s+kept|are\s+managed|is\s+managed|are\s+tracked|is\s+tracked)\s+in\s+\S|\b(?:must|should|have\s+to|has\s+to)\s+(?:always\s+)?go\s+through\s+\S|\buses\s+[\w`.-]+(?:\s+[\w`.-]+)?\s+in\s+(?:this|our)\s+(?:app|repo|project|codebase|service|monorepo)\b",
+    )
+});
+const EN_KEPT_IN_WORDS: &[&str] = &[
+    " live in ",
+    " lives in ",
+    "kept in ",
+    "managed in ",
+    "tracked in ",
+    "go through ",
+    "in this app",
+    "in this repo",
+    "in our app",
+    "in our repo",
+];
+
 /// "the monorepo uses nx", "our backend is written in kotlin".
 static EN_PROJECT_USES: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
@@ -237,10 +271,13 @@ const EN_PROJECT_USES_WORDS: &[&str] = &[" uses ", " runs on ", " built ", " wri
 /// ("Macでzsh使ってます", "フロント出身").
 static CJK_FACT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?:の管轄|が管轄|归[^，。、]{1,16}?管|由[^，。、]{1,16}?(?:负责|维护|管理)|负责人(?:是|为)?|担当(?:チーム|者)?は\S|(?:さん|チーム)が(?:全部|すべて|全て)?(?:管理|担当|見て)(?:してます|しています|してる|います|ます))|(?:リリース|コード|マージ)?フリーズ(?:です|します|になります|期間|中は|の間)|封版(?:期间|以后|之后|前|后)?|(?:毎晩|毎朝|毎日|毎週\S{0,3}|夜間)[^。]{0,40}?(?:リストア|リセット|消え|クリア|初期化|作り直|上書き)|(?:每周\S{0,3}|每天|每晚|每日|每个?月)[^。]{0,30}?(?:清空|重置|恢复|还原|刷新|覆盖|重建)|(?:モック(?:じゃ|では)なく|mockじゃなく|不要\s*mock|不\s*mock|别\s*mock)[^。]{0,40}?(?:本物|実DB|真实|真的|实际)|(?:本物|真实)的?\s*(?:の)?\s*(?:DB|MySQL|Postgres|PostgreSQL|数据库|データベース|Redis)|^(?:自分|私|僕|俺)?(?:は)?(?:Mac|Windows|Linux|WSL)[^。、]{0,15}?使って(?:ます|います|る|い)|出身で|我(?:用的是|用|在用)\s*(?:Mac|Windows|Linux|WSL)",
+        r"(?:の管轄|が管轄|归[^，。、]{1,16}?管|由[^，。、]{1,16}?(?:负责|维护|管理)|负责人(?:是|为)?|担当(?:チーム|者)?は\S|(?:さん|チーム)が(?:全部|すべて|全て)?(?:管理|担当|見て)(?:してます|しています|してる|います|ます))|(?:リリース|コード|マージ)?フリーズ(?:です|します|になります|期間|中は|の間)|封版(?:期间|以后|之后|前|后)?|(?:毎晩|毎朝|毎日|毎週\S{0,3}|夜間)[^。]{0,40}?(?:リストア|リセット|消え|クリア|初期化|作り直|上書き)|(?:每周\S{0,3}|每天|每晚|每日|每个?月)[^。]{0,30}?(?:清空|重置|恢复|还原|刷新|覆盖|重建)|(?:モック(?:じゃ|では)なく|mockじゃなく|不要\s*mock|不\s*mock|别\s*mock)[^。]{0,40}?(?:本物|実DB|真实|真的|实际)|(?:本物|真实)的?\s*(?:の)?\s*(?:DB|MySQL|Postgres|PostgreSQL|数据库|データベース|Redis)|^(?:自分|私|僕|俺)?(?:は)?(?:Mac|Windows|Linux|WSL)[^。、]{0,15}?使って(?:ます|います|る|い)|出身で|我(?:用的是|用|在用)\s*(?:Mac|Windows|Linux|WSL)|我(?:用的)?(?:编辑器|终端|shell|IDE)(?:是|用)|(?:リリース|デプロイ)[^。]{0,20}?毎週|毎週[^。]{0,6}曜日?[^。]{0,20}?(?:リリース|デプロイ)|每周[一二三四五六日天][^。]{0,12}?(?:发版|发布|上线|部署)|に固定(?:しています|してます|してる|です|しました)",
     )
 });
 const CJK_FACT_WORDS: &[&str] = &[
+    "编辑器",
+    "终端",
+    "固定",
     "管轄",
     "管",
     "负责",
@@ -312,6 +349,32 @@ pub(super) fn plain_fact(s: &str, lower: &str) -> Option<(Shape, &'static str)> 
         {
             return fact(MemoryType::Project);
         }
+        if has_any(lower, EN_KEPT_IN_WORDS)
+            && !has_any(
+                lower,
+                &[
+                    "bug",
+                    "error",
+                    "issue",
+                    "problem",
+                    "crash",
+                    "fail",
+                    "broken",
+                    "why",
+                    "can you",
+                    "could you",
+                    "please",
+                ],
+            )
+            && EN_KEPT_IN.is_match(s)
+        {
+            // ("The data dictionary lives in Notion: https://…" is a pointer.)
+            return fact(if has_pointer(s) || has_any(lower, KNOWN_TOOLS) {
+                MemoryType::Reference
+            } else {
+                MemoryType::Project
+            });
+        }
         if has_any(lower, EN_OWNED_WORDS) && EN_OWNED.is_match(s) {
             return fact(MemoryType::Project);
         }
@@ -336,7 +399,7 @@ pub(super) fn plain_fact(s: &str, lower: &str) -> Option<(Shape, &'static str)> 
         return None;
     }
     if CJK_FACT.is_match(s) {
-        let person = ["Mac", "Windows", "Linux", "WSL", "出身"]
+        let person = ["Mac", "Windows", "Linux", "WSL", "出身", "编辑器", "终端"]
             .iter()
             .any(|w| s.contains(w))
             && !["管轄", "负责", "封版", "フリーズ", "本物", "真实"]

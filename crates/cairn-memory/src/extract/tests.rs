@@ -1571,6 +1571,44 @@ fn plain_facts_of_the_project_and_the_person() {
             MemoryType::Project,
         ),
         (
+            "We deploy billing-api with Argo CD: staging syncs automatically from main.",
+            MemoryType::Project,
+        ),
+        ("Image loading uses Glide in this app.", MemoryType::Project),
+        (
+            "Production releases to the Play Store go out every other Monday after QA signs off.",
+            MemoryType::Project,
+        ),
+        (
+            "User-facing strings must go through strings.xml, no hardcoded text.",
+            MemoryType::Project,
+        ),
+        (
+            "Feature flags live in LaunchDarkly; the project key is billing-api-prod.",
+            MemoryType::Reference,
+        ),
+        (
+            "The GitHub repo got renamed from billing-api to invoicing-service.",
+            MemoryType::Project,
+        ),
+        (
+            "The prod database is backed up hourly to the S3 bucket billing-backups.",
+            MemoryType::Project,
+        ),
+        (
+            "Note that the PDF renderer dropped wkhtmltopdf, we use Gotenberg now.",
+            MemoryType::Project,
+        ),
+        ("我用的编辑器是 Neovim，终端用 fish。", MemoryType::User),
+        (
+            "リリースは毎週火曜日にタグを切って行います。",
+            MemoryType::Project,
+        ),
+        (
+            "このアプリのminSdkは26に固定しています。",
+            MemoryType::Project,
+        ),
+        (
             "Heads up: Priya moved to the platform team, so Marcus Chen is the new owner of internal/payments now.",
             MemoryType::Project,
         ),
@@ -1594,6 +1632,7 @@ fn plain_facts_of_the_project_and_the_person() {
         "im on the train rn so wifi is patchy",
         "we replaced the mock with a real client and now the tests fail",
         "Alex reviews my PR tomorrow, can you clean it up before then",
+        "the bug lives in the parser, can you look at it",
     ] {
         none(p);
     }
