@@ -693,7 +693,12 @@ impl MemoryStore {
             }
             let path = root.join(rel);
             // Never written through a link: a scope dir replaced by one is left as it is.
-            if path.parent().is_some_and(|d| linked_in(&root, d)) {
+            // (Checked once per scope dir, as in step 1.)
+            if path.parent().is_some_and(|d| {
+                *linked_dirs
+                    .entry(d.to_path_buf())
+                    .or_insert_with(|| linked_in(&root, d))
+            }) {
                 continue;
             }
             let h = content_hash(content.as_bytes());
