@@ -1159,37 +1159,39 @@ fn people_gone(text: &str) -> Vec<String> {
 
 /// Where the person says they moved: "I moved to Tokyo last month" → "tokyo".
 fn moved_to(text: &str) -> Option<String> {
-    let lower = text.to_lowercase();
-    let i = [
-        "i moved to ",
-        "i've moved to ",
-        "i relocated to ",
-        "i'm now in ",
-        "i now live in ",
-    ]
-    .iter()
-    .find_map(|p| lower.find(p).map(|i| i + p.len()))?;
-    let place = text.get(i..)?.split_whitespace().next()?;
-    place.starts_with(|c: char| c.is_uppercase()).then(|| {
-        place
-            .trim_matches(|c: char| !c.is_alphanumeric())
-            .to_lowercase()
-    })
+    place_after(
+        text,
+        &[
+            "i moved to ",
+            "i've moved to ",
+            "i relocated to ",
+            "i'm now in ",
+            "i now live in ",
+        ],
+    )
 }
 
 /// Where the person says they live: "based in Lisbon", "I live in Lisbon" → "lisbon".
 fn lives_in(text: &str) -> Option<String> {
+    place_after(
+        text,
+        &[
+            "based in ",
+            "live in ",
+            "living in ",
+            "i'm in ",
+            "located in ",
+            "moved to ",
+        ],
+    )
+}
+
+/// The capitalised place name right after the first of `openers` the text holds, lowercased.
+fn place_after(text: &str, openers: &[&str]) -> Option<String> {
     let lower = text.to_lowercase();
-    let i = [
-        "based in ",
-        "live in ",
-        "living in ",
-        "i'm in ",
-        "located in ",
-        "moved to ",
-    ]
-    .iter()
-    .find_map(|p| lower.find(p).map(|i| i + p.len()))?;
+    let i = openers
+        .iter()
+        .find_map(|p| lower.find(p).map(|i| i + p.len()))?;
     let place = text.get(i..)?.split_whitespace().next()?;
     place.starts_with(|c: char| c.is_uppercase()).then(|| {
         place
