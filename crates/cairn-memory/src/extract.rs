@@ -2389,6 +2389,9 @@ static EN_NAMED_SCOPE_OPENER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// The longest statement kept as a memory (about 40 lines of prose).
+const MAX_RULE_BYTES: usize = 4_000;
+
 /// Every memory statement in a prompt, in order.
 pub fn candidates(prompt: &str) -> Vec<Candidate> {
     let text = prose(prompt);
@@ -2691,6 +2694,11 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             && explains(stripped[i - 1].0)
         {
             why = Some(sentence_case(stripped[i - 1].0));
+        }
+        // A "memory" of pages ("remember that" before a pasted document) is a paste, not a
+        // statement: nothing that long is kept.
+        if rule.len() > MAX_RULE_BYTES {
+            continue;
         }
         let personal = matches!(memory_type, MemoryType::Feedback | MemoryType::User)
             && is_personal(&rule, how.as_deref());

@@ -1687,3 +1687,10 @@ fn the_day_it_is_is_not_a_memory() {
         none(p);
     }
 }
+
+#[test]
+fn a_pasted_document_after_remember_is_not_a_memory() {
+    let page = "the ledger service settles payments in batches every night and ".repeat(200);
+    none(&format!("Remember that {page}that is all."));
+    one("Remember that the ledger service settles payments in batches every night.");
+}
