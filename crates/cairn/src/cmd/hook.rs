@@ -57,7 +57,7 @@ pub fn run(homes: &Homes, agent: AgentArg) -> Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         Ok(Ok(None)) => return Ok(ExitCode::SUCCESS),
-        Ok(Err(e)) => format!("{}", crate::output::error_text(e.as_ref())),
+        Ok(Err(e)) => crate::output::error_text(e.as_ref()),
         Err(_) => "the hook panicked".to_owned(),
     };
     log.error(&format!("{} hook failed: {err}", agent.agent()));

@@ -46,7 +46,7 @@ pub fn sync(homes: &Homes, json: bool) -> Result<SyncReport> {
     // job: it is reported, and consolidation merges deterministically.
     let p1 = extract::phase1(homes, &config, config.extract.mode, json).unwrap_or_else(|e| {
         Some(cairn_stage1::ExtractReport {
-            error: Some(format!("{}", crate::output::error_text(e.as_ref()))),
+            error: Some(crate::output::error_text(e.as_ref())),
             ..cairn_stage1::ExtractReport::default()
         })
     });
