@@ -651,7 +651,8 @@ pub fn relation(
     // The owner of the old memory is said to be gone from it ("Priya is no longer involved",
     // "Priya moved to the platform team"), or the person has moved ("I moved to Tokyo" after
     // "I live in Lisbon").
-    if let Some((owner, _)) = owner_and_thing(old_text)
+    let old_owner = owner_and_thing(old_text);
+    if let Some((owner, _)) = &old_owner
         && people_gone(new_text)
             .iter()
             .any(|p| owner.split_whitespace().any(|w| w == p))
@@ -669,7 +670,7 @@ pub fn relation(
     // The same thing with another owner ("Bob owns the auth service" after "Alice owns the
     // auth service", "… is owned by the platform team"): one owner at a time.
     if let (Some((owner_a, thing_a)), Some((owner_b, thing_b))) =
-        (owner_and_thing(new_text), owner_and_thing(old_text))
+        (owner_and_thing(new_text), old_owner)
     {
         let (oa, ob) = (content_words(&owner_a), content_words(&owner_b));
         let (ta, tb) = (content_words(&thing_a), content_words(&thing_b));
