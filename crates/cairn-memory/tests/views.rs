@@ -28,6 +28,18 @@ fn turn(key: &str, prompt: &str, at: &str) -> Turn {
 }
 
 /// A store with the sample home's webshop statements extracted, views in `dir`.
+/// The fixture's store, its scope dir, the view file of "Use pnpm, not npm." and its text
+/// (the temp dir lives as long as the first value).
+fn pnpm_view() -> (tempfile::TempDir, MemoryStore, PathBuf, PathBuf, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("memory");
+    let mem = fixture(&root);
+    let dir = root.join(scope_slug(SCOPE));
+    let file = dir.join("feedback_use-pnpm-not-npm.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    (tmp, mem, dir, file, text)
+}
+
 fn fixture(dir: &Path) -> MemoryStore {
     let mut mem = MemoryStore::open(Store::open_in_memory().unwrap())
         .unwrap()
@@ -176,12 +188,7 @@ fn a_hand_edit_of_the_index_is_kept_aside_and_reported() {
 
 #[test]
 fn a_hand_edit_is_read_back_not_overwritten() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("memory");
-    let mut mem = fixture(&root);
-    let dir = root.join(scope_slug(SCOPE));
-    let file = dir.join("feedback_use-pnpm-not-npm.md");
-    let text = std::fs::read_to_string(&file).unwrap();
+    let (_tmp, mut mem, dir, file, text) = pnpm_view();
     let edited = text
         .replace("Use pnpm, not npm.\n", "Use pnpm 9, never npm or npx.\n")
         .replace("description: ", "description: pnpm 9 only; ");
@@ -383,12 +390,7 @@ fn the_views_bring_back_the_memories_of_a_lost_database() {
 /// a new memory; the original keeps what it said. Renamed (the original gone), it is an edit.
 #[test]
 fn a_copy_beside_its_original_is_a_new_memory() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("memory");
-    let mut mem = fixture(&root);
-    let dir = root.join(scope_slug(SCOPE));
-    let file = dir.join("feedback_use-pnpm-not-npm.md");
-    let text = std::fs::read_to_string(&file).unwrap();
+    let (_tmp, mut mem, dir, file, text) = pnpm_view();
     let copy = text.replace(
         "Use pnpm, not npm.\n",
         "Format every Markdown file with prettier before committing.\n",
