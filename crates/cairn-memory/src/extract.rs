@@ -1359,14 +1359,8 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
     let moved = has_any(lower, CHANGE_VERBS);
     let gone = has_any(lower, GONE_WORDS);
     if (moved || gone)
-        && !has_any(
-            lower,
-            // A change told as the start of a problem, looked for before anything compiles.
-            &[
-                " and now", " but now", " since then", "broke", "fail", "hang", "crash", "error",
-                "why", " bug", "issue", " slow",
-            ],
-        )
+        // A change told as the start of a problem, looked for before anything compiles.
+        && !has_any(lower, TROUBLE_WORDS)
         && ((moved && opens_like_a_change(lower) && EN_CHANGED.is_match(lower))
             || (gone && EN_NO_LONGER.is_match(s)))
         && !is_question(s)
@@ -1900,6 +1894,23 @@ static EN_CHANGED: LazyLock<Regex> = LazyLock::new(|| {
         r"^(?:(?:fyi|btw|heads up|note|ps|also|oh|ok|so|update)[,:!]?\s+)*(?:we(?:'ve|’ve|\s+have)?|the team|[a-z0-9_.-]+/[a-z0-9_./-]*|(?:(?:the|our)\s+(?:[A-Za-z0-9_.-]+\s+){{0,2}}?)?{subjects}(?:\s+has)?)\s+(?:(?:just|recently|finally|now|also|all|already|officially)\s+)*(?:switched|moved|migrated|upgraded|transitioned|ported|renamed)\s+(?:(?:the|our|all|over)\s+)?(?:(?:(?:[A-Za-z0-9_.`-]+\s+){{0,2}}?{subjects}\s+)?(?:(?:over|away|out)\s+)?(?:from\s+\S.*?\s+(?:to|onto)\s+\S|off(?:\s+of)?\s+\S|(?:to|onto)\s+\S)|(?:[A-Za-z0-9_.`-]+\s+){{1,2}}from\s+\S.*?\s+(?:to|onto)\s+\S)"
     ))
 });
+
+/// Words of a sentence that reports trouble ("we switched to the new parser and now the tests
+/// hang"): a change or a fact told as the start of a problem is not a memory.
+const TROUBLE_WORDS: &[&str] = &[
+    " and now",
+    " but now",
+    " since then",
+    "broke",
+    "fail",
+    "hang",
+    "crash",
+    "error",
+    "why",
+    " bug",
+    "issue",
+    " slow",
+];
 
 /// The verbs of [`EN_CHANGED`]: a sentence with none of them skips it.
 const CHANGE_VERBS: &[&str] = &[

@@ -315,23 +315,10 @@ pub(super) fn plain_fact(s: &str, lower: &str) -> Option<(Shape, &'static str)> 
             return fact(MemoryType::User);
         }
         if has_any(lower, EN_REPLACED_WORDS)
+            && !has_any(lower, TROUBLE_WORDS)
             && !has_any(
                 lower,
-                &[
-                    " and now",
-                    " but now",
-                    "broke",
-                    "fail",
-                    "error",
-                    "why",
-                    " bug",
-                    "issue",
-                    "crash",
-                    "for now",
-                    "this time",
-                    "in this pr",
-                    "in this branch",
-                ],
+                &["for now", "this time", "in this pr", "in this branch"],
             )
             && EN_REPLACED.is_match(s)
         {
@@ -350,22 +337,8 @@ pub(super) fn plain_fact(s: &str, lower: &str) -> Option<(Shape, &'static str)> 
             return fact(MemoryType::Project);
         }
         if has_any(lower, EN_KEPT_IN_WORDS)
-            && !has_any(
-                lower,
-                &[
-                    "bug",
-                    "error",
-                    "issue",
-                    "problem",
-                    "crash",
-                    "fail",
-                    "broken",
-                    "why",
-                    "can you",
-                    "could you",
-                    "please",
-                ],
-            )
+            && !has_any(lower, TROUBLE_WORDS)
+            && !has_any(lower, &["problem", "can you", "could you", "please"])
             && EN_KEPT_IN.is_match(s)
         {
             // ("The data dictionary lives in Notion: https://…" is a pointer.)
