@@ -7,7 +7,8 @@
 //! file written atomically (temporary file, fsync, rename; 0600 in 0700 directories) and only
 //! when its content changes. They are also human-editable: cairn remembers the hash (and
 //! size and mtime) of every file it wrote, and on the next run a file whose content changed
-//! is read back into the memory it shows before anything is regenerated. A new `*.md` file
+//! is read back into the memory it shows before anything is regenerated (the file keeps its
+//! path whatever the edit changes: see `refresh_views`' regeneration step). A new `*.md` file
 //! dropped into a scope's directory becomes a new memory of that scope (a directory the
 //! database does not know, after the database was lost, is the scope the file's own `scope`
 //! field names when the two agree: the views bring the memories back). An unparsable edit, or
@@ -649,6 +650,13 @@ impl MemoryStore {
             by_scope.entry(m.scope.as_str()).or_default().push(m);
         }
         let mut desired: BTreeMap<String, (String, Option<String>, String)> = BTreeMap::new();
+        // Each memory's file as tracked (one left alone for its unreadable edit included: it
+        // stays that memory's file).
+        let current_file: HashMap<&str, &str> = tracked
+            .iter()
+            .filter(|(rel, _)| !rel.ends_with(INDEX_FILE))
+            .filter_map(|(rel, t)| Some((t.memory_id.as_deref()?, rel.as_str())))
+            .collect();
         for (scope, mems) in &by_scope {
             ensure_scope(conn, scope)?;
             let slug = scope_slug(scope);
@@ -656,7 +664,26 @@ impl MemoryStore {
             ordered.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
             let mut files: HashMap<&str, String> = HashMap::new();
             let mut taken: HashSet<String> = HashSet::new();
+            // A memory keeps the file it has: a file being edited does not move when the
+            // edit changes the name or the type (saved again from the editor at the old
+            // path, it would come back as a copy, a second memory).
             for m in &ordered {
+                if let Some(name) = current_file.get(m.id.as_str())
+                    && let Some((dir, file)) = name.split_once('/')
+                    && dir == slug
+                    && taken.insert(file.trim_end_matches(".md").to_owned())
+                {
+                    files.insert(m.id.as_str(), file.to_owned());
+                }
+            }
+            for m in &ordered {
+                if let Some(name) = files.get(m.id.as_str()) {
+                    desired.insert(
+                        format!("{slug}/{name}"),
+                        (render_view(m), Some(m.id.clone()), (*scope).to_string()),
+                    );
+                    continue;
+                }
                 let stem = file_stem(m);
                 let name = if taken.contains(&stem) {
                     format!("{stem}-{}.md", m.id)
@@ -812,17 +839,31 @@ fn apply_edit(
     let rule = clean(&rule);
     let why = why.map(|w| clean(&w));
     let how = how.map(|h| clean(&h));
+    // A name or description left as it was, when cairn had derived it from the text that
+    // changed, follows the new text (an edited body must not keep announcing the old rule in
+    // the index and the session-start summary). One the user wrote, or changed now, stays.
+    let text_changed = rule != m.rule || why != m.why;
+    let kept_derived = |given: &str, stored: &str, derived: String| {
+        text_changed && given == stored && stored == derived
+    };
     let name = view
         .fields
         .get("name")
         .map(|n| clean(&one_line(n)))
-        .filter(|n| !n.is_empty())
+        .filter(|n| !n.is_empty() && !kept_derived(n, &m.name, derive_name(&m.rule)))
         .unwrap_or_else(|| derive_name(&rule));
     let description = view
         .fields
         .get("description")
         .map(|d| clean(&one_line(d)))
-        .filter(|d| !d.is_empty())
+        .filter(|d| {
+            !d.is_empty()
+                && !kept_derived(
+                    d,
+                    &m.description,
+                    derive_description(&m.rule, m.why.as_deref()),
+                )
+        })
         .unwrap_or_else(|| derive_description(&rule, why.as_deref()));
     if rule == m.rule
         && why == m.why

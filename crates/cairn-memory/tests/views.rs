@@ -186,6 +186,84 @@ fn a_hand_edit_of_the_index_is_kept_aside_and_reported() {
     assert!(second.contains("Second"));
 }
 
+/// An edit of the text alone: the name and description cairn derived from the old text
+/// follow the new one (the index and the session-start summary must not keep announcing the
+/// old rule), and the file being edited stays where it is. A name the user wrote stays.
+#[test]
+fn an_edited_body_renames_the_memory_in_place() {
+    let (_tmp, mut mem, dir, file, text) = pnpm_view();
+    assert!(text.contains("name: Use pnpm, not npm\n"), "{text}");
+    std::fs::write(
+        &file,
+        text.replace("Use pnpm, not npm.\n", "Use bun, not npm.\n"),
+    )
+    .unwrap();
+    let r = mem.refresh_views(NOW + 100).unwrap();
+    assert_eq!(r.edits, 1, "{r:?}");
+    let on_disk = std::fs::read_to_string(&file).expect("the edited file did not move");
+    assert!(on_disk.contains("name: Use bun, not npm\n"), "{on_disk}");
+    assert!(
+        on_disk.contains("description: Use bun, not npm"),
+        "{on_disk}"
+    );
+    let index = std::fs::read_to_string(dir.join("MEMORY.md")).unwrap();
+    assert!(
+        index.contains("[Use bun, not npm](feedback_use-pnpm-not-npm.md)"),
+        "{index}"
+    );
+    assert!(!index.contains("Use pnpm"), "{index}");
+    assert!(!dir.join("feedback_use-bun-not-npm.md").exists());
+    // Saved again from the editor: the same file, not a second memory.
+    std::fs::write(
+        &file,
+        on_disk.replace("Use bun, not npm.\n", "Use bun 1.2, not npm.\n"),
+    )
+    .unwrap();
+    let r = mem.refresh_views(NOW + 200).unwrap();
+    assert_eq!((r.edits, r.imported), (1, 0), "{r:?}");
+    let r = mem.refresh_views(NOW + 300).unwrap();
+    assert_eq!((r.edits, r.imported, r.written), (0, 0, 0), "{r:?}");
+    let live: Vec<_> = mem
+        .list(&ListFilter::default())
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.rule.contains("npm"))
+        .collect();
+    assert_eq!(live.len(), 1, "{live:?}");
+    assert_eq!(live[0].name, "Use bun 1.2, not npm");
+
+    // A name the user gives stays when the text changes with it, and later.
+    let named = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("name: Use bun 1.2, not npm\n", "name: JS package manager\n")
+        .replace("Use bun 1.2, not npm.\n", "Use bun 1.3, not npm.\n");
+    std::fs::write(&file, named).unwrap();
+    mem.refresh_views(NOW + 400).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("bun 1.3", "bun 1.4")).unwrap();
+    mem.refresh_views(NOW + 500).unwrap();
+    let m = mem.get(&live[0].id).unwrap().unwrap();
+    assert_eq!(
+        (m.name.as_str(), m.rule.as_str()),
+        ("JS package manager", "Use bun 1.4, not npm.")
+    );
+    // A new type: the same file too.
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("type: feedback", "type: project")).unwrap();
+    let r = mem.refresh_views(NOW + 600).unwrap();
+    assert_eq!((r.edits, r.imported), (1, 0), "{r:?}");
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("type: project")
+    );
+    assert_eq!(
+        mem.get(&m.id).unwrap().unwrap().memory_type,
+        MemoryType::Project
+    );
+    assert!(!dir.join("project_js-package-manager.md").exists());
+}
+
 #[test]
 fn a_hand_edit_is_read_back_not_overwritten() {
     let (_tmp, mut mem, dir, file, text) = pnpm_view();
