@@ -685,14 +685,7 @@ impl MemoryStore {
             return Err(MemoryError::NotFound(id.to_string()));
         };
         let (tx, recall) = self.begin_write()?;
-        tx.execute(
-            "UPDATE memories SET forgotten_at = coalesce(forgotten_at, ?2), name = '(forgotten)',
-                description = '', rule = '', why = NULL, how = NULL, keywords = ''
-             WHERE id = ?1",
-            params![m.id, now],
-        )?;
-        tx.execute("DELETE FROM memory_shown WHERE memory_id = ?1", [&m.id])?;
-        recall.remove(&tx, &m.id)?;
+        forget_in(&tx, recall, &m.id, now)?;
         tx.commit()?;
         self.refresh_views(now)?;
         self.get(id)?
@@ -842,6 +835,20 @@ fn prepare(new: &NewMemory) -> Prepared {
         description,
         keywords,
     }
+}
+
+/// Forgets a memory inside a transaction: its text is erased, it leaves recall, and the
+/// row stays as a tombstone (re-extraction of its turn does not bring it back).
+pub(crate) fn forget_in(conn: &Connection, recall: &mut Recall, id: &str, now: i64) -> Result<()> {
+    conn.execute(
+        "UPDATE memories SET forgotten_at = coalesce(forgotten_at, ?2), name = '(forgotten)',
+            description = '', rule = '', why = NULL, how = NULL, keywords = ''
+         WHERE id = ?1",
+        params![id, now],
+    )?;
+    conn.execute("DELETE FROM memory_shown WHERE memory_id = ?1", [id])?;
+    recall.remove(conn, id)?;
+    Ok(())
 }
 
 /// Inserts or merges a new memory inside a transaction.

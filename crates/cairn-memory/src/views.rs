@@ -8,7 +8,9 @@
 //! when its content changes. They are also human-editable: cairn remembers the hash (and
 //! size and mtime) of every file it wrote, and on the next run a file whose content changed
 //! is read back into the memory it shows before anything is regenerated (the file keeps its
-//! path whatever the edit changes: see `refresh_views`' regeneration step). A new `*.md` file
+//! path whatever the edit changes: see `refresh_views`' regeneration step), and a memory file
+//! deleted by hand forgets its memory (not a folder wiped whole: that is written again). A
+//! new `*.md` file
 //! dropped into a scope's directory becomes a new memory of that scope (a directory the
 //! database does not know, after the database was lost, is the scope the file's own `scope`
 //! field names when the two agree: the views bring the memories back). An unparsable edit, or
@@ -29,8 +31,8 @@ use crate::keywords::keywords_for;
 use crate::model::{Memory, MemoryType, NewMemory, Source, format_time, parse_body, render_body};
 use crate::scope::{GLOBAL, scope_slug};
 use crate::store::{
-    MemoryStore, clean, derive_description, derive_name, ensure_scope, get_memory, scope_slugs,
-    update_fields, write_new_in,
+    MemoryStore, clean, derive_description, derive_name, ensure_scope, forget_in, get_memory,
+    scope_slugs, update_fields, write_new_in,
 };
 use crate::text::{one_line, truncate_chars};
 
@@ -54,6 +56,8 @@ pub struct ViewReport {
     pub edits: usize,
     /// Hand-written new files that became memories.
     pub imported: usize,
+    /// Memory files deleted by hand, whose memories were forgotten.
+    pub forgotten: usize,
     /// Files that could not be read back (left untouched).
     pub problems: Vec<String>,
 }
@@ -449,8 +453,9 @@ impl MemoryStore {
         let mut keep: HashSet<String> = HashSet::new();
         let mut absorbed: HashSet<String> = HashSet::new();
 
-        // 1. Hand edits of the files cairn wrote.
+        // 1. Hand edits of the files cairn wrote, and files deleted by hand.
         let mut edits: Vec<(String, String, String)> = Vec::new();
+        let mut missing: Vec<(&str, &str)> = Vec::new();
         // One check per scope dir, one `lstat` per file (thousands of files per run).
         let mut linked_dirs: HashMap<PathBuf, bool> = HashMap::new();
         for (rel, t) in &tracked {
@@ -465,8 +470,14 @@ impl MemoryStore {
             if dir_linked {
                 continue;
             }
-            let Ok(md) = std::fs::symlink_metadata(&path) else {
-                continue;
+            let md = match std::fs::symlink_metadata(&path) {
+                Ok(md) => md,
+                Err(e) => {
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        missing.push((rel.as_str(), id.as_str()));
+                    }
+                    continue;
+                }
             };
             if !md.file_type().is_file() {
                 continue;
@@ -536,6 +547,11 @@ impl MemoryStore {
                 }
             }
         }
+        // A memory whose file was renamed by hand lives on in the new file.
+        let claimed: HashSet<String> = new_files
+            .iter()
+            .filter_map(|(_, _, text)| parse_view(text).fields.get("id").cloned())
+            .collect();
         if !edits.is_empty() || !new_files.is_empty() {
             self.recall_index()?;
             let slugs = scope_slugs(self.store.connection())?;
@@ -640,6 +656,62 @@ impl MemoryStore {
                 remove_file(&root.join(&rel), &mut report);
             }
             tx.commit()?;
+        }
+
+        // 2b. A memory's file deleted by hand forgets the memory, as deleting a memory file
+        // does for the agents. Only a deletion among its siblings counts: a scope directory
+        // that lost its index or every memory file was wiped or moved, not edited, and is
+        // written again (and said).
+        let missing: Vec<(&str, &str)> = missing
+            .into_iter()
+            .filter(|(_, id)| !claimed.contains(*id))
+            .collect();
+        if !missing.is_empty() {
+            let mut by_dir: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
+            for (rel, id) in missing {
+                by_dir
+                    .entry(rel.split_once('/').map_or("", |(d, _)| d))
+                    .or_default()
+                    .push((rel, id));
+            }
+            let mut deleted: Vec<(&str, &str)> = Vec::new();
+            for (dir, gone) in by_dir {
+                let files_left = tracked.iter().any(|(rel, t)| {
+                    t.memory_id.is_some()
+                        && rel.split_once('/').is_some_and(|(d, _)| d == dir)
+                        && root.join(rel).is_file()
+                });
+                if files_left && root.join(dir).join(INDEX_FILE).is_file() {
+                    deleted.extend(gone);
+                } else {
+                    report.problems.push(format!(
+                        "{dir}: {} memory file(s) missing with the rest of the folder; written again (delete a single file to forget its memory, or use `cairn forget ID`)",
+                        gone.len()
+                    ));
+                }
+            }
+            if !deleted.is_empty() {
+                // An editor that saves by renaming the old file away and writing a new one
+                // leaves the name empty for an instant: look again before believing it.
+                std::thread::sleep(std::time::Duration::from_millis(150));
+                deleted.retain(|(rel, _)| {
+                    std::fs::symlink_metadata(root.join(rel))
+                        .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+                });
+            }
+            if !deleted.is_empty() {
+                let (tx, recall) = self.begin_write()?;
+                for (rel, id) in deleted {
+                    if get_memory(&tx, id)?.is_some_and(|m| m.is_live()) {
+                        forget_in(&tx, recall, id, now)?;
+                        report.forgotten += 1;
+                        report
+                            .problems
+                            .push(format!("{rel}: deleted by hand; memory {id} forgotten"));
+                    }
+                }
+                tx.commit()?;
+            }
         }
 
         // 3. Regenerate.

@@ -264,6 +264,76 @@ fn an_edited_body_renames_the_memory_in_place() {
     assert!(!dir.join("project_js-package-manager.md").exists());
 }
 
+/// Deleting a memory's file forgets the memory (as deleting a memory file does for the
+/// agents), for good: re-extraction of its turn does not bring it back. A folder that lost
+/// its index or all its memory files was wiped or moved, not edited: it is written again.
+#[test]
+fn a_deleted_file_forgets_its_memory() {
+    let (_tmp, mut mem, dir, file, _) = pnpm_view();
+    let id = mem
+        .list(&ListFilter::default())
+        .unwrap()
+        .into_iter()
+        .find(|m| m.rule == "Use pnpm, not npm.")
+        .unwrap()
+        .id;
+    let before = mem.list(&ListFilter::default()).unwrap().len();
+    std::fs::remove_file(&file).unwrap();
+    let r = mem.refresh_views(NOW + 100).unwrap();
+    assert_eq!(r.forgotten, 1, "{r:?}");
+    assert!(
+        r.problems.iter().any(|p| p.contains("deleted by hand")),
+        "{r:?}"
+    );
+    assert!(!file.exists(), "not written again");
+    assert!(!mem.get(&id).unwrap().unwrap().is_live());
+    assert_eq!(mem.list(&ListFilter::default()).unwrap().len(), before - 1);
+    let index = std::fs::read_to_string(dir.join("MEMORY.md")).unwrap();
+    assert!(!index.contains("pnpm"), "{index}");
+    // The turn it came from, read again, does not bring it back.
+    let w = mem.store_mut().write().unwrap();
+    w.upsert_turn(
+        Agent::Claude,
+        "5f3c9a2e",
+        &turn(
+            "5f3c-t2",
+            "from now on use pnpm, not npm. This repo has a pnpm-lock.yaml and npm rewrites it into a package-lock.",
+            "2026-11-23T09:13:42.818Z",
+        ),
+        "/home/dev/.claude/projects/-home-dev-work-webshop/5f3c9a2e.jsonl",
+    )
+    .unwrap();
+    w.commit().unwrap();
+    mem.extract(&AgentMemoryDirs::default(), NOW + 200).unwrap();
+    assert!(!file.exists());
+
+    // The whole folder gone: every file comes back, and that is said.
+    let live = mem.list(&ListFilter::default()).unwrap().len();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let r = mem.refresh_views(NOW + 300).unwrap();
+    assert_eq!(r.forgotten, 0, "{r:?}");
+    assert_eq!(mem.list(&ListFilter::default()).unwrap().len(), live);
+    assert!(dir.join("MEMORY.md").is_file());
+    // Every memory file deleted, the index left: the same.
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "MEMORY.md"))
+        .collect();
+    assert!(!files.is_empty());
+    for f in &files {
+        std::fs::remove_file(f).unwrap();
+    }
+    let r = mem.refresh_views(NOW + 400).unwrap();
+    assert_eq!(r.forgotten, 0, "{r:?}");
+    assert!(
+        r.problems.iter().any(|p| p.contains("written again")),
+        "{r:?}"
+    );
+    assert!(files.iter().all(|f| f.is_file()));
+}
+
 #[test]
 fn a_hand_edit_is_read_back_not_overwritten() {
     let (_tmp, mut mem, dir, file, text) = pnpm_view();
