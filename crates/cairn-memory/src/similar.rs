@@ -52,6 +52,7 @@
 mod cjk;
 
 use std::collections::HashSet;
+use std::sync::LazyLock;
 
 use crate::model::MemoryType;
 use crate::text::content_words;
@@ -134,9 +135,102 @@ fn retired_subject(clause: &str) -> Option<&str> {
     })
 }
 
+/// Whether a statement adds to what is known rather than replacing it ("we now *also* deploy
+/// to EU").
+fn adds_to(text: &str) -> bool {
+    text.split(|c: char| !c.is_alphanumeric())
+        .any(|w| ["also", "too"].iter().any(|a| w.eq_ignore_ascii_case(a)))
+}
+
+/// Closed sets of options a coding preference picks one of (indentation, quotes, how to
+/// integrate a branch, line endings, how long answers are, the tools of one job): two
+/// rules alike but for a member of one set each choose otherwise. Stems, as
+/// [`content_words`] gives them.
+static OPTION_SETS: LazyLock<Vec<HashSet<String>>> = LazyLock::new(|| {
+    [
+        "tabs spaces",
+        "single double",
+        "merge rebase squash",
+        "lf crlf",
+        "light dark",
+        "short brief concise terse long detailed verbose thorough",
+        "formal casual",
+        "npm pnpm yarn bun",
+        "jest vitest mocha jasmine ava",
+        "pytest unittest nose",
+        "pip poetry uv pipenv conda pdm rye",
+        "webpack vite esbuild rollup parcel turbopack",
+        "gradle maven",
+        "black ruff yapf autopep8",
+        "prettier biome dprint",
+    ]
+    .iter()
+    .map(|g| content_words(g))
+    .collect()
+});
+
+/// Which set of [`OPTION_SETS`] a content word belongs to.
+fn alternatives_group(w: &str) -> Option<usize> {
+    OPTION_SETS.iter().position(|g| g.contains(w))
+}
+
+/// Words that only say a choice is made ("use", "keep", "stick with", "prefer", "go with").
+fn is_choice_word(w: &str) -> bool {
+    static CHOICE: LazyLock<HashSet<String>> = LazyLock::new(|| {
+        content_words(
+            "use using keep stick prefer go want make write give pick choose stay actually instead please",
+        )
+    });
+    CHOICE.contains(w)
+}
+
+/// Words a change leaves behind: what a clause with a change verb rejects ("moved from
+/// Jest to Vitest", "replaced Jest with Vitest"), what it says is gone ("poetry is gone"), and
+/// what is no longer used ("we don't use sqlfmt anymore").
+fn gone_words(text: &str) -> HashSet<String> {
+    let no_longer = |c: &str| {
+        let l = c.to_lowercase();
+        l.contains("anymore") || l.contains("any more") || l.contains("no longer")
+    };
+    let mut gone: HashSet<String> = clauses(text)
+        .filter_map(retired_subject)
+        .flat_map(content_words)
+        .collect();
+    for c in clauses(text) {
+        let changes = c
+            .split(|ch: char| !ch.is_alphanumeric())
+            .any(|w| is_change_verb(&w.to_lowercase()));
+        if changes || no_longer(c) {
+            gone.extend(polarity(c).1);
+        }
+    }
+    // A tool named in Latin letters in a Chinese or Japanese change: "不要再用 Jest 了",
+    // "把 Jest 换成 Vitest", "Jest はもう使わない", "Jest から Vitest に移行".
+    if !text.is_ascii() {
+        for c in CJK_GONE.captures_iter(text) {
+            if let Some(m) = c.iter().skip(1).flatten().next() {
+                gone.extend(content_words(m.as_str()));
+            }
+        }
+    }
+    gone
+}
+
+/// See [`gone_words`].
+static CJK_GONE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?:不要再|不再|别再|不用再)(?:用|使用)?\s*([A-Za-z][\w.+-]*)|(?:把|从)\s*([A-Za-z][\w.+-]*)\s*(?:换成|改成|改为|迁移到|切换到|换到)|([A-Za-z][\w.+-]*)\s*(?:は|を)?\s*もう(?:使わ|使いません)|([A-Za-z][\w.+-]*)\s*から\s*[A-Za-z][\w.+-]*\s*(?:に|へ)(?:移行|変更|切り替え|乗り換え)",
+    )
+    .expect("static regex")
+});
+
 /// Verbs that say something was replaced: with one in the clause, "from X to Y" leaves X.
 fn is_change_verb(w: &str) -> bool {
     [
+        "replac",
+        "dropped",
+        "ditched",
+        "abandoned",
         "migrat",
         "moved",
         "moving",
@@ -857,21 +951,10 @@ pub fn relation(
         let l = c.to_lowercase();
         l.contains("anymore") || l.contains("any more") || l.contains("no longer")
     };
-    let only_rejects = rejected > 0 && rejected == inter as usize && {
-        let mut gone: HashSet<String> = clauses(new_text)
-            .filter_map(retired_subject)
-            .flat_map(content_words)
-            .collect();
-        for c in clauses(new_text) {
-            let changes = c
-                .split(|ch: char| !ch.is_alphanumeric())
-                .any(|w| is_change_verb(&w.to_lowercase()));
-            if changes || no_longer(c) {
-                gone.extend(polarity(c).1);
-            }
-        }
-        an.intersection(&bp).all(|w| gone.contains(w))
-    };
+    let gone = gone_words(new_text);
+    let only_rejects = rejected > 0
+        && rejected == inter as usize
+        && an.intersection(&bp).all(|w| gone.contains(w));
     // Only that a thing is no longer used, of a memory about using it ("Format SQL with
     // sqlfmt" / "we don't use sqlfmt anymore"): the thing is most of what the old one says.
     let b_wanted = b.difference(&bn).count().max(1);
@@ -880,6 +963,49 @@ pub fn relation(
         && ap.is_subset(&b)
         && rejected * 3 >= b_wanted
         && cosine >= 0.4
+    {
+        return Relation::Supersedes;
+    }
+    // A change that names what it left behind and what came instead ("we moved from Jest to
+    // Vitest, so write new tests with vitest", "we've replaced Jest with Vitest") retires a
+    // memory about using the old thing, whatever else either says, when that thing is a
+    // good part of the old memory (a quarter of what it asserts) and not another
+    // environment's.
+    let left: Vec<&String> = bp.intersection(&gone).collect();
+    let came_instead = ap
+        .difference(&b)
+        .any(|w| !is_change_word(w) && !is_filler(w));
+    if !left.is_empty()
+        && left.len() * 4 >= b_wanted
+        && came_instead
+        && !other_environment
+        && cosine >= 0.4
+    {
+        return Relation::Supersedes;
+    }
+    // One option of a closed set put in another's place, the rest the same ("use single
+    // quotes" after "use double quotes", "keep tabs for indentation" after "use 2 spaces for
+    // indentation", "keep answers short" after "give detailed answers"): the new choice.
+    // Any other differing word names another case ("tabs in Go files" / "spaces in YAML").
+    let optional = |w: &&String| {
+        alternatives_group(w).is_some()
+            || is_value(w)
+            || is_filler(w)
+            || is_change_word(w)
+            || is_choice_word(w)
+    };
+    let alternative_swapped = only_new.iter().any(|n| {
+        only_old.iter().any(|o| {
+            n != o && alternatives_group(n).is_some_and(|g| alternatives_group(o) == Some(g))
+        })
+    });
+    if alternative_swapped
+        && inter >= 1.0
+        && only_new.iter().all(optional)
+        && only_old.iter().all(optional)
+        && !other_environment
+        && !adds_to(new_text)
+        && cosine >= 0.5
     {
         return Relation::Supersedes;
     }
@@ -924,9 +1050,7 @@ pub fn relation(
     }
     // Said to be a change, with one word put in another's place ("the default branch is now
     // main" after "… is master"), unless it adds ("we now also deploy to EU").
-    let adds = new_text
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|w| ["also", "too"].iter().any(|a| w.eq_ignore_ascii_case(a)));
+    let adds = adds_to(new_text);
     if same_subject
         && changed
         && !adds
@@ -1040,7 +1164,7 @@ fn double_negation(text: &str) -> bool {
 /// Words that open what adds to a rule rather than narrows it: a further item, or (after the
 /// rule's first word) the alternative it rules out.
 const COORDINATORS: &[&str] = &["and", "or", "plus", "also"];
-const ALTERNATIVES: &[&str] = &["not", "never", "instead", "rather", "over", "without"];
+const ALTERNATIVES: &[&str] = &["not", "no", "never", "instead", "rather", "over", "without"];
 
 /// The content words of `text` that add to its rule: after a coordinator or an alternative
 /// ("use black, and isort for imports"; "use pnpm, not npm"), to the end of the clause. A
@@ -1958,13 +2082,63 @@ mod tests {
                 "我们用 Fivetran 做数据同步。",
                 Relation::Supersedes,
             ),
+            // One option of a closed set for another, the rest alike: a change of mind.
             (
                 Feedback,
                 "Prefer double quotes for strings in JavaScript.",
                 "Prefer single quotes for strings in JavaScript.",
+                Relation::Supersedes,
+            ),
+            (
+                Feedback,
+                "Actually, keep tabs for indentation.",
+                "Use 2 spaces for indentation.",
+                Relation::Supersedes,
+            ),
+            (
+                Feedback,
+                "Use tabs in Go files.",
+                "Use spaces in YAML files.",
+                Relation::Distinct,
+            ),
+            (
+                Feedback,
+                "Use 4 spaces for Python files.",
+                "Use 2 spaces for indentation.",
+                Relation::Distinct,
+            ),
+            // A change that names what it left behind, whatever else it says.
+            (
+                Project,
+                "We moved from Jest to Vitest, so write new tests with vitest.",
+                "We use Jest for unit tests.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "We've replaced Jest with Vitest.",
+                "We use Jest for unit tests.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "We switched from pnpm to bun in the week of 2026-10-19, use bun for everything now.",
+                "We use pnpm, not npm, in this repo.",
+                Relation::Supersedes,
+            ),
+            (
+                Project,
+                "We moved from Jest to Vitest for unit tests.",
+                "Playwright runs the e2e suite, Cypress the visual checks, Jest the unit tests.",
                 Relation::Distinct,
             ),
             // Restatements stay restatements.
+            (
+                Feedback,
+                "Keep your answers short.",
+                "Keep your answers short, no recaps at the end.",
+                Relation::Duplicate,
+            ),
             (
                 Feedback,
                 "Never commit without running the tests.",
