@@ -127,7 +127,26 @@ fn is_personal(rule: &str, how: Option<&str>) -> bool {
             "answer", "repl", "respond", "talk", "speak", "write", "explain", "your ", " me",
             "keep", "返", "敬語", "話", "口調", "答", "回", "说", "提示", "説明",
         ],
-    ) && (ABOUT_REPLIES.is_match(rule) || reply_habit(rule));
+    ) && (ABOUT_REPLIES.is_match(rule) || reply_habit(rule))
+        || (has_any(
+            &lower,
+            &[
+                "terse",
+                "concise",
+                "brief",
+                "succinct",
+                "verbose",
+                "wordy",
+                "recap",
+                "summar",
+                "preamble",
+                "apolog",
+                "fluff",
+                "filler",
+                "pleasantr",
+                "small talk",
+            ],
+        ) && ANSWER_FORM.is_match(rule));
     everywhere(rule) || how.is_some_and(everywhere) || (replies && !ABOUT_PROJECT.is_match(rule))
 }
 
@@ -135,6 +154,15 @@ fn is_personal(rule: &str, how: Option<&str>) -> bool {
 static ABOUT_REPLIES: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?i)\b(?:answer|reply|respond|talk|speak|write|explain(?: things)?)\s+(?:to\s+)?me\b|\b(?:answer|reply|respond|talk|speak|write)\s+(?:\w+\s+)?in (?:english|japanese|chinese|mandarin|german|french|spanish|korean|italian|portuguese|dutch|russian|polish|turkish)\b|\b(?:you write|anything you (?:write|say)) for me\b|\byour (?:answers|replies|responses|explanations|tone|messages to me)\b|返事|返信|返答|敬語|話して|口調|で答えて|回答|回复|跟我说|和我说|对我说",
+    )
+});
+
+/// How long and in what manner the agent answers, said bluntly: "Be more terse.", "No more
+/// recaps please.", "Skip the preamble." (never of a thing in the project: "no summaries in
+/// the PR description" stops before the end).
+static ANSWER_FORM: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:please\s+)?(?:(?:be|stay)\s+(?:more\s+|less\s+|very\s+|a bit more\s+)?(?:terse|concise|brief|succinct|verbose|wordy)|(?:no|stop|skip|drop|cut|fewer|less|without)\s+(?:the\s+|more\s+|all the\s+|any\s+)?(?:recaps?|summaries|summary|preambles?|apolog(?:ies|ising|izing|y)|fluff|filler|pleasantries|small talk)(?:\s+(?:at the end|at the start|at the top))?)(?:\s+(?:please|anymore|any more|thanks|thank you))*[.!]*$",
     )
 });
 
@@ -2330,6 +2358,11 @@ fn instructs(s: &str) -> bool {
     if is_question(s) || EN_ONE_OFF.is_match(s) {
         return false;
     }
+    // "Write a test for src/utils/format.ts": the task at hand (one file, this thing), not
+    // how the rule applies ("put new tests under tests/unit/" is).
+    if EN_AT_HAND.find_iter(s).any(|m| !m.as_str().contains('/')) {
+        return false;
+    }
     let w = first_word(s);
     HOW_VERBS.contains(&w.as_str())
 }
@@ -2403,6 +2436,57 @@ static EN_NAMED_SCOPE_OPENER: LazyLock<Regex> = LazyLock::new(|| {
 /// The longest statement kept as a memory (about 40 lines of prose).
 const MAX_RULE_BYTES: usize = 4_000;
 
+/// Whether a sentence opens as a rule does ("never …", "always …", "use …", "we use …"):
+/// only such a sentence is looked at for a task spliced on (the look costs a pattern).
+fn opens_like_a_rule(s: &str) -> bool {
+    let lower = s.trim_start().to_lowercase().replace('’', "'");
+    [
+        "never ",
+        "always ",
+        "don't ",
+        "dont ",
+        "do not ",
+        "avoid ",
+        "stop ",
+        "prefer ",
+        "use ",
+        "we use ",
+        "we always ",
+        "we never ",
+        "we don't ",
+        "we do not ",
+        "no ",
+        "only ",
+        "please never ",
+        "please always ",
+        "please don't ",
+        "please use ",
+    ]
+    .iter()
+    .any(|o| lower.starts_with(o))
+}
+
+/// The verbs [`EN_SPLICED_TASK`] looks for (it is compiled only when one is there).
+const SPLICED_TASK_VERBS: &[&str] = &[
+    "remove", "fix", "delete", "clean", "update", "change", "rename", "refactor", "rewrite",
+    "look", "check", "add", "move", "replace", "strip", "drop", "convert", "migrate", "revert",
+    "undo", "redo", "tidy", "sort",
+];
+
+/// A task spliced onto a rule after a comma: ", remove the ones in …", ", and fix …".
+static EN_SPLICED_TASK: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i-u),\s+(?:and\s+)?(?:then\s+|also\s+|please\s+)?(?:remove|fix|delete|clean|update|change|rename|refactor|rewrite|look|check|add|move|replace|strip|drop|convert|migrate|revert|undo|redo|tidy|sort)\s",
+    )
+});
+
+/// What names the thing at hand: "this", "the ones", a file or a path.
+static EN_AT_HAND: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i-u)\b(?:this|that|these|those|the ones?)\b|\w\.(?:ts|tsx|js|jsx|mjs|py|rs|go|rb|java|kt|swift|json|ya?ml|toml|md|lock|sh|c|h|cc|cpp|css|scss|html|sql|tf)\b|\w/\w",
+    )
+});
+
 /// Every memory statement in a prompt, in order.
 pub fn candidates(prompt: &str) -> Vec<Candidate> {
     let text = prose(prompt);
@@ -2417,6 +2501,23 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             continue;
         }
         let mut found = detect(s, *corr);
+        // "Never use console.log in committed code, remove the ones in src/api/client.ts": a
+        // rule with the task it asks for spliced on after a comma. The rule is kept, the task
+        // (which names the thing at hand) is not.
+        // Found whole, the task stays out when it names the thing at hand ("…, remove the
+        // package-lock.json"); "…, and fix what it reports" is part of the rule.
+        if s.contains(", ")
+            && opens_like_a_rule(s)
+            && has_any(&s.to_ascii_lowercase(), SPLICED_TASK_VERBS)
+            && let Some(m) = EN_SPLICED_TASK.find(s)
+            && (found.is_none() || EN_AT_HAND.is_match(&s[m.end()..]))
+        {
+            let head = s[..m.start()].trim_end();
+            if let Some(f) = detect(head, *corr) {
+                found = Some(f);
+                *s = head;
+            }
+        }
         // "no unwrap()/expect() in firmware/app": its "no" is not a correction's.
         if found.is_none()
             && sents[i]

@@ -243,6 +243,86 @@ fn a_restatement_retires_what_it_says_is_gone() {
     );
 }
 
+/// Changes of mind said in passing, as people say them in a session: with a task after them,
+/// a relative date, in another language, or as one option for another. Each leaves one live
+/// memory on its subject.
+#[test]
+fn changes_of_mind_said_in_passing_retire_the_old_memory() {
+    let cwd = "/home/dev/work/webapp";
+    let said = [
+        (
+            "We use Jest for unit tests. Write a test for src/utils/format.ts",
+            "Jest",
+        ),
+        (
+            "We moved from Jest to Vitest, so write new tests with vitest.",
+            "Vitest",
+        ),
+        ("We use pnpm, not npm, in this repo.", "pnpm"),
+        (
+            "Actually, we switched from pnpm to bun last week, use bun for everything now.",
+            "bun",
+        ),
+        ("From now on use 2 spaces for indentation.", "spaces"),
+        ("Actually, keep tabs for indentation.", "tabs"),
+    ];
+    let mut mem = store();
+    for (i, (prompt, _)) in said.iter().enumerate() {
+        let at = format!("2026-11-2{i}T10:00:00Z");
+        ingest(
+            &mut mem,
+            Agent::Claude,
+            &format!("s{i}"),
+            &[turn(&format!("t{i}"), prompt, cwd, &at)],
+        );
+        mem.extract(&dirs(), NOW + i as i64 * DAY).unwrap();
+    }
+    let live: Vec<String> = all_live(&mem).into_iter().map(|m| m.rule).collect();
+    for old in ["We use Jest", "We use pnpm", "2 spaces"] {
+        assert!(
+            !live.iter().any(|r| r.contains(old)),
+            "{old} retired: {live:#?}"
+        );
+    }
+    for new in ["Vitest", "bun", "tabs"] {
+        assert_eq!(
+            live.iter().filter(|r| r.contains(new)).count(),
+            1,
+            "{new}: {live:#?}"
+        );
+    }
+    assert!(!live.iter().any(|r| r.contains("format.ts")), "{live:#?}");
+
+    // In Chinese, of a memory written in English.
+    let mut mem = store();
+    ingest(
+        &mut mem,
+        Agent::Codex,
+        "z1",
+        &[turn(
+            "z1",
+            "We use Jest for unit tests.",
+            cwd,
+            "2026-11-20T10:00:00Z",
+        )],
+    );
+    ingest(
+        &mut mem,
+        Agent::Codex,
+        "z2",
+        &[turn(
+            "z2",
+            "以后用 Vitest，不要再用 Jest 了。",
+            cwd,
+            "2026-11-21T10:00:00Z",
+        )],
+    );
+    mem.extract(&dirs(), NOW).unwrap();
+    let live: Vec<String> = all_live(&mem).into_iter().map(|m| m.rule).collect();
+    assert_eq!(live.len(), 1, "{live:#?}");
+    assert!(live[0].contains("Vitest"), "{live:#?}");
+}
+
 /// Sessions ingested newest first (file order) are still read in the order they were said:
 /// the later choice wins.
 #[test]

@@ -158,7 +158,7 @@ static EN_MOVED_TO: LazyLock<Regex> = LazyLock::new(|| {
 /// app", "the feature store repo standardized on uv".
 static EN_REPLACED: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"(?i)^(?:(?:fyi|btw|note|also|ok|so)[,:]?\s+)*(?:we|the\s+team|the\s+[\w\s`.-]{1,30}?|our\s+[\w\s`.-]{1,30}?)\s+(?:have\s+|has\s+|'ve\s+|’ve\s+)?(?:recently\s+|finally\s+)?(?:replaced\s+\S.{0,60}?\s+with\s+\S|standardi[sz]ed\s+on\s+\S|settled\s+on\s+\S|consolidated\s+on\s+\S)|\b(?:got|was|were|has\s+been|have\s+been)\s+renamed\s+(?:from\s+)?\S+\s+to\s+\S|\b(?:dropped|ditched|removed)\s+\S+[^.;]{0,40}?\bwe\s+use\s+\S+(?:\s+\S+)?\s+now\b",
+        r"(?i)^(?:(?:fyi|btw|note|also|ok|so)[,:]?\s+)*(?:we|the\s+team|the\s+[\w\s`.-]{1,30}?|our\s+[\w\s`.-]{1,30}?)(?:\s+have|\s+has|'ve|’ve)?\s+(?:recently\s+|finally\s+|just\s+|now\s+)?(?:replaced\s+\S.{0,60}?\s+with\s+\S|standardi[sz]ed\s+on\s+\S|settled\s+on\s+\S|consolidated\s+on\s+\S)|\b(?:got|was|were|has\s+been|have\s+been)\s+renamed\s+(?:from\s+)?\S+\s+to\s+\S|\b(?:dropped|ditched|removed)\s+\S+[^.;]{0,40}?\bwe\s+use\s+\S+(?:\s+\S+)?\s+now\b",
     )
 });
 const EN_REPLACED_WORDS: &[&str] = &[

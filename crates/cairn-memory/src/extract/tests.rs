@@ -1694,3 +1694,48 @@ fn a_pasted_document_after_remember_is_not_a_memory() {
     none(&format!("Remember that {page}that is all."));
     one("Remember that the ledger service settles payments in batches every night.");
 }
+
+/// A rule with the task it asks for spliced on after a comma keeps the rule; a following
+/// sentence that is the task at hand (one file, "this") is not how to apply it.
+#[test]
+fn the_task_beside_a_rule_stays_out_of_it() {
+    let c = one("Never use console.log in committed code, remove the ones in src/api/client.ts.");
+    assert_eq!(c.rule, "Never use console.log in committed code.");
+    assert_eq!(c.how, None);
+    let c = one("Use pnpm, not npm, remove the package-lock.json please");
+    assert_eq!(c.rule, "Use pnpm, not npm.");
+    // Part of the rule when it names nothing at hand.
+    let c = one("Always run the linter before committing, and fix what it reports.");
+    assert!(c.rule.ends_with("and fix what it reports."), "{c:?}");
+
+    let c = one("We use Jest for unit tests. Write a test for src/utils/format.ts");
+    assert_eq!(c.rule, "We use Jest for unit tests.");
+    assert_eq!(c.how, None, "the task is not how to apply it");
+    let c = one("Always use Vitest, not Jest. Put new tests under tests/unit/.");
+    assert_eq!(c.how.as_deref(), Some("Put new tests under tests/unit/."));
+}
+
+#[test]
+fn replaced_with_in_every_tense() {
+    for p in [
+        "We've replaced Jest with Vitest.",
+        "we have replaced jest with vitest",
+        "The team has replaced Jenkins with GitHub Actions.",
+    ] {
+        assert_eq!(one(p).memory_type, MemoryType::Project, "{p}");
+    }
+}
+
+/// How long and in what manner the agent answers holds in every project, said bluntly too;
+/// what a project's documents say stays with the project.
+#[test]
+fn blunt_wishes_about_answers_are_personal() {
+    for p in [
+        "Be more terse.",
+        "No more recaps please.",
+        "Keep your answers short.",
+    ] {
+        assert!(one(p).personal, "{p}");
+    }
+    assert!(!one("No summaries in the PR description.").personal);
+}
