@@ -1339,7 +1339,23 @@ fn assignment_value(text: &str, start: usize, end: usize, family: Family) -> Opt
             .is_none_or(|c| c.is_ascii_whitespace() || matches!(c, b'"' | b'\''));
     let value = parse_value(text, end, is_flag)?;
     let next = text.as_bytes().get(value.end).copied();
-    if !accept_value(&text[value.start..value.end], next, family, value.quote) {
+    let v = &text[value.start..value.end];
+    // `DB_PASSWORD=purple.monkey.dishwasher`, `?user=app&password=…`: a shell or
+    // environment assignment (an UPPER_SNAKE name glued to its `=`) or a URL query
+    // parameter holds a literal, never code, whatever it reads like.
+    let glued = text.as_bytes().get(end) == Some(&b'=');
+    let env_name = key.bytes().any(|c| c.is_ascii_uppercase())
+        && key
+            .bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
+    let in_query = matches!(text[..start].bytes().next_back(), Some(b'&' | b'?'));
+    let literal = glued && (env_name || in_query) && value.quote == Quote::None;
+    let accepted = if literal {
+        accept_literal(v, family)
+    } else {
+        accept_value(v, next, family, value.quote)
+    };
+    if !accepted {
         return None;
     }
     let kind = if is_aws_secret_key_name(key) {
@@ -1913,6 +1929,33 @@ fn looks_like_code(v: &str, next: Option<u8>) -> bool {
     shaped && in_long_words * 4 >= letters * 3
 }
 
+/// [`accept_value`] for a value that cannot be code (see [`assignment_value`]): only
+/// what is never a secret is refused (a placeholder or variable, a path or URL, a number,
+/// another variable's name, a plain word for a non-password key).
+fn accept_literal(v: &str, family: Family) -> bool {
+    if v.trim().is_empty() || v.contains(MARKER_PREFIX) || is_placeholder(v) || is_path_or_url(v) {
+        return false;
+    }
+    let n = v.chars().count();
+    if v.bytes()
+        .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'_'))
+    {
+        return n >= 16 || (family == Family::Password && n >= 6);
+    }
+    if v.contains('_')
+        && v.bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+    {
+        return false;
+    }
+    if family == Family::Password {
+        return n >= 4;
+    }
+    let one_case_word =
+        v.bytes().all(|c| c.is_ascii_lowercase()) || v.bytes().all(|c| c.is_ascii_uppercase());
+    !one_case_word && n >= 8
+}
+
 fn accept_value(v: &str, next: Option<u8>, family: Family, quote: Quote) -> bool {
     if v.trim().is_empty() || v.contains(MARKER_PREFIX) || is_placeholder(v) || is_path_or_url(v) {
         return false;
@@ -1935,15 +1978,18 @@ fn accept_value(v: &str, next: Option<u8>, family: Family, quote: Quote) -> bool
     }
     // A password of words and digits (`hunter2hunter2`, `Summer2024`) reads like an
     // identifier to the code test; one with no `.`, `_` or inner capital is no code.
-    let password_shaped = family == Family::Password
-        && n >= 6
+    // So is one of 8+ that opens with a capital and holds a digit (`AlphaS3cret1`,
+    // `CompanyName123`): type names seldom hold digits, and variables open in lower case.
+    let alnum_password = family == Family::Password
         && v.bytes().all(|c| c.is_ascii_alphanumeric())
         && v.bytes().any(|c| c.is_ascii_digit())
-        && v.bytes().any(|c| c.is_ascii_alphabetic())
-        && !v
-            .as_bytes()
-            .windows(2)
-            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+        && v.bytes().any(|c| c.is_ascii_alphabetic());
+    let inner_capital = v
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    let password_shaped = alnum_password
+        && ((n >= 6 && !inner_capital) || (n >= 8 && v.as_bytes()[0].is_ascii_uppercase()));
     if !password_shaped && looks_like_code(v, next) {
         return false;
     }
@@ -2142,6 +2188,15 @@ fn prose_value(
         Some(f) => Some(Subject::Sensitive(f)),
         None if key.eq_ignore_ascii_case("key") => match prev_word(text, start) {
             Some(p) if eq_any_ci(p, KEY_QUALIFIERS) => Some(Subject::Sensitive(Family::Other)),
+            // `the Twilio key is SK…`, `our Stripe key is …`: a service's key, named by it.
+            Some(p)
+                if p.len() >= 3
+                    && p.as_bytes()[0].is_ascii_uppercase()
+                    && p.bytes().skip(1).all(|c| c.is_ascii_alphanumeric())
+                    && !line_start_before(b, p.as_ptr() as usize - text.as_ptr() as usize) =>
+            {
+                Some(Subject::Sensitive(Family::Other))
+            }
             Some(p) if eq_any_ci(p, DETERMINERS) => Some(Subject::BareKey),
             Some(_) => None,
             // `Key: ...` opening a line; `(key, ...)` is code.
@@ -2445,6 +2500,31 @@ fn prose_value_ok(v: &str, family: Family, quoted: bool) -> bool {
             && family == Family::Password
             && n >= 12
             && v.split_whitespace().count() >= 3;
+    }
+    // `correct-horse-battery-staple`: a passphrase of three or more words joined by dashes
+    // or dots (`read-only`, `JWT-based` have two).
+    if family == Family::Password && n >= 15 {
+        let words: Vec<&str> = v.split(['-', '.']).collect();
+        if words.len() >= 3
+            && words
+                .iter()
+                .all(|w| w.len() >= 3 && w.bytes().all(|c| c.is_ascii_alphabetic()))
+        {
+            return true;
+        }
+    }
+    // `MTA1NjY3….GhIjKl.abcd…` (a Discord bot token), a JWT without its `eyJ`: dotted, with
+    // a long random piece.
+    let v_core = v.trim_end_matches('.');
+    if v_core.contains('.')
+        && v_core
+            .split('.')
+            .any(|seg| seg.len() >= 20 && char_classes(seg) == 3)
+        && v_core
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+    {
+        return true;
     }
     if is_email(v) || number_like(v) || prose_code_like(v) || phrase_like(v) {
         return false;

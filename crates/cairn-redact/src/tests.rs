@@ -1320,3 +1320,67 @@ fn word_and_digit_passwords_in_assignments() {
         ],
     );
 }
+
+/// Found by an audit: word passwords in shell assignments, camel-case passwords with digits,
+/// a password in a JDBC query, a passphrase in prose, a service's key named by the service
+/// and a dotted bot token. Code stays code.
+#[test]
+fn literal_assignments_and_passphrases() {
+    for (text, want) in [
+        (
+            "set DB_PASSWORD=correct-horse-battery-staple in env 4",
+            "set DB_PASSWORD=[REDACTED:password] in env 4",
+        ),
+        (
+            "DB_PASSWORD=purple.monkey.dishwasher",
+            "DB_PASSWORD=[REDACTED:password]",
+        ),
+        (
+            "DB_PASSWORD=CorrectHorseBatteryStaple",
+            "DB_PASSWORD=[REDACTED:password]",
+        ),
+        (
+            "DB_PASSWORD=AlphaS3cret1",
+            "DB_PASSWORD=[REDACTED:password]",
+        ),
+        (
+            "export PGPASSWORD=PgS3cretPwd",
+            "export PGPASSWORD=[REDACTED:password]",
+        ),
+        ("password: Colon5ecretPw", "password: [REDACTED:password]"),
+        ("password: CompanyName123", "password: [REDACTED:password]"),
+        (
+            "jdbc:postgresql://db:5432/app?user=app&password=JdbcS3cretPw",
+            "jdbc:postgresql://db:5432/app?user=app&password=[REDACTED:password]",
+        ),
+        (
+            "Remember that the staging DB password is correct-horse-battery-staple",
+            "Remember that the staging DB password is [REDACTED:password]",
+        ),
+        (
+            "The Twilio key is SK0123456789abcdef0123456789abcdef.",
+            "The Twilio key is [REDACTED:secret].",
+        ),
+        (
+            "The Discord bot token is MTA1NjY3ODkwMTIzNDU2Nzg5MA.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB.",
+            "The Discord bot token is [REDACTED:secret].",
+        ),
+    ] {
+        assert_eq!(redact(text), want, "{text}");
+    }
+    for code in [
+        "password = config.db.password",
+        "let password = newPassword1;",
+        "password: String,",
+        "DB_PASSWORD=$DB_PASSWORD",
+        "DB_PASSWORD=${DB_PASSWORD}",
+        "PGPASSWORD=<your password>",
+        "the password is read-only",
+        "The Redis key is user:42",
+        "The Primary key is customer_id",
+        "The Stripe key is in 1Password",
+        "The session token.expires_at field is set by the server.",
+    ] {
+        assert_eq!(redact(code), code, "{code}");
+    }
+}
