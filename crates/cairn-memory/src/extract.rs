@@ -499,6 +499,18 @@ fn points_back(content: &str) -> bool {
 }
 
 /// [`EN_TRANSIENT`], compiled only for a text with one of its words.
+/// "The staging admin password is [REDACTED:password].": what it would keep is the secret,
+/// which redaction took out (a memory that only says a password exists is noise in every
+/// summary). Where the secret lives, or more about it, stays a memory.
+fn only_a_secret(rule: &str) -> bool {
+    static ONLY_A_SECRET: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^[^.;,]{1,60}?\s(?:is|are|was|is set to|is now)\s*:?\s*`?\[REDACTED:[a-z-]+\]`?\s*[.!]?$|^[^.;,]{1,60}?\s*[:=：]\s*`?\[REDACTED:[a-z-]+\]`?\s*[.!]?$",
+        )
+    });
+    rule.contains("[REDACTED:") && ONLY_A_SECRET.is_match(rule.trim())
+}
+
 fn transient(text: &str) -> bool {
     let lower = text.to_lowercase();
     has_any(
@@ -2684,7 +2696,7 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             }
         };
         let (mut rule, mut why) = split_inline_why(&raw_rule);
-        if rule.trim().is_empty() || transient(&rule) {
+        if rule.trim().is_empty() || transient(&rule) || only_a_secret(&rule) {
             continue;
         }
         // "I noticed you added a comment block above every function. Please don't do that.":

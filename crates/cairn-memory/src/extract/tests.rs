@@ -1739,3 +1739,15 @@ fn blunt_wishes_about_answers_are_personal() {
     }
     assert!(!one("No summaries in the PR description.").personal);
 }
+
+/// A statement whose point was a secret keeps nothing once redaction took it out; where the
+/// secret lives, or more about it, is still worth keeping.
+#[test]
+fn a_bare_secret_is_not_a_memory() {
+    none("Remember that the staging admin password is [REDACTED:password].");
+    none("remember: the Anthropic key is [REDACTED:anthropic-key]");
+    one("Remember that the staging admin password is in 1Password under Staging.");
+    one(
+        "Remember that the staging DB password is [REDACTED:password] and it rotates every Monday.",
+    );
+}
