@@ -57,6 +57,15 @@ pub fn unresolved_turn_key(end: u64) -> String {
 /// Prefix of [`unresolved_turn_key`].
 pub const UNRESOLVED_PREFIX: &str = "@end:";
 
+/// A Codex turn key the parser made up from the turn's position (`task-3`, `ctx-0`: the
+/// rollout gave no `turn_id`). It depends on where parsing began.
+pub fn positional_key(key: &str) -> bool {
+    ["task-", "ctx-"].iter().any(|p| {
+        key.strip_prefix(p)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+    })
+}
+
 /// What the Stop hook did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StopOutcome {
@@ -159,6 +168,17 @@ pub fn on_stop(
             ..
         } => return leave_to_worker(len, why, bytes_read),
     };
+    // An old rollout names its turns by position ("task-3"), and a position counted from
+    // where the hook began reading is not the one ingest counts from the file's start: the
+    // worker finds the turn in the file as it is now, and the stored turn by its content.
+    if agent == Agent::Codex && turn_id.is_none() && positional_key(&turn.key) {
+        let len = std::fs::metadata(path).map_or(WHOLE_FILE, |m| m.len());
+        return leave_to_worker(
+            len,
+            "the rollout names its turns by position".to_owned(),
+            bytes_read,
+        );
+    }
     let session_key = if payload.session_id.is_empty() {
         session_key
     } else {

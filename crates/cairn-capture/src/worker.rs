@@ -25,7 +25,7 @@ use crate::classify::{Decision, decide};
 use crate::digest::TurnDigest;
 use crate::log::CaptureLog;
 use crate::memo::{self, Appended, MemoKey};
-use crate::stop::{JobPayload, UNRESOLVED_PREFIX};
+use crate::stop::{JobPayload, UNRESOLVED_PREFIX, positional_key};
 use crate::tail::{Limits, Lookup, find_turn_before};
 use crate::{CaptureError, JOB_KIND, project_root};
 
@@ -189,12 +189,17 @@ impl Worker<'_> {
         self.store.set_meta("last_ingest", &now().to_string())?;
 
         // The hook could not look at the turn: find it in the file as it was at the Stop.
+        let mut found = None;
         let turn_key = match payload.end {
             Some(end) => {
                 let id = (agent == Agent::Codex && !job.turn_key.starts_with(UNRESOLVED_PREFIX))
                     .then_some(job.turn_key.as_str());
                 match find_turn_before(&file, id, None, Limits::WORKER, Some(end))? {
-                    Lookup::Found(f) => f.turn.key,
+                    Lookup::Found(f) => {
+                        let key = f.turn.key.clone();
+                        found = Some(f.turn);
+                        key
+                    }
                     Lookup::TooLarge { why, .. } => {
                         return Err(CaptureError::Transcript(format!(
                             "{}: {why}; the turn cannot be read (ingest skips such lines too)",
@@ -215,20 +220,46 @@ impl Worker<'_> {
             .store
             .cursor(&path.to_string_lossy())?
             .and_then(|c| c.session_key);
+        // A turn named by its position ("task-0" counted from where the search began
+        // reading) is not the stored turn of that name, but the one that started when it did
+        // (or, without a time, that says what it said).
+        let by_position = found.as_ref().filter(|t| positional_key(&t.key));
         let mut stored = None;
         for key in cursor_session
             .iter()
             .chain(std::iter::once(&job.session_key))
+            .filter(|_| by_position.is_none())
         {
             stored = self.store.turn(agent, key, &turn_key)?;
             if stored.is_some() {
                 break;
             }
         }
+        if let Some(t) = by_position {
+            for key in cursor_session
+                .iter()
+                .chain(std::iter::once(&job.session_key))
+            {
+                stored = self
+                    .store
+                    .session_turns(agent, key)?
+                    .into_iter()
+                    .rev()
+                    .find(|s| match &t.started_at {
+                        Some(at) => s.turn.started_at.as_deref() == Some(at.as_str()),
+                        // (The stored prompt is redacted, the file's is not.)
+                        None => s.turn.prompt == cairn_redact::redact(&t.prompt),
+                    });
+                if stored.is_some() {
+                    break;
+                }
+            }
+        }
         let stored = stored.ok_or_else(|| CaptureError::TurnNotFound {
             turn: turn_key.clone(),
             path: payload.transcript_path.clone(),
         })?;
+        let turn_key = stored.turn.key.clone();
         close_turn(self.store, agent, &stored)?;
         let record = if payload.end.is_some() {
             matches!(decide(&stored.turn), Decision::Record { .. })

@@ -408,6 +408,54 @@ fn a_codex_stop_ahead_of_its_rollout_is_left_to_the_worker() {
     );
 }
 
+/// Rollouts of older Codex builds carry no `turn_id`, and neither does the Stop payload: the
+/// turns are named by position, which the hook (reading back from the end) and ingest
+/// (reading from the start) count differently. Every turn is still found and recorded.
+#[test]
+fn a_codex_rollout_without_turn_ids_is_recorded_turn_by_turn() {
+    let h = TestHome::empty();
+    let proj = project(&h, "legacy");
+    let cwd = cwd_str(&proj);
+    let rollout = codex_rollout(&h, cwd);
+    let turns = [
+        ("rm stale.lock", "delete the stale lock"),
+        ("mv a.txt b.txt", "rename a to b"),
+        (
+            "touch notes.md",
+            "from now on always run make lint before pushing",
+        ),
+    ];
+    for (i, (command, prompt)) in turns.iter().enumerate() {
+        let old: String = codex_turn("", prompt, command, 0)
+            .lines()
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(l).unwrap();
+                v["timestamp"] = Value::from(format!("2026-11-20T10:0{i}:00.000Z"));
+                if let Some(p) = v["payload"].as_object_mut() {
+                    p.remove("turn_id");
+                }
+                v.to_string() + "\n"
+            })
+            .collect();
+        append(&rollout, old.as_bytes());
+        let input = serde_json::json!({
+            "session_id": CODEX_ID,
+            "transcript_path": rollout.to_str().unwrap(),
+            "cwd": cwd,
+            "hook_event_name": "Stop",
+            "last_assistant_message": "Done.",
+        })
+        .to_string();
+        assert_eq!(hook(&h, "codex", &input, &[]), "");
+        let st = h.wait_for_worker();
+        assert_eq!(st["jobs"]["failed"], 0, "turn {i}: {st}");
+        assert_eq!(st["jobs"]["done"], (i + 1) as u64, "turn {i}: {st}");
+        assert_eq!(st["digests"], (i + 1) as u64, "turn {i}: {st}");
+    }
+    let bodies = memory_bodies(&h);
+    assert!(bodies.iter().any(|b| b.contains("make lint")), "{bodies:?}");
+}
+
 #[test]
 fn double_stop_gives_one_job_and_one_memo_block() {
     let h = TestHome::empty();
