@@ -836,6 +836,26 @@ fn event_list(events: &[String]) -> String {
 /// `hooks_json` is Codex's `<home>/hooks.json`: Codex runs the handlers of both files, so an
 /// event with a cairn handler there gets none in `config.toml` (an extra one there is removed),
 /// and the plan's notes say so. That file itself is never edited.
+/// `toml_edit` writes `\n` line ends: a file the user keeps with `\r\n` gets them back on
+/// every line, and a file that ends without a line break keeps ending so (an uninstall then
+/// gives back the file as it was). A file cairn creates does not open with a blank line.
+fn in_line_style(before: Option<&str>, out: String) -> String {
+    let Some(before) = before else {
+        return out.trim_start_matches('\n').to_owned();
+    };
+    let crlf = before.contains("\r\n") && !before.replace("\r\n", "").contains('\n');
+    let mut out = if crlf {
+        out.replace("\r\n", "\n").replace('\n', "\r\n")
+    } else {
+        out
+    };
+    if !before.is_empty() && !before.ends_with('\n') {
+        let kept = out.trim_end_matches(['\r', '\n']).len();
+        out.truncate(kept);
+    }
+    out
+}
+
 pub fn plan_codex(
     config: &Path,
     hooks_json: Option<&Path>,
@@ -897,7 +917,7 @@ pub fn plan_codex(
                 event_list(&e.events)
             ));
         }
-        let out = doc.to_string();
+        let out = in_line_style(before.as_deref(), doc.to_string());
         let after = if before.is_none() || (record.created_file && out.trim().is_empty()) {
             None
         } else {
@@ -1074,7 +1094,7 @@ pub fn plan_codex(
             ));
         }
     }
-    let out = doc.to_string();
+    let out = in_line_style(before.as_deref(), doc.to_string());
     let after = if before.as_deref() == Some(out.as_str()) {
         before.clone()
     } else if before.is_none() && out.is_empty() {

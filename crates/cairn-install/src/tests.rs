@@ -121,6 +121,29 @@ fn codex_round_trips_with_comments() {
     );
     assert!(installed.contains("say done"));
     round_trip_codex("");
+
+    // Kept with CRLF line ends, or ending without a line break: every line keeps its
+    // ends, and the uninstall gives back every byte.
+    let installed = round_trip_codex("model = \"o3\"\r\n[mcp_servers.x]\r\ncommand = \"x\"\r\n");
+    assert!(
+        !installed.replace("\r\n", "").contains('\n'),
+        "{installed:?}"
+    );
+    round_trip_codex("model = \"o3\"\n[tui]\nnotifications = true");
+    round_trip_codex("model = \"o3\"\r\n[tui]\r\nnotifications = true");
+}
+
+/// A config.toml that cairn creates does not open with a blank line.
+#[test]
+fn codex_fresh_file_starts_with_its_first_table() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("config.toml");
+    plan_codex(&p, None, XCMD, false, None)
+        .unwrap()
+        .apply()
+        .unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(!text.starts_with('\n'), "{text:?}");
 }
 
 #[test]
