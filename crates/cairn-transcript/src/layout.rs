@@ -2,7 +2,8 @@
 //! transcript discovery, a Claude Code project's working directory, memory-file counts.
 //!
 //! Everything here only reads. Symlinks are never followed while walking (a symlink loop or a
-//! link out of the tree is reported, not entered).
+//! link out of the tree is reported, not entered), except a transcript root itself
+//! (`projects/`, `sessions/`, `archived_sessions/` moved elsewhere and linked back).
 
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read};
@@ -128,6 +129,35 @@ fn symlink_skipped(p: &Path, problems: &mut Vec<Problem>) {
     ));
 }
 
+/// Whether a transcript root (`<claude root>/projects`, `<codex home>/sessions`) can be
+/// walked. One the user moved to another disk and linked back is followed, as the agents
+/// follow it (and as a linked `~/.claude` is); links below it never are. A link to nothing
+/// or to a file is reported.
+fn linked_root_usable(dir: &Path, problems: &mut Vec<Problem>) -> bool {
+    if !fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        return true;
+    }
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => true,
+        Ok(_) => {
+            problems.push(Problem::new(
+                dir,
+                None,
+                "symlink to something that is not a directory; skipped",
+            ));
+            false
+        }
+        Err(e) => {
+            problems.push(Problem::new(
+                dir,
+                None,
+                format!("symlink that cannot be followed ({e}); skipped"),
+            ));
+            false
+        }
+    }
+}
+
 // ---------------------------------------------------------------- Claude Code
 
 /// A Claude Code config root (`~/.claude` or `$CLAUDE_CONFIG_DIR`).
@@ -155,8 +185,7 @@ impl ClaudeRoot {
     /// Every project key directory (symlinked ones are reported and skipped).
     pub fn projects(&self, problems: &mut Vec<Problem>) -> Vec<ClaudeProject> {
         let dir = self.projects_dir();
-        if fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
-            symlink_skipped(&dir, problems);
+        if !linked_root_usable(&dir, problems) {
             return Vec::new();
         }
         let mut out = Vec::new();
@@ -570,8 +599,7 @@ impl CodexHome {
         let mut out = Vec::new();
         for sub in ["sessions", "archived_sessions"] {
             let dir = self.home.join(sub);
-            if fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
-                symlink_skipped(&dir, problems);
+            if !linked_root_usable(&dir, problems) {
                 continue;
             }
             let mut files = Vec::new();

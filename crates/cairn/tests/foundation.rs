@@ -494,6 +494,72 @@ fn compressed_rollouts_are_read() {
     assert_eq!(h.json(&["ingest"])["new_turns"], 0);
 }
 
+/// Transcript roots moved to another disk and linked back are read, as the agents read
+/// them; links below a root are still never followed.
+#[test]
+fn transcript_roots_moved_elsewhere_and_linked_back_are_read() {
+    let h = TestHome::empty();
+    let elsewhere = h.root().join("bigdisk");
+    // Codex sessions.
+    let day = elsewhere.join("codex-sessions/2026/11/21");
+    std::fs::create_dir_all(&day).unwrap();
+    let id = "0192f3a4-1b2c-7d3e-8f40-123456789abf";
+    let cwd = h.root().display().to_string();
+    std::fs::write(
+        day.join(format!("rollout-2026-11-21T10-00-00-{id}.jsonl")),
+        codex_meta(id, &cwd) + &codex_turn("z1", "linked prompt", "ls", 0),
+    )
+    .unwrap();
+    std::fs::create_dir_all(h.codex()).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("codex-sessions"), h.codex().join("sessions"))
+        .unwrap();
+    // Claude Code projects.
+    let proj = elsewhere.join("claude-projects/-w-shop");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(
+        proj.join("aaaaaaaa-0000-4000-8000-000000000009.jsonl"),
+        claude_prompt(
+            "p1",
+            "/w/shop",
+            "a prompt on the other disk",
+            "2026-11-21T10:00:00.000Z",
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(h.claude()).unwrap();
+    std::os::unix::fs::symlink(
+        elsewhere.join("claude-projects"),
+        h.claude().join("projects"),
+    )
+    .unwrap();
+    // A link inside a root is still skipped.
+    std::os::unix::fs::symlink(&proj, elsewhere.join("claude-projects/-w-linked")).unwrap();
+
+    let scan = h.json(&["scan"]);
+    assert_eq!(scan["codex"]["rollouts"], 1, "{scan}");
+    let r = h.json(&["ingest"]);
+    assert_eq!(r["turns"], 2, "{r}");
+    assert!(
+        r["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["path"].as_str().unwrap().ends_with("-w-linked")),
+        "{r}"
+    );
+    // A root linked to nothing is said, not fatal.
+    std::fs::remove_file(h.codex().join("sessions")).unwrap();
+    std::os::unix::fs::symlink(h.root().join("gone"), h.codex().join("sessions")).unwrap();
+    let r = h.json(&["ingest"]);
+    assert!(
+        r["errors"].as_array().unwrap().iter().any(|e| e["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be followed")),
+        "{r}"
+    );
+}
+
 #[test]
 fn no_progress_output_when_not_a_terminal() {
     let h = TestHome::sample();
