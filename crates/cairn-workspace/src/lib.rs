@@ -195,8 +195,8 @@ pub struct SummaryItem {
 }
 
 /// Renders `memory_summary.md` from memories (most useful first), within the v2 limit: user
-/// facts under `## User Profile`, feedback under `## User preferences`, global facts and
-/// references under `## General Tips`, project memories routed under `## What's in Memory` by scope and
+/// facts under `## User Profile`, global feedback under `## User preferences`, global facts and
+/// references under `## General Tips`, project memories (rules included) routed under `## What's in Memory` by scope and
 /// memory day (the three most recent days in full, older ones as compact topics). Items that
 /// do not fit are dropped from the end, so the result always validates.
 pub fn render_memory_summary(items: &[SummaryItem]) -> String {
@@ -237,17 +237,17 @@ fn render_summary_with(items: &[SummaryItem]) -> String {
         let _ = writeln!(s, "- {}", one_line(&i.description, 200));
     }
     s.push_str("\n## User preferences\n\n");
-    let prefs: Vec<_> = items.iter().filter(|i| i.kind == "feedback").collect();
+    // Codex shows this file in every session: a project's rules are routed under that
+    // project in "What's in Memory", never listed as the person's preferences.
+    let prefs: Vec<_> = items
+        .iter()
+        .filter(|i| i.kind == "feedback" && i.scope == "global")
+        .collect();
     if prefs.is_empty() {
         s.push_str("- (none recorded yet)\n");
     }
     for i in &prefs {
-        let scope = if i.scope == "global" {
-            String::new()
-        } else {
-            format!(" (in {})", i.scope)
-        };
-        let _ = writeln!(s, "- {}{scope}", one_line(&i.description, 200));
+        let _ = writeln!(s, "- {}", one_line(&i.description, 200));
     }
     s.push_str("\n## General Tips\n\n");
     let tips: Vec<_> = items
@@ -264,10 +264,7 @@ fn render_summary_with(items: &[SummaryItem]) -> String {
     }
     s.push_str("\n## What's in Memory\n");
     // Project-scoped memories by scope, then by memory day (newest first).
-    let mut projects: Vec<&SummaryItem> = items
-        .iter()
-        .filter(|i| i.scope != "global" && i.kind != "feedback")
-        .collect();
+    let mut projects: Vec<&SummaryItem> = items.iter().filter(|i| i.scope != "global").collect();
     projects.sort_by(|a, b| a.scope.cmp(&b.scope).then(b.updated_at.cmp(&a.updated_at)));
     let day = |t: jiff::Timestamp| t.strftime("%Y-%m-%d").to_string();
     let mut days: Vec<String> = projects.iter().map(|i| day(i.updated_at)).collect();
@@ -587,13 +584,22 @@ mod tests {
         }
         let s = render_memory_summary(&items);
         validate_summary_v2(&s).unwrap();
-        assert!(s.contains("- Use pnpm, not npm (in /w/shop)"));
+        // A project's rule is routed under its project, never one of the person's
+        // preferences (Codex shows this file in every session).
+        let prefs = &s[s.find("## User preferences").unwrap()..s.find("## General Tips").unwrap()];
+        assert!(!prefs.contains("pnpm"), "{s}");
+        assert!(
+            s.contains(
+                "### /w/shop\n\n#### 2026-11-21\n- pnpm: pnpm\n  - desc: Use pnpm, not npm\n"
+            ),
+            "{s}"
+        );
         // A global fact is a general tip: it holds in every project.
         assert!(
             s.contains("## General Tips\n\n- Deploys to prod go through ArgoCD"),
             "{s}"
         );
-        assert!(s.contains("### /w/shop\n\n#### 2026-10-28"));
+        assert!(s.contains("\n#### 2026-10-28"));
         assert!(s.contains("### Older Memory Topics"));
         assert!(s.len() < SUMMARY_MAX_BYTES);
         // Many more items than fit: still valid.
