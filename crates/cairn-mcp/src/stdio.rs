@@ -3,8 +3,9 @@
 //! A line that is not JSON gets JSON-RPC's parse error (-32700, `"id": null`), and an object
 //! that is not a request, a notification or a response gets "invalid request" (-32600) with
 //! its `id` when it has a usable one, `null` otherwise: the library would drop the first
-//! without a word and answer the second without an `id`. Everything else goes through
-//! unchanged. Replies written here and the library's messages share one lock on stdout and
+//! without a word and answer the second without an `id`. So do a batch, a request whose `id`
+//! is null, a second `initialize` (after which the library answered nothing else) and a
+//! `tools/call` whose `arguments` are not an object. Everything else goes through unchanged. Replies written here and the library's messages share one lock on stdout and
 //! are written a whole line at a time, so they never interleave.
 
 use std::io::Write as _;
@@ -64,16 +65,17 @@ fn check(line: &[u8], initialized: &mut bool) -> Verdict {
         Err(e) => return error(Value::Null, -32700, format!("Parse error: {e}")),
     };
     let Some(obj) = value.as_object() else {
-        // A batch (an array) is the library's to accept or refuse.
-        return if value.is_array() {
-            Verdict::Forward
-        } else {
-            error(
-                Value::Null,
-                -32600,
-                "Invalid request: not a JSON-RPC object".into(),
-            )
-        };
+        // MCP has no batches (the library would answer one without an id).
+        return error(
+            Value::Null,
+            -32600,
+            if value.is_array() {
+                "Invalid request: batches are not supported; send one message per line"
+            } else {
+                "Invalid request: not a JSON-RPC object"
+            }
+            .into(),
+        );
     };
     // An id is a string or a number; anything else cannot be echoed back.
     let id = obj
@@ -89,6 +91,14 @@ fn check(line: &[u8], initialized: &mut bool) -> Verdict {
     }
     let method = obj.get("method").map(Value::is_string);
     let response = obj.contains_key("result") || obj.contains_key("error");
+    // A request's id is never null (MCP): the library would answer without one.
+    if method == Some(true) && obj.contains_key("id") && id.is_none() {
+        return error(
+            Value::Null,
+            -32600,
+            "Invalid request: \"id\" must be a string or a number".into(),
+        );
+    }
     if method == Some(true) {
         let name = obj.get("method").and_then(Value::as_str).unwrap_or("");
         let params = obj.get("params");
@@ -103,6 +113,18 @@ fn check(line: &[u8], initialized: &mut bool) -> Verdict {
             };
         }
         if name == "initialize" {
+            // Once per session: a second one would leave the library in a state where it
+            // answers nothing else.
+            if *initialized {
+                return match id {
+                    Some(id) => error(
+                        id,
+                        -32600,
+                        "Invalid request: the session is already initialized".into(),
+                    ),
+                    None => Verdict::Skip,
+                };
+            }
             *initialized = true;
         } else if !*initialized && name != "ping" {
             return match id {
@@ -115,9 +137,12 @@ fn check(line: &[u8], initialized: &mut bool) -> Verdict {
             };
         }
         if name == "tools/call"
-            && !params
+            && (!params
                 .and_then(|p| p.get("name"))
                 .is_some_and(Value::is_string)
+                || params
+                    .and_then(|p| p.get("arguments"))
+                    .is_some_and(|a| !a.is_object() && !a.is_null()))
         {
             return match id {
                 Some(id) => error(
@@ -273,9 +298,18 @@ mod tests {
             Verdict::Forward
         );
         assert!(init);
+        let again = super::check(
+            br#"{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2099-01-01"}}"#,
+            &mut init,
+        );
+        assert!(
+            matches!(&again, Verdict::Reply(r) if r["error"]["code"] == -32600 && r["id"] == 4),
+            "{again:?}"
+        );
         for bad in [
             &br#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":"str"}"#[..],
             br#"{"jsonrpc":"2.0","id":11,"method":"tools/call"}"#,
+            br#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"memory_get","arguments":[1,2]}}"#,
         ] {
             let v = super::check(bad, &mut init);
             assert!(
@@ -289,7 +323,7 @@ mod tests {
     fn lines_are_checked_before_the_server_sees_them() {
         assert_eq!(check(b"   \n"), Verdict::Skip);
         let ok = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
-        assert_eq!(check(ok), Verdict::Forward);
+        assert_eq!(super::check(ok, &mut false), Verdict::Forward);
         assert_eq!(
             check(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
             Verdict::Forward
@@ -319,6 +353,17 @@ mod tests {
         assert!(v["id"].is_null(), "{v}");
         let v = reply(b"42");
         assert_eq!(v["error"]["code"], -32600);
+        for no_id in [
+            &br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#[..],
+            br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+        ] {
+            let v = reply(no_id);
+            assert_eq!(v["error"]["code"], -32600, "{v}");
+            assert!(
+                v.as_object().unwrap().contains_key("id") && v["id"].is_null(),
+                "{v}"
+            );
+        }
         assert!(matches!(check(b"\xff\xfe{"), Verdict::Reply(_)));
     }
 }
