@@ -63,6 +63,7 @@ pub use model::{
 pub use schema::{COMPONENT as SCHEMA_COMPONENT, VERSION as SCHEMA_VERSION};
 pub use scope::{GLOBAL, project_scope, scope_label, scope_slug};
 pub use store::{
-    Action, ListFilter, MemoryStore, Recalled, WriteOutcome, derive_description, derive_name,
+    Action, ListFilter, MAX_MEMORY_BYTES, MemoryStore, Recalled, WriteOutcome, derive_description,
+    derive_name,
 };
 pub use views::ViewReport;

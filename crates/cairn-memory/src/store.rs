@@ -209,6 +209,10 @@ pub(crate) fn new_id(conn: &Connection, seed: &str) -> Result<String> {
     ))
 }
 
+/// The most text (rule, Why and How together) a memory written by hand or through MCP
+/// holds: every session summary, index line and search pays for each memory's size.
+pub const MAX_MEMORY_BYTES: usize = 32 * 1024;
+
 /// A title from a rule: its first clause, at most about 60 characters (40 for CJK).
 pub fn derive_name(rule: &str) -> String {
     // A note that opens with a markdown heading is named by it ("# gamma lint" → "gamma lint").
@@ -601,6 +605,15 @@ impl MemoryStore {
     pub fn remember(&mut self, new: NewMemory, now: i64) -> Result<WriteOutcome> {
         if new.rule.trim().is_empty() {
             return Err(MemoryError::Invalid("the memory text is empty".into()));
+        }
+        let size = new.rule.len()
+            + new.why.as_deref().map_or(0, str::len)
+            + new.how.as_deref().map_or(0, str::len);
+        if size > MAX_MEMORY_BYTES {
+            return Err(MemoryError::Invalid(format!(
+                "the memory text is {size} bytes, more than the {MAX_MEMORY_BYTES} a memory holds: \
+                 save what to remember and where the rest is (a file, a link), not the document"
+            )));
         }
         self.recall_index()?;
         let out = self.write_new(new, None, now)?;

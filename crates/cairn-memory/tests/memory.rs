@@ -243,6 +243,25 @@ fn a_restatement_retires_what_it_says_is_gone() {
     );
 }
 
+/// A pasted document is not a memory: `remember` (the CLI and MCP) refuses it whole, saying
+/// what to save instead; nothing is stored.
+#[test]
+fn a_document_is_too_big_to_be_a_memory() {
+    let mut mem = store();
+    let huge = "The checkout service computes totals in cents. ".repeat(2_000);
+    let err = mem
+        .remember(manual(MemoryType::Project, "/w/shop", &huge), NOW)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("bytes") && err.contains("not the document"),
+        "{err}"
+    );
+    assert!(all_live(&mem).is_empty());
+    mem.remember(manual(MemoryType::Project, "/w/shop", &huge[..4_000]), NOW)
+        .unwrap();
+}
+
 /// Changes of mind said in passing, as people say them in a session: with a task after them,
 /// a relative date, in another language, or as one option for another. Each leaves one live
 /// memory on its subject.
