@@ -15,7 +15,7 @@ use crate::store::{Action, MemoryStore, write_new_in};
 
 /// Bumped when the extractor's rules change, so every turn is looked at again (origins keep
 /// re-runs from duplicating and from reviving forgotten memories).
-pub const EXTRACTOR_VERSION: u32 = 3;
+pub const EXTRACTOR_VERSION: u32 = 4;
 
 /// The store `meta` key of the extraction mark: `<tag>:<revision>`, where the tag is the
 /// extractor version and a hash of the agents' memory dirs (both decide what a turn yields)
