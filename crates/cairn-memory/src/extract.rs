@@ -883,6 +883,24 @@ fn is_instruction(s: &str) -> bool {
         || s.starts_with('请')
 }
 
+/// "No default exports in this codebase", "no emojis in commit messages": a ban ("no one
+/// owns billing", "no longer on Jenkins" are facts). Only for typing a statement.
+fn is_ban(s: &str) -> bool {
+    let mut words = s.split_whitespace().map(|x| {
+        x.trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase()
+    });
+    words.next().as_deref() == Some("no")
+        && words.next().is_some_and(|second| {
+            !second.is_empty()
+                && ![
+                    "one", "longer", "idea", "problem", "problems", "worries", "thanks", "need",
+                    "way", "matter", "doubt", "wonder", "issue", "issues", "change", "changes",
+                ]
+                .contains(&second.as_str())
+        })
+}
+
 /// Words that tie a statement to the project, not the person: "I want this repo's tests to
 /// use pytest-xdist" is about the repository.
 static ABOUT_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
@@ -909,7 +927,7 @@ fn user_or_project(content: &str) -> MemoryType {
 /// The type of a stated fact: pointer → reference, about the person → user (unless it names
 /// the project), an instruction → feedback, else project.
 pub fn classify(content: &str) -> MemoryType {
-    if is_instruction(content) {
+    if is_instruction(content) || is_ban(content) {
         MemoryType::Feedback
     } else if has_pointer(content) {
         MemoryType::Reference
@@ -2462,6 +2480,9 @@ fn opens_like_a_rule(s: &str) -> bool {
         "stop ",
         "prefer ",
         "use ",
+        "keep ",
+        "make sure ",
+        "please keep ",
         "we use ",
         "we always ",
         "we never ",
@@ -2522,10 +2543,17 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             && opens_like_a_rule(s)
             && has_any(&s.to_ascii_lowercase(), SPLICED_TASK_VERBS)
             && let Some(m) = EN_SPLICED_TASK.find(s)
-            && (found.is_none() || EN_AT_HAND.is_match(&s[m.end()..]))
+            && (found.is_none()
+                || EN_AT_HAND.is_match(&s[m.end()..])
+                || ["revert", "undo", "redo"]
+                    .iter()
+                    .any(|v| m.as_str().to_ascii_lowercase().contains(v)))
         {
             let head = s[..m.start()].trim_end();
-            if let Some(f) = detect(head, *corr) {
+            // ("keep going, fix the rest": too short to be a rule.)
+            if head.split_whitespace().count() >= 3
+                && let Some(f) = detect(head, *corr)
+            {
                 found = Some(f);
                 *s = head;
             }

@@ -1708,6 +1708,9 @@ fn the_task_beside_a_rule_stays_out_of_it() {
     let c = one("Always run the linter before committing, and fix what it reports.");
     assert!(c.rule.ends_with("and fix what it reports."), "{c:?}");
 
+    // A task that undoes something is about the thing at hand too.
+    let c = one("Actually, keep tabs for indentation in this repo, revert the spaces change.");
+    assert_eq!(c.rule, "Keep tabs for indentation in this repo.");
     let c = one("We use Jest for unit tests. Write a test for src/utils/format.ts");
     assert_eq!(c.rule, "We use Jest for unit tests.");
     assert_eq!(c.how, None, "the task is not how to apply it");
@@ -1749,5 +1752,18 @@ fn a_bare_secret_is_not_a_memory() {
     one("Remember that the staging admin password is in 1Password under Staging.");
     one(
         "Remember that the staging DB password is [REDACTED:password] and it rotates every Monday.",
+    );
+}
+
+/// "No X in this codebase" is a ban, a rule like "never use X"; "no one owns …" is a fact.
+#[test]
+fn a_ban_is_a_rule() {
+    assert_eq!(
+        one("Remember: no default exports in this codebase.").memory_type,
+        MemoryType::Feedback
+    );
+    assert_eq!(
+        one("Remember that no one owns the billing service right now.").memory_type,
+        MemoryType::Project
     );
 }
