@@ -17,6 +17,15 @@ use crate::store::{Action, MemoryStore, write_new_in};
 /// re-runs from duplicating and from reviving forgotten memories).
 pub const EXTRACTOR_VERSION: u32 = 4;
 
+/// Bumped when the dedupe decision ([`crate::similar::relation`]) changes, so the live
+/// memories are compared again once (a store kept by an older build holds pairs the current
+/// rules would not have let stand: "We use Jest" beside "we moved from Jest to Vitest").
+pub const RELATION_VERSION: u32 = 1;
+
+/// The store `meta` key holding the [`RELATION_VERSION`] the live memories were compared
+/// with.
+pub const RELATION_MARK: &str = "memory_relation_mark";
+
 /// The store `meta` key of the extraction mark: `<tag>:<revision>`, where the tag is the
 /// extractor version and a hash of the agents' memory dirs (both decide what a turn yields)
 /// and the revision is the store's turn revision up to which every turn was looked at.
@@ -57,6 +66,10 @@ pub struct ExtractReport {
     pub no_project: usize,
     /// Stored turns whose data could not be read back (a damaged row): skipped.
     pub unreadable: usize,
+    /// Memories that an earlier version of the rules took from a turn and the current rules,
+    /// reading it again, do not: withdrawn (text kept, out of recall and the views), unless
+    /// something changed them since.
+    pub withdrawn: usize,
 }
 
 fn turn_time(t: &StoredTurn) -> Option<i64> {
@@ -191,7 +204,70 @@ impl MemoryStore {
             self.store
                 .set_meta(EXTRACTION_MARK, &format!("{tag}:{mark}"))?;
         }
+        report.superseded += self.compare_live_again(now)?;
         Ok(report)
+    }
+
+    /// Once per [`RELATION_VERSION`]: each live memory meets the older live memories of its
+    /// scope that the search finds for it, as a new statement would, and retires those it
+    /// replaces. Returns how many were retired.
+    fn compare_live_again(&mut self, now: i64) -> Result<usize> {
+        let version = RELATION_VERSION.to_string();
+        if self.store.meta(RELATION_MARK)?.as_deref() == Some(version.as_str()) {
+            return Ok(0);
+        }
+        let mut live = self.list(&crate::store::ListFilter::default())?;
+        if live.len() < 2 {
+            self.store.set_meta(RELATION_MARK, &version)?;
+            return Ok(0);
+        }
+        // Newest first: what is said last decides.
+        live.sort_by(|a, b| {
+            b.updated_at
+                .cmp(&a.updated_at)
+                .then(b.created_at.cmp(&a.created_at))
+        });
+        let (tx, recall) = self.begin_write()?;
+        let mut retired: std::collections::HashSet<String> = std::collections::HashSet::new();
+        for new in &live {
+            if retired.contains(&new.id) {
+                continue;
+            }
+            let new_vec = cairn_embed::embed(&new.rule);
+            for hit in recall.search(&tx, &new.rule, &[new.scope.as_str()], 8, now)? {
+                if hit.id == new.id || retired.contains(&hit.id) {
+                    continue;
+                }
+                let Some(old) = crate::store::get_memory(&tx, &hit.id)? else {
+                    continue;
+                };
+                if !old.is_live() || old.scope != new.scope || old.updated_at >= new.updated_at {
+                    continue;
+                }
+                let cos = cairn_embed::cosine(&new_vec, &cairn_embed::embed(&old.rule));
+                if matches!(
+                    crate::similar::relation(
+                        new.memory_type,
+                        &new.rule,
+                        old.memory_type,
+                        &old.rule,
+                        cos
+                    ),
+                    crate::similar::Relation::Supersedes | crate::similar::Relation::Refines
+                ) {
+                    tx.execute(
+                        "UPDATE memories SET superseded_by = ?2 WHERE id = ?1",
+                        params![old.id, new.id],
+                    )?;
+                    tx.execute("DELETE FROM memory_shown WHERE memory_id = ?1", [&old.id])?;
+                    recall.remove(&tx, &old.id)?;
+                    retired.insert(old.id);
+                }
+            }
+        }
+        tx.commit()?;
+        self.store.set_meta(RELATION_MARK, &version)?;
+        Ok(retired.len())
     }
 
     /// The revision up to which the turns were read by a run with the same `tag`; 0 (every
@@ -243,6 +319,15 @@ impl MemoryStore {
     ) -> Result<()> {
         let at = turn_time(t).unwrap_or(now);
         let (tx, recall) = self.begin_write()?;
+        // What this turn gave before (another version of the rules, or the turn as it was).
+        let before: Option<(String, i64)> = tx
+            .query_row(
+                "SELECT memory_ids, extracted_at FROM memory_extractions
+                 WHERE agent = ?1 AND session_key = ?2 AND turn_key = ?3",
+                params![t.agent, t.session_key, t.turn.key],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
         let mut ids: Vec<String> = Vec::new();
         let outcome = if wrote {
             report.agent_wrote += 1;
@@ -330,6 +415,35 @@ impl MemoryStore {
             }
             if ids.is_empty() { "none" } else { "memories" }
         };
+        // Read again, the turn no longer gives some memory it gave: an older rule's reading
+        // (a task kept in a rule, a bare secret) stays out of the store, as on a fresh sync.
+        // Only a memory this turn alone made, unchanged since (no hand edit, no merge).
+        if let Some((old_ids, extracted_at)) = before {
+            let prefix = format!("{}:{}:{}:", t.agent, t.session_key, t.turn.key);
+            for id in old_ids.split(',').filter(|i| !i.is_empty()) {
+                if ids.iter().any(|n| n == id) {
+                    continue;
+                }
+                let Some(m) = crate::store::get_memory(&tx, id)? else {
+                    continue;
+                };
+                let origins: Vec<String> = tx
+                    .prepare_cached("SELECT origin FROM memory_origins WHERE memory_id = ?1")?
+                    .query_map([id], |r| r.get(0))?
+                    .collect::<rusqlite::Result<_>>()?;
+                let only_here =
+                    !origins.is_empty() && origins.iter().all(|o| o.starts_with(&prefix));
+                if m.is_live() && only_here && m.updated_at <= extracted_at.max(m.created_at) {
+                    tx.execute(
+                        "UPDATE memories SET forgotten_at = ?2 WHERE id = ?1",
+                        params![id, now],
+                    )?;
+                    tx.execute("DELETE FROM memory_shown WHERE memory_id = ?1", [id])?;
+                    recall.remove(&tx, id)?;
+                    report.withdrawn += 1;
+                }
+            }
+        }
         tx.execute(
             "INSERT INTO memory_extractions(agent, session_key, turn_key, fingerprint, outcome,
                 memory_ids, extracted_at)

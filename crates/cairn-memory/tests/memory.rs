@@ -243,6 +243,121 @@ fn a_restatement_retires_what_it_says_is_gone() {
     );
 }
 
+/// An upgraded store gets the new rules' reading of old turns: what an older rule took from a
+/// turn and the current rules do not (here a rule that kept the task said with it) is
+/// withdrawn when that turn is read again, and the current reading stands in its place. A
+/// memory edited by hand since is the user's and stays.
+#[test]
+fn old_rules_readings_are_withdrawn_when_a_turn_is_read_again() {
+    let cwd = "/home/dev/work/webapp";
+    let mut mem = store();
+    let prompt = "Never use console.log in committed code, remove the ones in src/api/client.ts.";
+    ingest(
+        &mut mem,
+        Agent::Claude,
+        "s1",
+        &[turn("t1", prompt, cwd, "2026-11-20T10:00:00Z")],
+    );
+    ingest(
+        &mut mem,
+        Agent::Claude,
+        "s2",
+        &[turn(
+            "t2",
+            "Prefer small PRs, split the refactor into three.",
+            cwd,
+            "2026-11-20T11:00:00Z",
+        )],
+    );
+    mem.extract(&dirs(), NOW).unwrap();
+    let kept: Vec<String> = all_live(&mem).into_iter().map(|m| m.rule).collect();
+    assert!(
+        kept.contains(&"Never use console.log in committed code.".to_string()),
+        "{kept:?}"
+    );
+    // What an older version of the rules left: the whole sentence as the rule, from both
+    // turns; the second one was edited by hand since.
+    let conn = mem.store().connection();
+    for (turn_key, session, rule, updated) in [
+        ("t1", "s1", prompt, NOW),
+        (
+            "t2",
+            "s2",
+            "Prefer small PRs, split the refactor into three (edited).",
+            NOW + 10 * DAY,
+        ),
+    ] {
+        let id = format!("mold{turn_key}");
+        conn.execute(
+            "INSERT INTO memories(id, type, scope, name, description, rule, source_kind, created_at, updated_at)
+             VALUES (?1, 'feedback', ?2, ?3, ?3, ?3, 'transcript', ?4, ?5)",
+            rusqlite::params![id, cairn_memory::project_scope(std::path::Path::new(cwd)), rule, NOW - DAY, updated],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO memory_origins(origin, memory_id) VALUES (?1, ?2)",
+            rusqlite::params![format!("claude:{session}:{turn_key}:0000000000000000"), id],
+        )
+        .unwrap();
+        conn.execute(
+            "UPDATE memory_extractions SET fingerprint = 'older rules', memory_ids = ?3, extracted_at = ?4
+             WHERE session_key = ?1 AND turn_key = ?2",
+            rusqlite::params![session, turn_key, id, NOW + DAY],
+        )
+        .unwrap();
+    }
+    // As after an upgrade: the mark of another extractor version.
+    mem.store()
+        .set_meta(cairn_memory::EXTRACTION_MARK, "v0-0000000000000000:0")
+        .unwrap();
+    let r = mem.extract(&dirs(), NOW + 20 * DAY).unwrap();
+    assert_eq!(r.withdrawn, 1, "{r:?}");
+    let live: Vec<String> = all_live(&mem).into_iter().map(|m| m.rule).collect();
+    assert!(
+        !live.iter().any(|r| r.contains("remove the ones")),
+        "{live:?}"
+    );
+    assert!(
+        live.iter().any(|r| r.contains("(edited)")),
+        "a hand edit stays: {live:?}"
+    );
+    assert!(
+        live.contains(&"Never use console.log in committed code.".to_string()),
+        "{live:?}"
+    );
+}
+
+/// A store kept by an older build holds pairs the current rules would not let stand; the
+/// first extraction run compares the live memories again, once, and the newer statement
+/// retires the older.
+#[test]
+fn live_memories_are_compared_again_once_after_an_upgrade() {
+    let mut mem = store();
+    let p = "/w/webapp";
+    let mut old = manual(MemoryType::Project, p, "We use Jest for unit tests.");
+    old.at = NOW - 10 * DAY;
+    let mut new = manual(
+        MemoryType::Project,
+        p,
+        "We moved from Jest to Vitest, so write new tests with vitest.",
+    );
+    new.at = NOW - DAY;
+    let other = manual(MemoryType::Project, p, "Storybook runs on port 6006.");
+    let ids = mem.insert_many(&[old, new, other], NOW).unwrap();
+    let r = mem.extract(&dirs(), NOW).unwrap();
+    assert_eq!(r.superseded, 1, "{r:?}");
+    let live: Vec<String> = all_live(&mem).into_iter().map(|m| m.id).collect();
+    assert_eq!(live.len(), 2, "{live:?}");
+    assert!(!live.contains(&ids[0]));
+    let retired = mem.get(&ids[0]).unwrap().unwrap();
+    assert_eq!(retired.superseded_by.as_deref(), Some(ids[1].as_str()));
+    // Once: a pair loaded later waits for the next version of the rules.
+    let mut again = manual(MemoryType::Project, p, "We use Jest for unit tests.");
+    again.at = NOW - 20 * DAY;
+    mem.insert_many(&[again], NOW).unwrap();
+    assert_eq!(mem.extract(&dirs(), NOW).unwrap().superseded, 0);
+}
+
 /// A pasted document is not a memory: `remember` (the CLI and MCP) refuses it whole, saying
 /// what to save instead; nothing is stored.
 #[test]

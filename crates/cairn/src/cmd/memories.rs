@@ -208,6 +208,13 @@ pub fn print_sync(r: &SyncMemories) {
             e.no_project
         );
     }
+    if e.withdrawn > 0 {
+        outln!(
+            "  {} memory(ies) withdrawn: turns read again by this version's rules no longer give \
+             them (a memory you edited stays)",
+            e.withdrawn
+        );
+    }
     if e.deferred > 0 {
         outln!(
             "  {} turn(s) left for a later run: the last turn of a session is read once it ends \
