@@ -712,7 +712,8 @@ fn prompt_window(prompt: &str) -> std::borrow::Cow<'_, str> {
 /// lint errors"): sharing only these with a memory is no evidence that it bears on the prompt.
 const WEAK_WORDS: &str = "run add fix check show tell help want need like work try thing way go \
     see look new good sure okay ok thanks thank continue yes hi hello hey file files page code \
-    slow fast";
+    slow fast proceed ahead next great fine cool nice perfect right lgtm sounds please keep going \
+    again";
 
 /// Whether a memory shares a word with the prompt's `prompt_words`: a Latin word, or a pair
 /// of CJK characters (one shared kana or hanzi is no evidence, though the search matches
@@ -784,6 +785,11 @@ fn relevant(prompt: &str, hits: &[crate::store::Recalled]) -> Vec<bool> {
         .into_iter()
         .filter(|w| !WEAK.contains(w))
         .collect();
+    // "continue", "yes do it", "ok thanks": no subject, so nothing bears on it (the
+    // embeddings would still rank something first).
+    if prompt_words.is_empty() {
+        return vec![false; hits.len()];
+    }
     // Each hit's words are read once (stemming is most of the gate's cost).
     let lexical: Vec<bool> = hits
         .iter()

@@ -1444,6 +1444,10 @@ fn prompt_context_picks_only_relevant_memories() {
         ["The checkout freeze starts on 2026-12-01."]
     );
     assert!(injected(&mut mem, "rename the variable foo to bar").is_empty());
+    // A prompt with no subject gets nothing, whatever the embeddings rank first.
+    for q in ["continue", "yes do it", "ok thanks, go ahead", "sounds good, proceed"] {
+        assert!(injected(&mut mem, q).is_empty(), "{q}");
+    }
     assert!(injected(&mut mem, "fix the NaN shipping bug in the cart").is_empty());
     // Sharing only the verb of a request ("run", "use") is no evidence.
     mem.remember(
