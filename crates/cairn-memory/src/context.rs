@@ -713,7 +713,7 @@ fn prompt_window(prompt: &str) -> std::borrow::Cow<'_, str> {
 const WEAK_WORDS: &str = "run add fix check show tell help want need like work try thing way go \
     see look new good sure okay ok thanks thank continue yes hi hello hey file files page code \
     slow fast proceed ahead next great fine cool nice perfect right lgtm sounds please keep going \
-    again";
+    again write change changes update make create";
 
 /// Whether a memory shares a word with the prompt's `prompt_words`: a Latin word, or a pair
 /// of CJK characters (one shared kana or hanzi is no evidence, though the search matches

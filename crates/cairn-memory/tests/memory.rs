@@ -1448,6 +1448,23 @@ fn prompt_context_picks_only_relevant_memories() {
     for q in ["continue", "yes do it", "ok thanks, go ahead", "sounds good, proceed"] {
         assert!(injected(&mut mem, q).is_empty(), "{q}");
     }
+    // The verb of a request is no evidence: "write", "change".
+    for (t, r) in [
+        (
+            MemoryType::Project,
+            "We moved from Jest to Vitest, so write new tests with vitest.",
+        ),
+        (
+            MemoryType::Feedback,
+            "Always write commit messages in Conventional Commits format.",
+        ),
+    ] {
+        mem.remember(manual(t, p, r), NOW).unwrap();
+    }
+    assert_eq!(
+        injected(&mut mem, "write a commit message for these changes"),
+        ["Always write commit messages in Conventional Commits format."]
+    );
     assert!(injected(&mut mem, "fix the NaN shipping bug in the cart").is_empty());
     // Sharing only the verb of a request ("run", "use") is no evidence.
     mem.remember(
