@@ -1445,7 +1445,12 @@ fn prompt_context_picks_only_relevant_memories() {
     );
     assert!(injected(&mut mem, "rename the variable foo to bar").is_empty());
     // A prompt with no subject gets nothing, whatever the embeddings rank first.
-    for q in ["continue", "yes do it", "ok thanks, go ahead", "sounds good, proceed"] {
+    for q in [
+        "continue",
+        "yes do it",
+        "ok thanks, go ahead",
+        "sounds good, proceed",
+    ] {
         assert!(injected(&mut mem, q).is_empty(), "{q}");
     }
     // The verb of a request is no evidence: "write", "change".

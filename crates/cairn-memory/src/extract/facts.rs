@@ -142,10 +142,10 @@ const EN_RESET_WORDS: &[&str] = &[
 /// "we're pinned to node 18".
 static EN_PINNED: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"(?i)\b(?:stays?|staying|remains?|is\s+stuck|are\s+stuck|(?:is|are|we're|we\s+are)\s+pinned)\s+(?:on|at|to)\s+(?:[\w.+-]+\s+){0,2}?v?\d+(?:\.\d+)*\b",
+        r"(?i)\b(?:stays?|staying|remains?|is\s+stuck|are\s+stuck|(?:is|are|we're|we\s+are)\s+pinned)\s+(?:on|at|to)\s+(?:[\w.+-]+\s+){0,2}?v?\d+(?:\.\d+)*\b|^(?:we\s+)?pin\s+[\w.+-]+(?:\s+[\w.+-]+)?\s+(?:to|at|on)\s+v?\d+(?:\.\d+)*\b",
     )
 });
-const EN_PINNED_WORDS: &[&str] = &["stay", "remain", "stuck", "pinned"];
+const EN_PINNED_WORDS: &[&str] = &["stay", "remain", "stuck", "pin"];
 
 /// "I moved to Berlin last month": where the person lives now.
 static EN_MOVED_TO: LazyLock<Regex> = LazyLock::new(|| {
@@ -259,10 +259,53 @@ const EN_KEPT_IN_WORDS: &[&str] = &[
 /// "the monorepo uses nx", "our backend is written in kotlin".
 static EN_PROJECT_USES: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"(?i)^(?:the|our)\s+(?:(?:[\w.-]+\s+){0,2}?)(?:monorepo|repo|repository|project|codebase|backend|frontend|api|app|apps|service|services|team|stack|build|ci|pipeline)\s+(?:uses|runs on|is built (?:on|with)|is written in)\s+\S",
+        r"(?i)^(?:the|our)\s+(?:(?:[\w.-]+\s+){0,2}?)(?:monorepo|repo|repository|project|codebase|backend|frontend|api|app|apps|service|services|team|stack|build|ci|pipeline)\s+(?:uses|runs on|is built (?:on|with)|is written in)\s+\S|^(?:the|our)\s+(?:(?:[\w.-]+\s+){0,2}?)(?:tests|specs|e2e|suites?|docs|migrations|workers|jobs|scripts|containers|images|lambdas|functions)\s+(?:use|run on|are written in|are built with|run with)\s+\S",
     )
 });
-const EN_PROJECT_USES_WORDS: &[&str] = &[" uses ", " runs on ", " built ", " written in "];
+const EN_PROJECT_USES_WORDS: &[&str] = &[
+    " uses ",
+    " use ",
+    " runs on ",
+    " run on ",
+    " run with ",
+    " built ",
+    " written in ",
+];
+
+/// A named service in a role of the project: "Sentry is our error tracker", "our CI is
+/// Buildkite", "we deploy to Vercel", "errors go to Sentry".
+static EN_SERVICE_ROLE: LazyLock<Regex> = LazyLock::new(|| {
+    let roles = "error tracker|error tracking|bug tracker|issue tracker|ci|ci provider|ci system|package manager|test runner|orm|database|db|monitoring|apm|logging|log store|log aggregator|feature flag service|feature flag tool|cdn|host|hosting|hosting provider|cloud|cloud provider|registry|container registry|secrets? manager|secrets? store|queue|message broker|cache|search engine|auth provider|identity provider|build tool|bundler|linter|formatter|deploy target|analytics|email provider|payment provider|status page|paging|on-call tool|alerting";
+    ascii_re(&format!(
+        r"(?i)^(?-i:[A-Z])[\w.-]*(?:\s+(?-i:[A-Z])[\w.-]*)?\s+is\s+(?:our|the\s+project's|this\s+repo's)\s+(?:main\s+|primary\s+|only\s+)?(?:{roles})\b|^our\s+(?:main\s+|primary\s+)?(?:{roles})\s+is\s+(?-i:[A-Z])[\w.-]+|^we\s+(?:deploy|host|ship)\s+(?:(?:the\s+)?[\w-]+\s+){{0,2}}?(?:to|on)\s+(?-i:[A-Z])[\w.-]+|^(?:all\s+)?(?:errors|exceptions|logs|metrics|traces|alerts|crash(?:es| reports))\s+(?:go|are sent|get sent|are shipped|end up|are reported)\s+(?:to|in)\s+(?-i:[A-Z])[\w.-]+"
+    ))
+});
+/// Whether [`EN_SERVICE_ROLE`] can match (it is compiled only then).
+fn may_name_a_service_role(lower: &str) -> bool {
+    lower.contains(" is our ")
+        || lower.contains(" is the project's ")
+        || lower.contains(" is this repo's ")
+        || (lower.starts_with("our ") && lower.contains(" is "))
+        || ["we deploy ", "we host ", "we ship "]
+            .iter()
+            .any(|p| lower.starts_with(p))
+        || ([
+            "errors ",
+            "all errors ",
+            "exceptions ",
+            "logs ",
+            "all logs ",
+            "metrics ",
+            "traces ",
+            "alerts ",
+            "crash",
+        ]
+        .iter()
+        .any(|p| lower.starts_with(p))
+            && [" go ", " sent ", " shipped ", " end up ", " reported "]
+                .iter()
+                .any(|v| lower.contains(v)))
+}
 
 /// Facts said in Japanese or Chinese without a marker: ownership ("SREチームの管轄",
 /// "归支付组管", "负责人"), freezes ("リリースフリーズ", "封版"), environments reset on a
@@ -364,6 +407,30 @@ pub(super) fn plain_fact(s: &str, lower: &str) -> Option<(Shape, &'static str)> 
             return fact(MemoryType::Project);
         }
         if has_any(lower, EN_RESET_WORDS) && EN_RESET.is_match(s) {
+            return fact(MemoryType::Project);
+        }
+        // (Not the trouble words: "errors go to Sentry" names errors as what is sent.)
+        if may_name_a_service_role(lower)
+            && !has_any(
+                lower,
+                &[
+                    "for now",
+                    "this time",
+                    "today",
+                    "can you",
+                    "could you",
+                    "broken",
+                    " down",
+                    "failing",
+                    "fails",
+                    "flaky",
+                    "outage",
+                    "not working",
+                    "but ",
+                ],
+            )
+            && EN_SERVICE_ROLE.is_match(s)
+        {
             return fact(MemoryType::Project);
         }
         return None;

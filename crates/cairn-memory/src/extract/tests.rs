@@ -1767,3 +1767,29 @@ fn a_ban_is_a_rule() {
         MemoryType::Project
     );
 }
+
+/// A named service in a role of the project, a pin, what a part of the project uses: facts
+/// said without a marker word. A service that is down today, or a place that is not a
+/// named service, is not one.
+#[test]
+fn services_pins_and_what_parts_use() {
+    for p in [
+        "Sentry is our error tracker.",
+        "Our error tracker is Sentry.",
+        "Errors go to Sentry.",
+        "Buildkite is our CI.",
+        "We deploy the web app to Vercel.",
+        "We pin Node to 20.11 via .nvmrc.",
+        "The e2e tests use Playwright, not Cypress.",
+    ] {
+        assert_eq!(one(p).memory_type, MemoryType::Project, "{p}");
+    }
+    for p in [
+        "We deploy to staging first.",
+        "our CI is broken again",
+        "Sentry is our error tracker, but it's down today",
+        "the logs go to /var/log/app.log",
+    ] {
+        none(p);
+    }
+}
