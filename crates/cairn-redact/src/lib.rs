@@ -1815,6 +1815,32 @@ fn is_placeholder(v: &str) -> bool {
     eq_any_ci(v, NON_SECRET_WORDS)
 }
 
+/// A password of words and a number (`MyDogRex2019`, `BananaBread77`, `qwertyASDF1234`):
+/// letters, then two digits or more at the end. Identifiers seldom end so (`sha256Hash`,
+/// `newPassword1`, `utf8`).
+fn word_and_number_password(v: &str) -> bool {
+    let b = v.as_bytes();
+    let digits = b.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    let letters = b.iter().filter(|c| c.is_ascii_alphabetic()).count();
+    b.len() >= 8
+        && digits >= 2
+        && letters >= 4
+        && b.iter().all(u8::is_ascii_alphanumeric)
+        && b[0].is_ascii_alphabetic()
+}
+
+/// A random token of letters and digits mixed (`abcd1234efgh5678ijkl`): 16 characters or
+/// more that change between letters and digits three times or more. Code is words.
+fn mixed_token(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.len() >= 16
+        && b.iter().all(u8::is_ascii_alphanumeric)
+        && b.windows(2)
+            .filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
+            .count()
+            >= 3
+}
+
 fn char_classes(s: &str) -> usize {
     let (mut lo, mut up, mut dg) = (false, false, false);
     for c in s.bytes() {
@@ -1989,7 +2015,12 @@ fn accept_value(v: &str, next: Option<u8>, family: Family, quote: Quote) -> bool
         .windows(2)
         .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
     let password_shaped = alnum_password
-        && ((n >= 6 && !inner_capital) || (n >= 8 && v.as_bytes()[0].is_ascii_uppercase()));
+        && ((n >= 6 && !inner_capital)
+            || (n >= 8 && v.as_bytes()[0].is_ascii_uppercase())
+            || word_and_number_password(v));
+    if mixed_token(v) {
+        return true;
+    }
     if !password_shaped && looks_like_code(v, next) {
         return false;
     }
@@ -2228,6 +2259,17 @@ fn prose_value(
                 start: vs,
                 end: ve,
                 kind: kind_of(f),
+            });
+        }
+        if let Some(Subject::Sensitive(Family::Password)) = subject
+            && !separator
+            && !assigned
+            && let Some(end) = unquoted_passphrase(b, v)
+        {
+            return Some(Span {
+                start: v,
+                end,
+                kind: Kind::Password,
             });
         }
     }
@@ -2477,6 +2519,25 @@ fn pair_password(text: &str, v: usize) -> Option<Span> {
     })
 }
 
+/// `the router passphrase is purple monkey dishwasher`: three to six plain lower-case words
+/// up to the end of the clause, none of them a stop word, a verb form or an adverb (`is
+/// stored in the vault`, `is really hard to guess` stay). Returns where the passphrase ends.
+fn unquoted_passphrase(b: &[u8], v: usize) -> Option<usize> {
+    let end = v + b[v..]
+        .iter()
+        .take_while(|c| !matches!(c, b'.' | b',' | b';' | b'!' | b'?' | b'\n' | b'\r' | b'('))
+        .count();
+    let clause = std::str::from_utf8(&b[v..end]).ok()?;
+    let words: Vec<&str> = clause.split_whitespace().collect();
+    let plain = |w: &&str| {
+        w.len() >= 3
+            && w.bytes().all(|c| c.is_ascii_lowercase())
+            && !eq_any_ci(w, PROSE_STOP_WORDS)
+            && !["ed", "ing", "ly"].iter().any(|s| ends_with_ci(w, s))
+    };
+    ((3..=6).contains(&words.len()) && words.iter().all(plain)).then(|| v + clause.trim_end().len())
+}
+
 fn english_looking(word: &str) -> bool {
     eq_any_ci(word, PROSE_STOP_WORDS) || ENGLISH_SUFFIXES.iter().any(|s| ends_with_ci(word, s))
 }
@@ -2524,6 +2585,9 @@ fn prose_value_ok(v: &str, family: Family, quoted: bool) -> bool {
             .bytes()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
     {
+        return true;
+    }
+    if (family == Family::Password && word_and_number_password(v)) || mixed_token(v) {
         return true;
     }
     if is_email(v) || number_like(v) || prose_code_like(v) || phrase_like(v) {

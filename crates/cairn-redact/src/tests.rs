@@ -1365,6 +1365,24 @@ fn literal_assignments_and_passphrases() {
             "The Discord bot token is MTA1NjY3ODkwMTIzNDU2Nzg5MA.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB.",
             "The Discord bot token is [REDACTED:secret].",
         ),
+        // Words and a number, a mixed random token, an unquoted passphrase, a login pair.
+        (
+            "Remember that the admin password is MyDogRex2019.",
+            "Remember that the admin password is [REDACTED:password].",
+        ),
+        ("password: qwertyASDF1234", "password: [REDACTED:password]"),
+        (
+            "set token=abcd1234efgh5678ijkl when calling the webhook",
+            "set token=[REDACTED:secret] when calling the webhook",
+        ),
+        (
+            "Remember that the router passphrase is purple monkey dishwasher.",
+            "Remember that the router passphrase is [REDACTED:password].",
+        ),
+        (
+            "the jenkins creds are admin / JenkinsAdmin2023.",
+            "the jenkins creds are admin / [REDACTED:password].",
+        ),
     ] {
         assert_eq!(redact(text), want, "{text}");
     }
@@ -1380,6 +1398,11 @@ fn literal_assignments_and_passphrases() {
         "The Primary key is customer_id",
         "The Stripe key is in 1Password",
         "The session token.expires_at field is set by the server.",
+        "let hash = sha256Hash",
+        "password = newPassword1",
+        "the password is really hard to guess",
+        "the passphrase is stored in the vault",
+        "the password is the same as before",
     ] {
         assert_eq!(redact(code), code, "{code}");
     }
