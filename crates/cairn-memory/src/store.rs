@@ -909,6 +909,24 @@ pub(crate) fn write_new_in(
             continue;
         }
         let cos = cairn_embed::cosine(&rule_vec, &cairn_embed::embed(&old.rule));
+        // Said before a memory that replaces it ("we use pnpm", read after "we switched from
+        // pnpm to bun" was stored): outdated already. It changes nothing, and its origin
+        // goes with the memory that holds what is true now.
+        if old.updated_at > new.at
+            && matches!(
+                relation(old.memory_type, &old.rule, new.memory_type, &p.rule, cos),
+                Relation::Supersedes | Relation::Refines
+            )
+        {
+            if let Some(o) = origin {
+                insert_origin(conn, o, &old.id)?;
+            }
+            return Ok(WriteOutcome {
+                action: Action::Unchanged,
+                memory: old,
+                replaced: None,
+            });
+        }
         match relation(new.memory_type, &p.rule, old.memory_type, &old.rule, cos) {
             // The first duplicate holds the statement; the scan goes on for what it
             // contradicts ("use uv for everything, poetry is gone" restates "use uv, not

@@ -358,6 +358,43 @@ fn live_memories_are_compared_again_once_after_an_upgrade() {
     assert_eq!(mem.extract(&dirs(), NOW).unwrap().superseded, 0);
 }
 
+/// A statement read after a newer memory that replaces it ("we use pnpm", from a session
+/// ingested late, after "we switched from pnpm to bun" was stored) is outdated already: it
+/// changes nothing, in whichever order the files were read.
+#[test]
+fn an_older_statement_read_late_does_not_come_back() {
+    let cwd = "/home/dev/work/webapp";
+    let mut mem = store();
+    ingest(
+        &mut mem,
+        Agent::Claude,
+        "new",
+        &[turn(
+            "n1",
+            "We switched from pnpm to bun last week.",
+            cwd,
+            "2026-11-24T10:00:00Z",
+        )],
+    );
+    mem.extract(&dirs(), NOW).unwrap();
+    ingest(
+        &mut mem,
+        Agent::Codex,
+        "old",
+        &[turn(
+            "o1",
+            "We use pnpm as the package manager.",
+            cwd,
+            "2026-11-20T10:00:00Z",
+        )],
+    );
+    let r = mem.extract(&dirs(), NOW + DAY).unwrap();
+    assert_eq!(r.created, 0, "{r:?}");
+    let live: Vec<String> = all_live(&mem).into_iter().map(|m| m.rule).collect();
+    assert_eq!(live.len(), 1, "{live:?}");
+    assert!(live[0].contains("bun"), "{live:?}");
+}
+
 /// A pasted document is not a memory: `remember` (the CLI and MCP) refuses it whole, saying
 /// what to save instead; nothing is stored.
 #[test]
