@@ -31,8 +31,8 @@ use crate::keywords::keywords_for;
 use crate::model::{Memory, MemoryType, NewMemory, Source, format_time, parse_body, render_body};
 use crate::scope::{GLOBAL, scope_slug};
 use crate::store::{
-    MemoryStore, clean, derive_description, derive_name, ensure_scope, forget_in, get_memory,
-    scope_slugs, update_fields, write_new_in,
+    Action, MemoryStore, clean, derive_description, derive_name, ensure_scope, forget_in,
+    get_memory, scope_slugs, update_fields, write_new_in,
 };
 use crate::text::{one_line, truncate_chars};
 
@@ -636,14 +636,42 @@ impl MemoryStore {
                     .get("type")
                     .and_then(|t| MemoryType::parse(t))
                     .unwrap_or_else(|| classify(&rule));
+                // A copy of a memory's file given other text: the name and description cairn
+                // had derived from the original's text are not the copy's.
+                let original = match view.fields.get("id") {
+                    Some(id) => get_memory(&tx, id)?.filter(|m| m.is_live()),
+                    None => None,
+                };
+                let derived_from_original =
+                    |field: &str, stored: &dyn Fn(&Memory) -> (String, String)| {
+                        original.as_ref().is_some_and(|o| {
+                            let (value, derived) = stored(o);
+                            view.fields.get(field) == Some(&value)
+                                && value == derived
+                                && o.rule != clean(&rule)
+                        })
+                    };
+                let name = view.fields.get("name").cloned().filter(|_| {
+                    !derived_from_original("name", &|o: &Memory| {
+                        (o.name.clone(), derive_name(&o.rule))
+                    })
+                });
+                let description = view.fields.get("description").cloned().filter(|_| {
+                    !derived_from_original("description", &|o: &Memory| {
+                        (
+                            o.description.clone(),
+                            derive_description(&o.rule, o.why.as_deref()),
+                        )
+                    })
+                });
                 let new = NewMemory {
                     memory_type,
                     scope: scope.clone(),
                     rule,
                     why,
                     how,
-                    name: view.fields.get("name").cloned(),
-                    description: view.fields.get("description").cloned(),
+                    name,
+                    description,
                     source: Source {
                         kind: "view".into(),
                         path: Some(rel.clone()),
@@ -651,8 +679,14 @@ impl MemoryStore {
                     },
                     at: now,
                 };
-                write_new_in(&tx, recall, new, None, now)?;
+                let out = write_new_in(&tx, recall, new, None, now)?;
                 report.imported += 1;
+                if matches!(out.action, Action::Unchanged | Action::Updated) {
+                    report.problems.push(format!(
+                        "{rel}: says what memory {} says; merged into it and the file removed",
+                        out.memory.id
+                    ));
+                }
                 remove_file(&root.join(&rel), &mut report);
             }
             tx.commit()?;
@@ -681,7 +715,8 @@ impl MemoryStore {
                         && rel.split_once('/').is_some_and(|(d, _)| d == dir)
                         && root.join(rel).is_file()
                 });
-                if files_left && root.join(dir).join(INDEX_FILE).is_file() {
+                // (A folder's only memory file deleted, its index left: that file.)
+                if (files_left || gone.len() == 1) && root.join(dir).join(INDEX_FILE).is_file() {
                     deleted.extend(gone);
                 } else {
                     report.problems.push(format!(

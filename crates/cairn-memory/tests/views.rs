@@ -334,6 +334,45 @@ fn a_deleted_file_forgets_its_memory() {
     assert!(files.iter().all(|f| f.is_file()));
 }
 
+/// A folder's only memory file deleted, its index left: that memory is forgotten too.
+#[test]
+fn deleting_a_folder_s_only_memory_forgets_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("memory");
+    let mut mem = MemoryStore::open(Store::open_in_memory().unwrap())
+        .unwrap()
+        .with_views(&root);
+    let m = mem
+        .remember(
+            cairn_memory::NewMemory {
+                memory_type: MemoryType::Feedback,
+                scope: "/w/solo".into(),
+                rule: "Always use ruff for linting.".into(),
+                why: None,
+                how: None,
+                name: None,
+                description: None,
+                source: cairn_memory::Source::default(),
+                at: NOW,
+            },
+            NOW,
+        )
+        .unwrap()
+        .memory;
+    let dir = root.join(scope_slug("/w/solo"));
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().is_some_and(|n| n != "MEMORY.md"))
+        .unwrap();
+    std::fs::remove_file(&file).unwrap();
+    let r = mem.refresh_views(NOW + 100).unwrap();
+    assert_eq!(r.forgotten, 1, "{r:?}");
+    assert!(!mem.get(&m.id).unwrap().unwrap().is_live());
+    assert!(!file.exists());
+}
+
 #[test]
 fn a_hand_edit_is_read_back_not_overwritten() {
     let (_tmp, mut mem, dir, file, text) = pnpm_view();
@@ -554,6 +593,28 @@ fn a_copy_beside_its_original_is_a_new_memory() {
         .map(|m| m.rule)
         .collect();
     assert!(rules.iter().any(|r| r == "Use pnpm, not npm."), "{rules:?}");
+    // Named by its own text, not by the original's derived name.
+    let copy_memory = mem
+        .list(&ListFilter::default())
+        .unwrap()
+        .into_iter()
+        .find(|m| m.rule.contains("prettier"))
+        .unwrap();
+    assert!(copy_memory.name.contains("prettier"), "{copy_memory:?}");
+    assert!(
+        copy_memory.description.contains("prettier"),
+        "{copy_memory:?}"
+    );
+    // A copy that says nothing new is merged into its original, and that is said.
+    std::fs::write(dir.join("same.md"), &text).unwrap();
+    let r = mem.refresh_views(NOW + 150).unwrap();
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| p.contains("same.md") && p.contains("merged")),
+        "{r:?}"
+    );
+    assert!(!dir.join("same.md").exists());
     assert!(rules.iter().any(|r| r.contains("prettier")), "{rules:?}");
     assert!(
         std::fs::read_to_string(&file)
