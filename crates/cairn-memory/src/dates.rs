@@ -6,7 +6,8 @@
 //! `next week` → `in the week of 2026-11-30`, `明日` → `2026-11-26`, `下周` → `2026-11-30那一周`.
 //! Weeks start on Monday. A bare or "this" weekday is the next one on or after the anchor day;
 //! "next <weekday>" is the one in the following week; "last <weekday>" the latest one before.
-//! Recurring phrases ("every Friday", "Fridays", "毎週金曜") are left alone, and so is a
+//! Recurring phrases ("every Friday", "Fridays", "毎週金曜", a habit with plural things: "we do
+//! hotfix deploys on Thursday") are left alone, and so is a
 //! weekday already followed by a date, so rewriting twice changes nothing.
 
 use std::sync::LazyLock;
@@ -207,9 +208,18 @@ static EN_ANY_WEEKDAY: LazyLock<Regex> =
 static JA_RECURRING: LazyLock<Regex> = LazyLock::new(|| re(r"ない|禁止|毎|いつも|必ず|常に|定期"));
 static ZH_RECURRING: LazyLock<Regex> = LazyLock::new(|| re(r"不|别|禁止|每|总是|一律|都|定期"));
 
+/// A habit said in the present with plural things: "we do hotfix deploys on Thursday",
+/// "releases go out on Monday", "backups run on Sunday" ("we ship on Friday" may be this
+/// Friday: it is made a date).
+static EN_HABIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:we\s+(?:do|run|hold|have|take|get)\s+(?:[a-z-]+\s+){0,2}[a-z-]+s|[a-z-]+s\s+(?:go out|go|happen|run|are|take place|get deployed|get released|get cut|are cut|ship))\s+on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\b",
+    )
+});
+
 /// Whether the bare weekday at `start..end` of `t` recurs.
 fn recurring_en(t: &str, start: usize, end: usize) -> bool {
-    if EN_RECURRING.is_match(t) || EN_DAY_PART_PLURAL.is_match(&t[end..]) {
+    if EN_RECURRING.is_match(t) || EN_DAY_PART_PLURAL.is_match(&t[end..]) || EN_HABIT.is_match(t) {
         return true;
     }
     // Another weekday close by: a schedule.
@@ -562,9 +572,16 @@ mod tests {
             "We release every Friday; no deploys on Friday afternoon",
             "Standup is on Monday and Thursday at 10:00",
             "Never deploy on Friday",
+            "We do hotfix deploys on Thursday",
+            "Releases go out on Monday",
+            "Backups run on Sunday at 03:00",
         ] {
             assert_eq!(a(recurring), recurring);
         }
+        assert_eq!(
+            a("the freeze starts on Thursday"),
+            "the freeze starts on Thursday 2026-11-26"
+        );
         assert_eq!(
             a("never deploy next Friday"),
             "never deploy Friday 2026-12-04"
