@@ -837,8 +837,9 @@ fn event_list(events: &[String]) -> String {
 /// event with a cairn handler there gets none in `config.toml` (an extra one there is removed),
 /// and the plan's notes say so. That file itself is never edited.
 /// `toml_edit` writes `\n` line ends: a file the user keeps with `\r\n` gets them back on
-/// every line, and a file that ends without a line break keeps ending so (an uninstall then
-/// gives back the file as it was). A file cairn creates does not open with a blank line.
+/// every line, a file that ends without a line break keeps ending so, and a byte-order mark
+/// stays (an uninstall then gives back the file as it was). A file cairn creates does not
+/// open with a blank line.
 fn in_line_style(before: Option<&str>, out: String) -> String {
     let Some(before) = before else {
         return out.trim_start_matches('\n').to_owned();
@@ -852,6 +853,10 @@ fn in_line_style(before: Option<&str>, out: String) -> String {
     if !before.is_empty() && !before.ends_with('\n') {
         let kept = out.trim_end_matches(['\r', '\n']).len();
         out.truncate(kept);
+    }
+    // A byte-order mark the editor wrote stays.
+    if before.starts_with('\u{feff}') && !out.starts_with('\u{feff}') {
+        out.insert(0, '\u{feff}');
     }
     out
 }

@@ -131,6 +131,7 @@ fn codex_round_trips_with_comments() {
     );
     round_trip_codex("model = \"o3\"\n[tui]\nnotifications = true");
     round_trip_codex("model = \"o3\"\r\n[tui]\r\nnotifications = true");
+    round_trip_codex("\u{feff}# cfg\r\nmodel = \"o3\"\r\n");
 }
 
 /// A config.toml that cairn creates does not open with a blank line.
