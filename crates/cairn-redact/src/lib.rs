@@ -1350,12 +1350,7 @@ fn assignment_value(text: &str, start: usize, end: usize, family: Family) -> Opt
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
     let in_query = matches!(text[..start].bytes().next_back(), Some(b'&' | b'?'));
     let literal = glued && (env_name || in_query) && value.quote == Quote::None;
-    let accepted = if literal {
-        accept_literal(v, family)
-    } else {
-        accept_value(v, next, family, value.quote)
-    };
-    if !accepted {
+    if !accept_value(v, next, family, value.quote, literal) {
         return None;
     }
     let kind = if is_aws_secret_key_name(key) {
@@ -1955,34 +1950,11 @@ fn looks_like_code(v: &str, next: Option<u8>) -> bool {
     shaped && in_long_words * 4 >= letters * 3
 }
 
-/// [`accept_value`] for a value that cannot be code (see [`assignment_value`]): only
-/// what is never a secret is refused (a placeholder or variable, a path or URL, a number,
-/// another variable's name, a plain word for a non-password key).
-fn accept_literal(v: &str, family: Family) -> bool {
-    if v.trim().is_empty() || v.contains(MARKER_PREFIX) || is_placeholder(v) || is_path_or_url(v) {
-        return false;
-    }
-    let n = v.chars().count();
-    if v.bytes()
-        .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'_'))
-    {
-        return n >= 16 || (family == Family::Password && n >= 6);
-    }
-    if v.contains('_')
-        && v.bytes()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
-    {
-        return false;
-    }
-    if family == Family::Password {
-        return n >= 4;
-    }
-    let one_case_word =
-        v.bytes().all(|c| c.is_ascii_lowercase()) || v.bytes().all(|c| c.is_ascii_uppercase());
-    !one_case_word && n >= 8
-}
-
-fn accept_value(v: &str, next: Option<u8>, family: Family, quote: Quote) -> bool {
+/// Whether an assigned value is a secret. `literal`: it cannot be code (a shell or
+/// environment assignment, a URL query; see [`assignment_value`]), so only what is never a
+/// secret is refused (a placeholder or variable, a path or URL, a number, another variable's
+/// name, a plain word for a non-password key).
+fn accept_value(v: &str, next: Option<u8>, family: Family, quote: Quote, literal: bool) -> bool {
     if v.trim().is_empty() || v.contains(MARKER_PREFIX) || is_placeholder(v) || is_path_or_url(v) {
         return false;
     }
@@ -1998,6 +1970,15 @@ fn accept_value(v: &str, next: Option<u8>, family: Family, quote: Quote) -> bool
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
     {
         return false;
+    }
+    if literal {
+        let one_case_word =
+            v.bytes().all(|c| c.is_ascii_lowercase()) || v.bytes().all(|c| c.is_ascii_uppercase());
+        return if family == Family::Password {
+            n >= 4
+        } else {
+            !one_case_word && n >= 8
+        };
     }
     if quote == Quote::Data {
         return n >= if family == Family::Password { 4 } else { 8 };
