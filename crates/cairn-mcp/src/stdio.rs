@@ -49,6 +49,14 @@ enum Verdict {
     Reply(Value),
 }
 
+/// An error for a request (with its id); a notification, which gets no answer, is dropped.
+fn refuse(id: Option<Value>, code: i64, message: String) -> Verdict {
+    match id {
+        Some(id) => error(id, code, message),
+        None => Verdict::Skip,
+    }
+}
+
 fn error(id: Value, code: i64, message: String) -> Verdict {
     Verdict::Reply(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
 }
@@ -103,38 +111,29 @@ fn check(line: &[u8], initialized: &mut bool) -> Verdict {
         let name = obj.get("method").and_then(Value::as_str).unwrap_or("");
         let params = obj.get("params");
         if params.is_some_and(|p| !p.is_object() && !p.is_array()) {
-            return match id {
-                Some(id) => error(
-                    id,
-                    -32602,
-                    "Invalid params: \"params\" must be an object".into(),
-                ),
-                None => Verdict::Skip,
-            };
+            return refuse(
+                id,
+                -32602,
+                "Invalid params: \"params\" must be an object".into(),
+            );
         }
         if name == "initialize" {
             // Once per session: a second one would leave the library in a state where it
             // answers nothing else.
             if *initialized {
-                return match id {
-                    Some(id) => error(
-                        id,
-                        -32600,
-                        "Invalid request: the session is already initialized".into(),
-                    ),
-                    None => Verdict::Skip,
-                };
+                return refuse(
+                    id,
+                    -32600,
+                    "Invalid request: the session is already initialized".into(),
+                );
             }
             *initialized = true;
         } else if !*initialized && name != "ping" {
-            return match id {
-                Some(id) => error(
-                    id,
-                    -32002,
-                    "Server not initialized: send \"initialize\" first".into(),
-                ),
-                None => Verdict::Skip,
-            };
+            return refuse(
+                id,
+                -32002,
+                "Server not initialized: send \"initialize\" first".into(),
+            );
         }
         if name == "tools/call"
             && (!params
@@ -144,15 +143,11 @@ fn check(line: &[u8], initialized: &mut bool) -> Verdict {
                     .and_then(|p| p.get("arguments"))
                     .is_some_and(|a| !a.is_object() && !a.is_null()))
         {
-            return match id {
-                Some(id) => error(
-                    id,
-                    -32602,
-                    "Invalid params: tools/call needs {\"name\": <tool>, \"arguments\": {...}}"
-                        .into(),
-                ),
-                None => Verdict::Skip,
-            };
+            return refuse(
+                id,
+                -32602,
+                "Invalid params: tools/call needs {\"name\": <tool>, \"arguments\": {...}}".into(),
+            );
         }
     }
     match (method, response) {
