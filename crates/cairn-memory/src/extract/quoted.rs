@@ -164,6 +164,15 @@ pub(super) fn prose(prompt: &str) -> String {
     for line in prompt.lines().take(400) {
         let t = line.trim_start();
         if t.starts_with("```") || t.starts_with("~~~") {
+            // "Staging uses this config:" then the block: what it says is in the block,
+            // which is not kept; the line alone would be a stub ("Staging uses this config.").
+            if !in_fence {
+                let kept = out.trim_end_matches('\n');
+                if kept.ends_with(':') || kept.ends_with('：') {
+                    let start = kept.rfind('\n').map_or(0, |i| i + 1);
+                    out.truncate(start);
+                }
+            }
             in_fence = !in_fence;
             continue;
         }

@@ -1793,3 +1793,13 @@ fn services_pins_and_what_parts_use() {
         none(p);
     }
 }
+
+/// A line that introduces a code block says what it says in the block, which is not kept:
+/// alone it would be a stub memory. A rule before the block still stands.
+#[test]
+fn a_line_that_introduces_a_block_is_not_a_stub_memory() {
+    none("Remember: staging uses this config:\n```yaml\ndb:\n  host: staging-db\n```");
+    none("Remember the .env for local dev has:\n```\nAPI_URL=http://localhost:8080\n```");
+    let c = one("From now on use pnpm, not npm.\nHere is the lockfile diff:\n```\n- a\n+ b\n```");
+    assert_eq!(c.rule, "Use pnpm, not npm.");
+}
