@@ -373,6 +373,28 @@ impl MemoryStore {
                 if let Some((id, forgotten)) = known {
                     if forgotten.is_some() {
                         report.forgotten_skipped += 1;
+                    } else if let Some((_, extracted_at)) = &before {
+                        // The same words read by newer rules may belong elsewhere ("Be more
+                        // terse" is the person's, in every project) or be of another type:
+                        // a memory this turn alone made, unchanged since, follows them.
+                        let scope = match (c.memory_type, &project) {
+                            (MemoryType::User, _) => Some(GLOBAL.to_string()),
+                            _ if c.personal => Some(GLOBAL.to_string()),
+                            (_, p) => p.clone(),
+                        };
+                        if let Some(scope) = scope
+                            && reread_moves(
+                                &tx,
+                                recall,
+                                &id,
+                                t,
+                                &scope,
+                                c.memory_type,
+                                *extracted_at,
+                            )?
+                        {
+                            report.updated += 1;
+                        }
                     }
                     ids.push(id);
                     continue;
@@ -419,7 +441,6 @@ impl MemoryStore {
         // (a task kept in a rule, a bare secret) stays out of the store, as on a fresh sync.
         // Only a memory this turn alone made, unchanged since (no hand edit, no merge).
         if let Some((old_ids, extracted_at)) = before {
-            let prefix = format!("{}:{}:{}:", t.agent, t.session_key, t.turn.key);
             for id in old_ids.split(',').filter(|i| !i.is_empty()) {
                 if ids.iter().any(|n| n == id) {
                     continue;
@@ -427,13 +448,10 @@ impl MemoryStore {
                 let Some(m) = crate::store::get_memory(&tx, id)? else {
                     continue;
                 };
-                let origins: Vec<String> = tx
-                    .prepare_cached("SELECT origin FROM memory_origins WHERE memory_id = ?1")?
-                    .query_map([id], |r| r.get(0))?
-                    .collect::<rusqlite::Result<_>>()?;
-                let only_here =
-                    !origins.is_empty() && origins.iter().all(|o| o.starts_with(&prefix));
-                if m.is_live() && only_here && m.updated_at <= extracted_at.max(m.created_at) {
+                if m.is_live()
+                    && m.updated_at <= extracted_at.max(m.created_at)
+                    && made_by_turn_alone(&tx, id, t)?
+                {
                     tx.execute(
                         "UPDATE memories SET forgotten_at = ?2 WHERE id = ?1",
                         params![id, now],
@@ -464,4 +482,47 @@ impl MemoryStore {
         tx.commit()?;
         Ok(())
     }
+}
+
+/// Gives memory `id` the scope and type newer rules give its statement, when turn `t` alone
+/// made it and nothing changed it since it was extracted (`extracted_at`). Returns whether it
+/// changed.
+fn reread_moves(
+    conn: &rusqlite::Connection,
+    recall: &mut cairn_recall::Recall,
+    id: &str,
+    t: &StoredTurn,
+    scope: &str,
+    memory_type: MemoryType,
+    extracted_at: i64,
+) -> Result<bool> {
+    let Some(mut m) = crate::store::get_memory(conn, id)? else {
+        return Ok(false);
+    };
+    if !m.is_live() || (m.scope == scope && m.memory_type == memory_type) {
+        return Ok(false);
+    }
+    if !made_by_turn_alone(conn, id, t)? || m.updated_at > extracted_at.max(m.created_at) {
+        return Ok(false);
+    }
+    crate::store::ensure_scope(conn, scope)?;
+    m.scope = scope.to_string();
+    m.memory_type = memory_type;
+    m.keywords = crate::keywords::keywords_for(memory_type, &format!("{} {}", m.name, m.rule));
+    conn.execute(
+        "UPDATE memories SET scope = ?2, type = ?3, keywords = ?4 WHERE id = ?1",
+        params![m.id, m.scope, m.memory_type.as_str(), m.keywords.join("\n")],
+    )?;
+    recall.upsert(conn, &crate::store::document(&m))?;
+    Ok(true)
+}
+
+/// Whether every statement behind memory `id` came from turn `t` (no other turn said it too).
+fn made_by_turn_alone(conn: &rusqlite::Connection, id: &str, t: &StoredTurn) -> Result<bool> {
+    let prefix = format!("{}:{}:{}:", t.agent, t.session_key, t.turn.key);
+    let origins: Vec<String> = conn
+        .prepare_cached("SELECT origin FROM memory_origins WHERE memory_id = ?1")?
+        .query_map([id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(!origins.is_empty() && origins.iter().all(|o| o.starts_with(&prefix)))
 }

@@ -395,6 +395,51 @@ fn an_older_statement_read_late_does_not_come_back() {
     assert!(live[0].contains("bun"), "{live:?}");
 }
 
+/// Read again by newer rules, the same words may belong elsewhere: an older rule kept "Be more
+/// terse" in the project, the current ones keep it for every project, and an upgraded store
+/// follows (the memory keeps its id).
+#[test]
+fn a_reread_statement_takes_the_scope_newer_rules_give_it() {
+    let cwd = "/home/dev/work/webapp";
+    let mut mem = store();
+    ingest(
+        &mut mem,
+        Agent::Claude,
+        "s1",
+        &[turn("t1", "Be more terse.", cwd, "2026-11-20T10:00:00Z")],
+    );
+    mem.extract(&dirs(), NOW).unwrap();
+    let m = all_live(&mem).into_iter().next().unwrap();
+    assert_eq!(m.scope, "global");
+    // As an older build left it.
+    let project = cairn_memory::project_scope(std::path::Path::new(cwd));
+    let conn = mem.store().connection();
+    conn.execute(
+        "UPDATE memories SET scope = ?2 WHERE id = ?1",
+        rusqlite::params![m.id, project],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE memory_extractions SET fingerprint = 'older rules', extracted_at = ?1",
+        [NOW + 1],
+    )
+    .unwrap();
+    mem.store()
+        .set_meta(cairn_memory::EXTRACTION_MARK, "v0-0000000000000000:0")
+        .unwrap();
+    mem.extract(&dirs(), NOW + DAY).unwrap();
+    let again = mem.get(&m.id).unwrap().unwrap();
+    assert_eq!((again.scope.as_str(), again.is_live()), ("global", true));
+    assert_eq!(
+        mem.recall("terse answers", "/some/other/project", 3, NOW + DAY)
+            .unwrap()[0]
+            .memory
+            .id,
+        m.id,
+        "recalled in every project"
+    );
+}
+
 /// A pasted document is not a memory: `remember` (the CLI and MCP) refuses it whole, saying
 /// what to save instead; nothing is stored.
 #[test]
