@@ -204,14 +204,14 @@ impl MemoryStore {
             self.store
                 .set_meta(EXTRACTION_MARK, &format!("{tag}:{mark}"))?;
         }
-        report.superseded += self.compare_live_again(now)?;
+        report.superseded += self.compare_live_again()?;
         Ok(report)
     }
 
     /// Once per [`RELATION_VERSION`]: each live memory meets the older live memories of its
     /// scope that the search finds for it, as a new statement would, and retires those it
     /// replaces. Returns how many were retired.
-    fn compare_live_again(&mut self, now: i64) -> Result<usize> {
+    fn compare_live_again(&mut self) -> Result<usize> {
         let version = RELATION_VERSION.to_string();
         if self.store.meta(RELATION_MARK)?.as_deref() == Some(version.as_str()) {
             return Ok(0);
@@ -227,24 +227,56 @@ impl MemoryStore {
                 .cmp(&a.updated_at)
                 .then(b.created_at.cmp(&a.created_at))
         });
-        let (tx, recall) = self.begin_write()?;
-        let mut retired: std::collections::HashSet<String> = std::collections::HashSet::new();
-        for new in &live {
-            if retired.contains(&new.id) {
+        // Candidates are the older memories of the same scope that share a word of the
+        // memory's own (in memory, no search per memory: a store of 10,000 memories is
+        // compared in seconds), at most `PER_MEMORY` of them, most shared words first; words
+        // in more than `COMMON` memories of the scope say nothing. No lock is held meanwhile:
+        // the write lock is taken for the few changes at the end.
+        const PER_MEMORY: usize = 12;
+        const COMMON: usize = 64;
+        let words: Vec<std::collections::HashSet<String>> = live
+            .iter()
+            .map(|m| crate::text::content_words(&m.rule))
+            .collect();
+        let vectors: Vec<_> = live.iter().map(|m| cairn_embed::embed(&m.rule)).collect();
+        let mut by_word: std::collections::HashMap<(&str, &str), Vec<usize>> =
+            std::collections::HashMap::new();
+        for (i, (m, ws)) in live.iter().zip(&words).enumerate() {
+            for w in ws {
+                by_word
+                    .entry((m.scope.as_str(), w.as_str()))
+                    .or_default()
+                    .push(i);
+            }
+        }
+        let mut retired: std::collections::HashMap<String, String> =
+            std::collections::HashMap::new();
+        for (i, new) in live.iter().enumerate() {
+            if retired.contains_key(&new.id) {
                 continue;
             }
-            let new_vec = cairn_embed::embed(&new.rule);
-            for hit in recall.search(&tx, &new.rule, &[new.scope.as_str()], 8, now)? {
-                if hit.id == new.id || retired.contains(&hit.id) {
-                    continue;
-                }
-                let Some(old) = crate::store::get_memory(&tx, &hit.id)? else {
+            let mut shared: std::collections::HashMap<usize, usize> =
+                std::collections::HashMap::new();
+            for w in &words[i] {
+                let Some(with) = by_word.get(&(new.scope.as_str(), w.as_str())) else {
                     continue;
                 };
-                if !old.is_live() || old.scope != new.scope || old.updated_at >= new.updated_at {
+                if with.len() > COMMON {
                     continue;
                 }
-                let cos = cairn_embed::cosine(&new_vec, &cairn_embed::embed(&old.rule));
+                // Later in `live` is older (newest first).
+                for &j in with.iter().filter(|&&j| j > i) {
+                    *shared.entry(j).or_default() += 1;
+                }
+            }
+            let mut candidates: Vec<(usize, usize)> = shared.into_iter().collect();
+            candidates.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            for (j, _) in candidates.into_iter().take(PER_MEMORY) {
+                let old = &live[j];
+                if retired.contains_key(&old.id) || old.updated_at >= new.updated_at {
+                    continue;
+                }
+                let cos = cairn_embed::cosine(&vectors[i], &vectors[j]);
                 if matches!(
                     crate::similar::relation(
                         new.memory_type,
@@ -255,19 +287,25 @@ impl MemoryStore {
                     ),
                     crate::similar::Relation::Supersedes | crate::similar::Relation::Refines
                 ) {
-                    tx.execute(
-                        "UPDATE memories SET superseded_by = ?2 WHERE id = ?1",
-                        params![old.id, new.id],
-                    )?;
-                    tx.execute("DELETE FROM memory_shown WHERE memory_id = ?1", [&old.id])?;
-                    recall.remove(&tx, &old.id)?;
-                    retired.insert(old.id);
+                    retired.insert(old.id.clone(), new.id.clone());
                 }
             }
         }
+        let (tx, recall) = self.begin_write()?;
+        let mut n = 0;
+        for (old, new) in &retired {
+            // (Only what is still live: another writer may have changed it meanwhile.)
+            n += tx.execute(
+                "UPDATE memories SET superseded_by = ?2
+                 WHERE id = ?1 AND superseded_by IS NULL AND forgotten_at IS NULL",
+                params![old, new],
+            )?;
+            tx.execute("DELETE FROM memory_shown WHERE memory_id = ?1", [old])?;
+            recall.remove(&tx, old)?;
+        }
         tx.commit()?;
         self.store.set_meta(RELATION_MARK, &version)?;
-        Ok(retired.len())
+        Ok(n)
     }
 
     /// The revision up to which the turns were read by a run with the same `tag`; 0 (every
