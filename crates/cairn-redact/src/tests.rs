@@ -1321,7 +1321,7 @@ fn word_and_digit_passwords_in_assignments() {
     );
 }
 
-/// Found by an audit: word passwords in shell assignments, camel-case passwords with digits,
+/// Secrets as people write them: word passwords in shell assignments, camel-case passwords with digits,
 /// a password in a JDBC query, a passphrase in prose, a service's key named by the service
 /// and a dotted bot token. Code stays code.
 #[test]
