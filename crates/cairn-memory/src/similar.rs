@@ -983,6 +983,30 @@ pub fn relation(
     {
         return Relation::Supersedes;
     }
+    // A ban lifted: everything the old rule forbade is now wanted, and the new one says it is
+    // allowed now ("deploying on Fridays is fine now, the freeze is lifted" after "never
+    // deploy on Fridays"); without such a word it may be a narrower case ("mock the database
+    // in unit tests").
+    let lifted = [
+        "now",
+        "again",
+        "fine",
+        "allowed",
+        "ok",
+        "okay",
+        "lifted",
+        "permitted",
+    ];
+    if !bn.is_empty()
+        && bn.iter().all(|w| ap.contains(w))
+        && an.intersection(&bn).next().is_none()
+        && new_text
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| lifted.iter().any(|l| w.eq_ignore_ascii_case(l)))
+        && cosine >= 0.5
+    {
+        return Relation::Supersedes;
+    }
     // One option of a closed set put in another's place, the rest the same ("use single
     // quotes" after "use double quotes", "keep tabs for indentation" after "use 2 spaces for
     // indentation", "keep answers short" after "give detailed answers"): the new choice.
@@ -2105,6 +2129,19 @@ mod tests {
                 Feedback,
                 "Use 4 spaces for Python files.",
                 "Use 2 spaces for indentation.",
+                Relation::Distinct,
+            ),
+            // A ban lifted, said to be allowed now; without such a word, a narrower case.
+            (
+                Feedback,
+                "Deploying on Fridays is fine now, the freeze is lifted.",
+                "Never deploy on Fridays.",
+                Relation::Supersedes,
+            ),
+            (
+                Feedback,
+                "Mock the database in unit tests.",
+                "Don't mock the database.",
                 Relation::Distinct,
             ),
             // A change that names what it left behind, whatever else it says.

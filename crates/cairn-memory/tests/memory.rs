@@ -481,6 +481,11 @@ fn changes_of_mind_said_in_passing_retire_the_old_memory() {
         ),
         ("From now on use 2 spaces for indentation.", "spaces"),
         ("Actually, keep tabs for indentation.", "tabs"),
+        ("Never deploy on Fridays.", "Never deploy"),
+        (
+            "Deploying on Fridays is fine now, the freeze is lifted.",
+            "fine now",
+        ),
     ];
     let mut mem = store();
     for (i, (prompt, _)) in said.iter().enumerate() {
@@ -494,13 +499,13 @@ fn changes_of_mind_said_in_passing_retire_the_old_memory() {
         mem.extract(&dirs(), NOW + i as i64 * DAY).unwrap();
     }
     let live: Vec<String> = all_live(&mem).into_iter().map(|m| m.rule).collect();
-    for old in ["We use Jest", "We use pnpm", "2 spaces"] {
+    for old in ["We use Jest", "We use pnpm", "2 spaces", "Never deploy"] {
         assert!(
             !live.iter().any(|r| r.contains(old)),
             "{old} retired: {live:#?}"
         );
     }
-    for new in ["Vitest", "bun", "tabs"] {
+    for new in ["Vitest", "bun", "tabs", "fine now"] {
         assert_eq!(
             live.iter().filter(|r| r.contains(new)).count(),
             1,

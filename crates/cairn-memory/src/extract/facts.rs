@@ -272,6 +272,15 @@ const EN_PROJECT_USES_WORDS: &[&str] = &[
     " written in ",
 ];
 
+/// A permission given back: "deploying on Fridays is fine now", "using moment is allowed
+/// again". What it allows is an action (a gerund), so "the build is fine now" or "everything
+/// is fine now" (reports) are not one.
+static EN_PERMISSION: LazyLock<Regex> = LazyLock::new(|| {
+    ascii_re(
+        r"(?i)^[a-z]+ing\s+\S[^.?!;]{0,60}?\s+(?:is|are)\s+(?:fine|ok|okay|allowed|permitted|acceptable)\s+(?:now|again)\b",
+    )
+});
+
 /// A named service in a role of the project: "Sentry is our error tracker", "our CI is
 /// Buildkite", "we deploy to Vercel", "errors go to Sentry".
 static EN_SERVICE_ROLE: LazyLock<Regex> = LazyLock::new(|| {
@@ -408,6 +417,25 @@ pub(super) fn plain_fact(s: &str, lower: &str) -> Option<(Shape, &'static str)> 
         }
         if has_any(lower, EN_RESET_WORDS) && EN_RESET.is_match(s) {
             return fact(MemoryType::Project);
+        }
+        if (lower.contains(" now") || lower.contains(" again"))
+            && lead.ends_with("ing")
+            && ![
+                "nothing",
+                "everything",
+                "something",
+                "anything",
+                "thing",
+                "string",
+                "morning",
+                "evening",
+                "ping",
+                "building",
+            ]
+            .contains(&lead.as_str())
+            && EN_PERMISSION.is_match(s)
+        {
+            return fact(MemoryType::Feedback);
         }
         // (Not the trouble words: "errors go to Sentry" names errors as what is sent.)
         if may_name_a_service_role(lower)

@@ -1803,3 +1803,22 @@ fn a_line_that_introduces_a_block_is_not_a_stub_memory() {
     let c = one("From now on use pnpm, not npm.\nHere is the lockfile diff:\n```\n- a\n+ b\n```");
     assert_eq!(c.rule, "Use pnpm, not npm.");
 }
+
+/// A permission given back is a rule; a report that something works again is not.
+#[test]
+fn a_permission_given_back_is_a_rule() {
+    for p in [
+        "Deploying on Fridays is fine now, the freeze is lifted.",
+        "Using moment is allowed again.",
+    ] {
+        assert_eq!(one(p).memory_type, MemoryType::Feedback, "{p}");
+    }
+    for p in [
+        "The build is fine now.",
+        "Everything is fine now",
+        "Testing is fine now",
+        "The login is working again",
+    ] {
+        none(p);
+    }
+}
