@@ -300,8 +300,7 @@ impl MemoryStore {
                  WHERE id = ?1 AND superseded_by IS NULL AND forgotten_at IS NULL",
                 params![old, new],
             )?;
-            tx.execute("DELETE FROM memory_shown WHERE memory_id = ?1", [old])?;
-            recall.remove(&tx, old)?;
+            crate::store::take_out_in(&tx, recall, old)?;
         }
         tx.commit()?;
         self.store.set_meta(RELATION_MARK, &version)?;
@@ -490,13 +489,7 @@ impl MemoryStore {
                     && m.updated_at <= extracted_at.max(m.created_at)
                     && made_by_turn_alone(&tx, id, t)?
                 {
-                    tx.execute(
-                        "UPDATE memories SET forgotten_at = ?2 WHERE id = ?1",
-                        params![id, now],
-                    )?;
-                    tx.execute("DELETE FROM memory_shown WHERE memory_id = ?1", [id])?;
-                    recall.remove(&tx, id)?;
-                    report.withdrawn += 1;
+                    report.withdrawn += usize::from(crate::store::retire_in(&tx, recall, id, now)?);
                 }
             }
         }

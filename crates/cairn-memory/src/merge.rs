@@ -182,13 +182,7 @@ impl MemoryStore {
         let (tx, recall) = self.begin_write()?;
         let mut n = 0;
         for id in ids {
-            n += tx.execute(
-                "UPDATE memories SET forgotten_at = ?2
-                 WHERE id = ?1 AND forgotten_at IS NULL AND superseded_by IS NULL",
-                params![id, now],
-            )?;
-            tx.execute("DELETE FROM memory_shown WHERE memory_id = ?1", [id])?;
-            recall.remove(&tx, id)?;
+            n += usize::from(crate::store::retire_in(&tx, recall, id, now)?);
         }
         tx.commit()?;
         Ok(n)

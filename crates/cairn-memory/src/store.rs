@@ -859,9 +859,32 @@ pub(crate) fn forget_in(conn: &Connection, recall: &mut Recall, id: &str, now: i
          WHERE id = ?1",
         params![id, now],
     )?;
+    take_out_in(conn, recall, id)
+}
+
+/// Takes a memory out of recall and out of what sessions were shown (it was forgotten,
+/// retired or replaced), inside a transaction.
+pub(crate) fn take_out_in(conn: &Connection, recall: &mut Recall, id: &str) -> Result<()> {
     conn.execute("DELETE FROM memory_shown WHERE memory_id = ?1", [id])?;
     recall.remove(conn, id)?;
     Ok(())
+}
+
+/// Retires a live memory inside a transaction: out of recall and the views, its text kept
+/// ([`MemoryStore::restore`] brings it back). Returns whether it was live.
+pub(crate) fn retire_in(
+    conn: &Connection,
+    recall: &mut Recall,
+    id: &str,
+    now: i64,
+) -> Result<bool> {
+    let n = conn.execute(
+        "UPDATE memories SET forgotten_at = ?2
+         WHERE id = ?1 AND forgotten_at IS NULL AND superseded_by IS NULL",
+        params![id, now],
+    )?;
+    take_out_in(conn, recall, id)?;
+    Ok(n > 0)
 }
 
 /// Inserts or merges a new memory inside a transaction.
