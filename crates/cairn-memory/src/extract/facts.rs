@@ -79,11 +79,13 @@ fn ascii_re(p: &str) -> Regex {
 /// nightly by the sync job".
 static EN_GENERATED: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"(?i)\b(?:is|are)\s+(?:auto-?)?generated\s+(?:from|by|out of)\b|\b(?:gets?|are|is)\s+(?:wiped|overwritten|regenerated|clobbered|blown away|replaced)\s+(?:by|on|every|each|nightly|daily|weekly|whenever|when(?:ever)?|at)\b|\bhand[- ]edits?\b[^.?!]*\b(?:get|are|is)\s+(?:wiped|lost|overwritten|reverted)\b",
+        r"(?i)\b(?:is|are)\s+(?:auto-?)?generated\s+(?:from|by|out of)\b|\b(?:is|are)\s+(?:(?:just|only)\s+)?(?:build\s+output|a\s+build\s+artifact|build\s+artifacts)\b|\b(?:gets?|are|is)\s+(?:wiped|overwritten|regenerated|clobbered|blown away|replaced)\s+(?:by|on|every|each|nightly|daily|weekly|whenever|when(?:ever)?|at)\b|\bhand[- ]edits?\b[^.?!]*\b(?:get|are|is)\s+(?:wiped|lost|overwritten|reverted)\b",
     )
 });
 const EN_GENERATED_WORDS: &[&str] = &[
     "generated",
+    "build output",
+    "build artifact",
     "wiped",
     "overwritten",
     "regenerated",
@@ -142,10 +144,10 @@ const EN_RESET_WORDS: &[&str] = &[
 /// "we're pinned to node 18".
 static EN_PINNED: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"(?i)\b(?:stays?|staying|remains?|is\s+stuck|are\s+stuck|(?:is|are|we're|we\s+are)\s+pinned)\s+(?:on|at|to)\s+(?:[\w.+-]+\s+){0,2}?v?\d+(?:\.\d+)*\b|^(?:we\s+)?pin\s+[\w.+-]+(?:\s+[\w.+-]+)?\s+(?:to|at|on)\s+v?\d+(?:\.\d+)*\b",
+        r"(?i)\b(?:stays?|staying|remains?|is\s+stuck|are\s+stuck|(?:is|are|we're|we\s+are)\s+(?:pinned|locked))\s+(?:on|at|to)\s+(?:[\w.+-]+\s+){0,2}?v?\d+(?:\.\d+)*\b|^(?:we\s+)?pin\s+[\w.+-]+(?:\s+[\w.+-]+)?\s+(?:to|at|on)\s+v?\d+(?:\.\d+)*\b",
     )
 });
-const EN_PINNED_WORDS: &[&str] = &["stay", "remain", "stuck", "pin"];
+const EN_PINNED_WORDS: &[&str] = &["stay", "remain", "stuck", "pin", "locked"];
 
 /// "I moved to Berlin last month": where the person lives now.
 static EN_MOVED_TO: LazyLock<Regex> = LazyLock::new(|| {
@@ -158,7 +160,7 @@ static EN_MOVED_TO: LazyLock<Regex> = LazyLock::new(|| {
 /// app", "the feature store repo standardized on uv".
 static EN_REPLACED: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"(?i)^(?:(?:fyi|btw|note|also|ok|so)[,:]?\s+)*(?:we|the\s+team|the\s+[\w\s`.-]{1,30}?|our\s+[\w\s`.-]{1,30}?)(?:\s+have|\s+has|'ve|’ve)?\s+(?:recently\s+|finally\s+|just\s+|now\s+)?(?:replaced\s+\S.{0,60}?\s+with\s+\S|standardi[sz]ed\s+on\s+\S|settled\s+on\s+\S|consolidated\s+on\s+\S)|\b(?:got|was|were|has\s+been|have\s+been)\s+renamed\s+(?:from\s+)?\S+\s+to\s+\S|\b(?:dropped|ditched|removed)\s+\S+[^.;]{0,40}?\bwe\s+use\s+\S+(?:\s+\S+)?\s+now\b",
+        r"(?i)^(?:(?:fyi|btw|note|also|ok|so)[,:]?\s+)*(?:we|the\s+team|the\s+[\w\s`.-]{1,30}?|our\s+[\w\s`.-]{1,30}?)(?:\s+have|\s+has|'ve|’ve)?\s+(?:recently\s+|finally\s+|just\s+|now\s+)?(?:replaced\s+\S.{0,60}?\s+with\s+\S|standardi[sz]ed\s+on\s+\S|settled\s+on\s+\S|consolidated\s+on\s+\S)|\b(?:got|was|were|has\s+been|have\s+been)\s+renamed\s+(?:from\s+)?\S+\s+to\s+\S|\b(?:got|was|were|has\s+been|have\s+been)\s+replaced\s+by\s+\S|\b(?:dropped|ditched|removed)\s+\S+[^.;]{0,40}?\bwe\s+use\s+\S+(?:\s+\S+)?\s+now\b",
     )
 });
 const EN_REPLACED_WORDS: &[&str] = &[

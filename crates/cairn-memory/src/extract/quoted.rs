@@ -172,6 +172,10 @@ pub(super) fn prose(prompt: &str) -> String {
                     let start = kept.rfind('\n').map_or(0, |i| i + 1);
                     out.truncate(start);
                 }
+            } else if quoting {
+                // "here's the failing test output:" then a fenced block: the block was the
+                // quote, and what follows it ("fix it. and always …") is the user's again.
+                quoting = false;
             }
             in_fence = !in_fence;
             continue;

@@ -1822,3 +1822,101 @@ fn a_permission_given_back_is_a_rule() {
         none(p);
     }
 }
+
+/// What follows a quoted block is the user's own words again: "here's the output:", the
+/// block, then the rule.
+#[test]
+fn a_rule_after_a_quoted_block_is_kept() {
+    let c = one(
+        "here's the failing test output:\n```\n--- FAIL: TestReconcile (0.03s)\nFAIL\n```\nfix it. and please always use table-driven tests in this codebase, that's the convention",
+    );
+    assert!(c.rule.starts_with("Always use table-driven tests"), "{c:?}");
+    // The lead-in's own lines after it, with no block, stay quoted.
+    none("the linter says:\nalways use const here\n\nok");
+}
+
+/// Standing rules and facts in the shapes a team says them: scoped "going forward", "any
+/// time you … please", "for all future sessions", "was replaced by", "is build output",
+/// "locked at", "I lead the … team", "we don't do X", and their Japanese and Chinese kin.
+#[test]
+fn rules_and_facts_in_team_phrasings() {
+    for (p, t) in [
+        (
+            "oh and for anything in pipelines/ going forward, use polars not pandas — we're migrating module by module",
+            MemoryType::Feedback,
+        ),
+        (
+            "btw any time you touch mappers please add a unit test in the matching *MapperTest file, that's how we keep coverage up",
+            MemoryType::Feedback,
+        ),
+        (
+            "when you write migrations for this app make them reversible — we've been burned by one-way migrations twice",
+            MemoryType::Feedback,
+        ),
+        (
+            "Heads up for all future sessions: main is protected and PRs need two approvals.",
+            MemoryType::Feedback,
+        ),
+        (
+            "the old `payments-v1` service was replaced by `paygate` in Q3",
+            MemoryType::Project,
+        ),
+        (
+            "The design tokens come from Figma, src/tokens/*.json is build output.",
+            MemoryType::Project,
+        ),
+        (
+            "unity version is locked at 2022.3 LTS for the whole team",
+            MemoryType::Project,
+        ),
+        (
+            "I lead the platform team here, so flag anything that changes IAM",
+            MemoryType::User,
+        ),
+        (
+            "we don't do default exports in this frontend, named exports only.",
+            MemoryType::Project,
+        ),
+        (
+            "lol no, we don't use black here, we use ruff format.",
+            MemoryType::Project,
+        ),
+        (
+            "src/api/generated は自動生成なので手で触らないでね",
+            MemoryType::Feedback,
+        ),
+        (
+            "バグ報告はBacklogの「SHOP」プロジェクトに起票することになってます",
+            MemoryType::Project,
+        ),
+        (
+            "每次改完数据库 schema 都要同步更新 docs/db.md，这是团队规定",
+            MemoryType::Feedback,
+        ),
+        (
+            "前端的 i18n 文案统一放在 locales/zh-CN.json，不要在组件里写死中文",
+            MemoryType::Project,
+        ),
+        (
+            "数据集放在 /data/shared/datasets，别往 home 目录写大文件",
+            MemoryType::Feedback,
+        ),
+        ("我在新加坡，时区是 UTC+8", MemoryType::User),
+    ] {
+        assert_eq!(one(p).memory_type, t, "{p}");
+    }
+    // What keeps the rule stays out of it: the task after a convention.
+    let c = one(
+        "うちはTerraformのmoduleを全部 infra/modules 配下に置く運用なので、今回のredisのmoduleもそこに作ってください",
+    );
+    assert!(!c.rule.contains("今回"), "{c:?}");
+    // Reminders, bans on the task at hand, and passing states are not rules.
+    for p in [
+        "CHANGELOGも更新するの忘れないでね",
+        "下周一要发版，这几天先别动 build 脚本",
+        "帮我改一下登录页，别动接口",
+        "for this PR going forward, skip the e2e run",
+    ] {
+        none(p);
+    }
+}
