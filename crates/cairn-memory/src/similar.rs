@@ -378,7 +378,15 @@ fn identity_words(text: &str) -> HashSet<String> {
                 .to_lowercase()
         })
         .collect();
-    for pair in words.windows(2) {
+    for (i, pair) in words.windows(2).enumerate() {
+        // ("services are on 3.12": a version held, not a switch.)
+        let value_follows = words.get(i + 2).is_some_and(|w| {
+            w.trim_start_matches('v')
+                .starts_with(|c: char| c.is_ascii_digit())
+        });
+        if value_follows {
+            continue;
+        }
         let setter = [
             "is", "are", "be", "was", "were", "now", "turned", "switched", "stays", "set",
             "flipped", "kept",
@@ -787,6 +795,33 @@ pub fn relation(
     {
         return Relation::Distinct;
     }
+    // Two links to different places, neither under the other: never one memory. With the
+    // rest alike ("On-call runbook: https://wiki…" / "The on-call runbook moved to
+    // https://runbooks…") the new link replaces the old; otherwise they point at two things.
+    let (new_links, old_links) = (links(new_text), links(old_text));
+    if !new_links.is_empty()
+        && !old_links.is_empty()
+        && !new_links.iter().any(|l| old_links.contains(l))
+    {
+        let words = |t: &str| {
+            let without: Vec<&str> = t
+                .split_whitespace()
+                .filter(|w| !w.contains("://"))
+                .collect();
+            content_words(&without.join(" "))
+        };
+        let (wa, wb) = (words(new_text), words(old_text));
+        let rest_alike = !wb.is_empty()
+            && wb.iter().all(|w| wa.contains(w))
+            && wa
+                .iter()
+                .all(|w| wb.contains(w) || is_change_word(w) || is_filler(w) || is_state_verb(w));
+        return if rest_alike && cosine >= 0.5 {
+            Relation::Supersedes
+        } else {
+            Relation::Distinct
+        };
+    }
     let a = content_words(new_text);
     let b = content_words(old_text);
     if a.is_empty() || b.is_empty() {
@@ -845,6 +880,16 @@ pub fn relation(
     // already says what a narrower one does, but not the other way round.
     if new_type == MemoryType::Feedback && !contradiction && same_subject && (new_more || old_more)
     {
+        // "Before committing, *only* run the tests of the packages you touched" after "run
+        // the full test suite before every commit": the narrower rule takes the broad one's
+        // place, it does not restate it.
+        let only = |t: &str| {
+            t.split(|c: char| !c.is_alphanumeric())
+                .any(|w| w.eq_ignore_ascii_case("only"))
+        };
+        if new_more && only(new_text) && !only(old_text) && new_type == old_type {
+            return Relation::Supersedes;
+        }
         if new_more {
             let more = additions(new_text);
             let code = code_words(new_text);
@@ -1054,8 +1099,9 @@ pub fn relation(
     }
     // Every differing word, on both sides, is a value: the same statement with a new value.
     // Said to be a change ("moved to", "is now"), new names and numbers replace the old ones.
-    let is_new_value =
-        |w: &&String| is_value(w) || (changed && (is_identifier(w) || is_change_word(w)));
+    let is_new_value = |w: &&String| {
+        is_value(w) || is_state_verb(w) || (changed && (is_identifier(w) || is_change_word(w)))
+    };
     // Several numbers differing together name another thing ("service number 2 listens on
     // port 8002" after "service number 1 … 8001"), unless the memory says it changed.
     let values_differing = only_new.iter().filter(|w| is_value(w)).count();
@@ -1066,9 +1112,11 @@ pub fn relation(
         && !other_environment
         && (changed || values_differing < 2)
         && only_new.iter().all(is_new_value)
-        && only_old
-            .iter()
-            .all(|w| is_value(w) || (changed && (is_identifier(w) || w.as_str() == "version")));
+        && only_old.iter().all(|w| {
+            is_value(w)
+                || is_state_verb(w)
+                || (changed && (is_identifier(w) || w.as_str() == "version"))
+        });
     if same_subject && changed_value {
         return Relation::Supersedes;
     }
@@ -1109,6 +1157,16 @@ const FILLERS: &[&str] = &[
 
 fn is_filler(w: &str) -> bool {
     FILLERS.contains(&w)
+}
+
+/// Verbs that only say a value holds ("Python services *run on* 3.10" / "… *are on* 3.12",
+/// "write new services in Java 17" / "new services should *target* Java 21"): a memory
+/// that differs by them and a value has a new value, not a new subject.
+fn is_state_verb(w: &str) -> bool {
+    static STEMS: std::sync::LazyLock<HashSet<String>> = std::sync::LazyLock::new(|| {
+        content_words("run runs running use uses using target targets write version versions")
+    });
+    STEMS.contains(w)
 }
 
 /// Two forms of one word: "postgresql" / "postgr", "config" / "configur" (one starts with
@@ -1414,6 +1472,66 @@ mod tests {
     fn rel(t: MemoryType, a: &str, b: &str) -> Relation {
         let c = cairn_embed::cosine(&cairn_embed::embed(a), &cairn_embed::embed(b));
         relation(t, a, t, b, c)
+    }
+
+    /// A link to another place is never the same memory: it replaces the old one when the
+    /// rest says the same, else it points at another thing.
+    #[test]
+    fn another_link_is_never_a_restatement() {
+        assert_eq!(
+            rel(
+                Reference,
+                "The on-call runbook moved to https://runbooks.example.com/oncall.",
+                "On-call runbook: https://wiki.example.com/oncall"
+            ),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            rel(
+                Reference,
+                "Payments dashboard: https://grafana.example.com/d/payments",
+                "Search latency dashboard: https://grafana.example.com/d/search"
+            ),
+            Relation::Distinct
+        );
+    }
+
+    /// A value held by a verb that only says it holds ("runs on", "are on", "target") is
+    /// the same statement with a new value; "only" added narrows a rule into a new one.
+    #[test]
+    fn new_values_and_narrowed_rules() {
+        assert_eq!(
+            rel(
+                Project,
+                "Python services are on 3.12.",
+                "Python services run on Python 3.10."
+            ),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            rel(
+                Project,
+                "Production Postgres was upgraded to 16.",
+                "Production Postgres runs version 14."
+            ),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            rel(
+                Feedback,
+                "Before committing, only run the tests for the packages you touched; CI runs the full suite.",
+                "Run the full test suite before every commit."
+            ),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            rel(
+                Project,
+                "The worker runs on Python 3.10.",
+                "The API is on Python 3.12."
+            ),
+            Relation::Distinct
+        );
     }
 
     #[test]
