@@ -292,7 +292,32 @@ fn first_word(s: &str) -> String {
 
 fn is_question(s: &str) -> bool {
     let t = s.trim_end();
-    t.ends_with('?') || t.ends_with('？')
+    if t.ends_with('?') || t.ends_with('？') {
+        return true;
+    }
+    // "is it ok to delete .env.local here, it looks stale": asked without its mark. (Not
+    // "can you …", a polite request.)
+    const ASKING: &[&str] = &[
+        "is it ok ",
+        "is it okay ",
+        "is it fine ",
+        "is it safe ",
+        "is it possible ",
+        "is it worth ",
+        "is there ",
+        "are there ",
+        "should i ",
+        "should we ",
+        "do we ",
+        "do i ",
+        "does it ",
+        "does this ",
+        "am i ",
+        "are we ",
+        "shall we ",
+    ];
+    let head: String = t.chars().take(18).collect::<String>().to_ascii_lowercase();
+    ASKING.iter().any(|p| head.starts_with(p))
 }
 
 static EN_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
@@ -868,7 +893,7 @@ static EN_ASIDE_NOT: LazyLock<Regex> = LazyLock::new(|| {
 
 static POINTER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)https?://|\b[\w-]+(?:\.[\w-]+)*\.(?:internal|local|lan|corp|com|net|org|io|dev|app|cloud|example)(?::[0-9]+)?\b|\b[\w.-]*[A-Za-z][\w.-]*:[0-9]{2,5}\b|\b[0-9]{1,3}(?:\.[0-9]{1,3}){3}:[0-9]{2,5}\b|\b[A-Z][A-Z0-9]+-[0-9]+\b|\b(?:dashboard|grafana|kibana|datadog|sentry|jira|linear|confluence|notion|runbook|wiki|slack channel|channel)\b|(?:^|\s)#[a-z][\w-]+",
+        r"(?i)https?://|(?:^|[^\w./-])[\w-]+(?:\.[\w-]+)*\.(?:internal|local|lan|corp|com|net|org|io|dev|app|cloud|example)(?::[0-9]+)?\b|\b[\w.-]*[A-Za-z][\w.-]*:[0-9]{2,5}\b|\b[0-9]{1,3}(?:\.[0-9]{1,3}){3}:[0-9]{2,5}\b|\b[A-Z][A-Z0-9]+-[0-9]+\b|\b(?:dashboard|grafana|kibana|datadog|sentry|jira|linear|confluence|notion|runbook|wiki|slack channel|channel)\b|(?:^|\s)#[a-z][\w-]+",
     )
 });
 static ABOUT_USER: LazyLock<Regex> = LazyLock::new(|| {
@@ -2513,7 +2538,9 @@ fn opens_like_a_rule(s: &str) -> bool {
         "we always ",
         "we never ",
         "we don't ",
+        "we dont ",
         "we do not ",
+        "we no longer ",
         "no ",
         "only ",
         "please never ",
@@ -2535,14 +2562,14 @@ const SPLICED_TASK_VERBS: &[&str] = &[
 /// A task spliced onto a rule after a comma: ", remove the ones in …", ", and fix …".
 static EN_SPLICED_TASK: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i-u),\s+(?:and\s+)?(?:then\s+|also\s+|please\s+)?(?:remove|fix|delete|clean|update|change|rename|refactor|rewrite|look|check|add|move|replace|strip|drop|convert|migrate|revert|undo|redo|tidy|sort)\s",
+        r"(?i-u)[,;]\s+(?:and\s+)?(?:then\s+|also\s+|please\s+)?(?:remove|fix|delete|clean|update|change|rename|refactor|rewrite|look|check|add|move|replace|strip|drop|convert|migrate|revert|undo|redo|tidy|sort)\s",
     )
 });
 
 /// What names the thing at hand: "this", "the ones", a file or a path.
 static EN_AT_HAND: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i-u)\b(?:this|that|these|those|the ones?)\b|\w\.(?:ts|tsx|js|jsx|mjs|py|rs|go|rb|java|kt|swift|json|ya?ml|toml|md|lock|sh|c|h|cc|cpp|css|scss|html|sql|tf)\b|\w/\w",
+        r"(?i-u)\b(?:this|that|these|those|the ones?)\b|\w\.(?:ts|tsx|js|jsx|mjs|py|rs|go|rb|java|kt|swift|json|ya?ml|toml|md|lock|sh|c|h|cc|cpp|css|scss|html|sql|tf)\b|\w/\w|\w/(?:\s|$)|\bthe old\b",
     )
 });
 
@@ -2565,7 +2592,7 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
         // (which names the thing at hand) is not.
         // Found whole, the task stays out when it names the thing at hand ("…, remove the
         // package-lock.json"); "…, and fix what it reports" is part of the rule.
-        if s.contains(", ")
+        if (s.contains(", ") || s.contains("; "))
             && opens_like_a_rule(s)
             && has_any(&s.to_ascii_lowercase(), SPLICED_TASK_VERBS)
             && let Some(m) = EN_SPLICED_TASK.find(s)

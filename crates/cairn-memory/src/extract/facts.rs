@@ -44,7 +44,7 @@ const EN_OWNED_WORDS: &[&str] = &[
 /// Connect and the signing certs".
 static EN_PERSON_OWNS: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"^(?:(?i:fyi|btw|note)[,:]?\s+)?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?\s+(?:(?:owns|handles|maintains|manages|runs|approves)\s+(?:the\s+|all\s+|our\s+)?\S|reviews\s+(?:anything|every|all|everything|each|any)\b|reviews\s+[^.;]{1,60}?\bnow\b)",
+        r"^(?:(?i:fyi|btw|note)[,:]?\s+)?(?:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?|@[a-z][\w.-]+)\s+(?:(?:owns|handles|maintains|manages|runs|approves)\s+(?:the\s+|all\s+|our\s+)?\S|reviews\s+(?:anything|every|all|everything|each|any)\b|reviews\s+[^.;]{1,60}?\bnow\b)",
     )
 });
 const EN_PERSON_OWNS_WORDS: &[&str] = &[
@@ -64,7 +64,7 @@ fn opens_with_a_name(s: &str) -> bool {
     if ["fyi", "btw", "note"].contains(&w.trim_end_matches([',', ':']).to_lowercase().as_str()) {
         w = words.next().unwrap_or("");
     }
-    w.starts_with(|c: char| c.is_ascii_uppercase())
+    w.starts_with(|c: char| c.is_ascii_uppercase() || c == '@')
 }
 
 /// A pattern of English words compiled with ASCII word classes and boundaries: the Unicode
@@ -261,7 +261,7 @@ const EN_KEPT_IN_WORDS: &[&str] = &[
 /// "the monorepo uses nx", "our backend is written in kotlin".
 static EN_PROJECT_USES: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"(?i)^(?:the|our)\s+(?:(?:[\w.-]+\s+){0,2}?)(?:monorepo|repo|repository|project|codebase|backend|frontend|api|app|apps|service|services|team|stack|build|ci|pipeline)\s+(?:uses|runs on|is built (?:on|with)|is written in)\s+\S|^(?:the|our)\s+(?:(?:[\w.-]+\s+){0,2}?)(?:tests|specs|e2e|suites?|docs|migrations|workers|jobs|scripts|containers|images|lambdas|functions)\s+(?:use|run on|are written in|are built with|run with)\s+\S",
+        r"(?i)^(?:the|our)\s+(?:(?:[\w.-]+\s+){0,2}?)(?:monorepo|repo|repository|project|codebase|backend|frontend|api|app|apps|service|services|team|stack|build|ci|pipeline)\s+(?:now\s+)?(?:uses|runs on|is built (?:on|with)|is written in)\s+\S|^(?:the|our)\s+(?:(?:[\w.-]+\s+){0,2}?)(?:tests|specs|e2e|suites?|docs|migrations|workers|jobs|scripts|containers|images|lambdas|functions)\s+(?:now\s+)?(?:use|run on|are written in|are built with|run with)\s+\S",
     )
 });
 const EN_PROJECT_USES_WORDS: &[&str] = &[
@@ -279,14 +279,14 @@ const EN_PROJECT_USES_WORDS: &[&str] = &[
 /// is fine now" (reports) are not one.
 static EN_PERMISSION: LazyLock<Regex> = LazyLock::new(|| {
     ascii_re(
-        r"(?i)^[a-z]+ing\s+\S[^.?!;]{0,60}?\s+(?:is|are)\s+(?:fine|ok|okay|allowed|permitted|acceptable)\s+(?:now|again)\b",
+        r"(?i)^[a-z]+ing\s+\S[^.?!;]{0,60}?\s+(?:is|are)\s+(?:fine|ok|okay|allowed|permitted|acceptable)\s+(?:now|again)\b|^(?:you\s+can|you\s+may|feel\s+free\s+to)\s+(?:use|run|call|add|import|deploy|push|merge|touch|edit)\s+\S[^.?!;]{0,60}?\s+again\b|^[\w.-]+\s+(?:is|are)\s+(?:allowed|permitted)\s+(?:now|again)\b|^[\w.-]+\s+(?:is|are)\s+(?:fine|ok|okay)\s+(?:to\s+use\s+)?(?:now|again)\s+(?:in|for|across)\s+\S",
     )
 });
 
 /// A named service in a role of the project: "Sentry is our error tracker", "our CI is
 /// Buildkite", "we deploy to Vercel", "errors go to Sentry".
 static EN_SERVICE_ROLE: LazyLock<Regex> = LazyLock::new(|| {
-    let roles = "error tracker|error tracking|bug tracker|issue tracker|ci|ci provider|ci system|package manager|test runner|orm|database|db|monitoring|apm|logging|log store|log aggregator|feature flag service|feature flag tool|cdn|host|hosting|hosting provider|cloud|cloud provider|registry|container registry|secrets? manager|secrets? store|queue|message broker|cache|search engine|auth provider|identity provider|build tool|bundler|linter|formatter|deploy target|analytics|email provider|payment provider|status page|paging|on-call tool|alerting";
+    let roles = "data warehouse|warehouse|data lake|orchestrator|scheduler|event bus|message queue|error tracker|error tracking|bug tracker|issue tracker|ci|ci provider|ci system|package manager|test runner|orm|database|db|monitoring|apm|logging|log store|log aggregator|feature flag service|feature flag tool|cdn|host|hosting|hosting provider|cloud|cloud provider|registry|container registry|secrets? manager|secrets? store|queue|message broker|cache|search engine|auth provider|identity provider|build tool|bundler|linter|formatter|deploy target|analytics|email provider|payment provider|status page|paging|on-call tool|alerting";
     ascii_re(&format!(
         r"(?i)^(?-i:[A-Z])[\w.-]*(?:\s+(?-i:[A-Z])[\w.-]*)?\s+is\s+(?:our|the\s+project's|this\s+repo's)\s+(?:main\s+|primary\s+|only\s+)?(?:{roles})\b|^our\s+(?:main\s+|primary\s+)?(?:{roles})\s+is\s+(?-i:[A-Z])[\w.-]+|^we\s+(?:deploy|host|ship)\s+(?:(?:the\s+)?[\w-]+\s+){{0,2}}?(?:to|on)\s+(?-i:[A-Z])[\w.-]+|^(?:all\s+)?(?:errors|exceptions|logs|metrics|traces|alerts|crash(?:es| reports))\s+(?:go|are sent|get sent|are shipped|end up|are reported)\s+(?:to|in)\s+(?-i:[A-Z])[\w.-]+"
     ))
@@ -420,8 +420,37 @@ pub(super) fn plain_fact(s: &str, lower: &str) -> Option<(Shape, &'static str)> 
         if has_any(lower, EN_RESET_WORDS) && EN_RESET.is_match(s) {
             return fact(MemoryType::Project);
         }
+        // (Of a thing, not an action: "pandas is fine now in the pipeline code" allows it;
+        // "the build is fine now", "CI is ok again" report.)
+        let reported = [
+            "it",
+            "this",
+            "that",
+            "ci",
+            "build",
+            "builds",
+            "site",
+            "app",
+            "api",
+            "server",
+            "prod",
+            "staging",
+            "test",
+            "tests",
+            "deploy",
+            "login",
+            "page",
+            "db",
+            "database",
+            "everything",
+            "nothing",
+            "all",
+            "the",
+            "which",
+            "what",
+        ];
         if (lower.contains(" now") || lower.contains(" again"))
-            && lead.ends_with("ing")
+            && (lead.ends_with("ing") || !reported.contains(&lead.as_str()))
             && ![
                 "nothing",
                 "everything",

@@ -1920,3 +1920,51 @@ fn rules_and_facts_in_team_phrasings() {
         none(p);
     }
 }
+
+/// A question asked without its mark is no memory (it would replace the rule it asks
+/// about); a dotfile is not a host.
+#[test]
+fn a_question_without_its_mark_is_not_a_memory() {
+    none("is it ok to delete .env.local here, it looks stale");
+    none("should we always squash when merging");
+    let c = one("FYI the .env.local in this worktree is a symlink — never delete it.");
+    assert_ne!(c.memory_type, MemoryType::Reference, "{c:?}");
+}
+
+/// Changes and permissions said of a thing, owners named by handle, and the task spliced
+/// onto "we don't use X anymore".
+#[test]
+fn changes_permissions_and_handles() {
+    for (p, t) in [
+        (
+            "Update: pandas is fine now in the pipeline code",
+            MemoryType::Feedback,
+        ),
+        (
+            "You can use pandas again in the pipeline code, the no-pandas rule no longer applies",
+            MemoryType::Feedback,
+        ),
+        (
+            "the e2e tests now use Cypress instead of Playwright",
+            MemoryType::Project,
+        ),
+        (
+            "@alice owns the reconciliation package.",
+            MemoryType::Project,
+        ),
+        ("Our data warehouse is Snowflake.", MemoryType::Project),
+    ] {
+        assert_eq!(one(p).memory_type, t, "{p}");
+    }
+    assert_eq!(
+        one("We dont use golang-migrate anymore, remove the old migrate/ directory.").rule,
+        "We dont use golang-migrate anymore."
+    );
+    for p in [
+        "CI is fine now",
+        "the build is ok again",
+        "it is fine now in prod",
+    ] {
+        none(p);
+    }
+}
