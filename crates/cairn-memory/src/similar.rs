@@ -657,15 +657,28 @@ const LANGUAGES: &[(&str, &str)] = &[
 /// environment.
 /// The language a rule asks the agent to answer in: the first language named after a word
 /// for answering ("answer me in English even if I write in Japanese" → English).
+/// In Japanese and Chinese the language comes first ("请用中文回答我", "日本語で返事して"): without
+/// one after the word, the nearest before it in the same clause.
 pub(crate) fn reply_language(text: &str) -> Option<&'static str> {
     let lower = text.to_lowercase();
     let at = REPLYING.iter().filter_map(|w| lower.find(w)).min()?;
     let after = &lower[at..];
+    let clause_start = lower[..at]
+        .rfind([',', ';', '.', '、', '，', '。', '；'])
+        .map_or(0, |i| i + 1);
+    let before = &lower[clause_start..at];
     LANGUAGES
         .iter()
         .filter_map(|(w, code)| after.find(w).map(|i| (i, *code)))
         .min()
         .map(|(_, code)| code)
+        .or_else(|| {
+            LANGUAGES
+                .iter()
+                .filter_map(|(w, code)| before.rfind(w).map(|i| (i, *code)))
+                .max()
+                .map(|(_, code)| code)
+        })
 }
 
 /// Whether a rule about the reply language also says which language something else is in:
@@ -1049,6 +1062,20 @@ pub fn relation(
             .split(|c: char| !c.is_alphanumeric())
             .any(|w| lifted.iter().any(|l| w.eq_ignore_ascii_case(l)))
         && cosine >= 0.5
+    {
+        return Relation::Supersedes;
+    }
+    // Going back to what the old rule turned away from ("Use pnpm again." after "we use bun
+    // here — don't run pnpm"): all the new rule says is that thing, wanted again.
+    let going_back = new_text
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w.eq_ignore_ascii_case("again") || w.eq_ignore_ascii_case("back"));
+    if going_back
+        && ap.intersection(&bn).next().is_some()
+        && a.iter().all(|w| {
+            bn.contains(w) || is_filler(w) || is_change_word(w) || is_state_verb(w) || w == "back"
+        })
+        && cosine >= 0.4
     {
         return Relation::Supersedes;
     }
@@ -1531,6 +1558,34 @@ mod tests {
                 "The API is on Python 3.12."
             ),
             Relation::Distinct
+        );
+    }
+
+    /// Going back to what an old rule turned away from replaces it; a reply language said
+    /// before the word for answering (Chinese, Japanese) is read.
+    #[test]
+    fn going_back_and_reply_languages_said_first() {
+        assert_eq!(
+            rel(
+                Feedback,
+                "Use pnpm again.",
+                "We use bun here too, obviously — don't run pnpm in the worktree."
+            ),
+            Relation::Supersedes
+        );
+        assert_eq!(reply_language("请用中文回答我。"), Some("zh"));
+        assert_eq!(reply_language("日本語で返事して"), Some("ja"));
+        assert_eq!(
+            reply_language("Answer me in English even if I write in Japanese"),
+            Some("en")
+        );
+        assert_eq!(
+            rel(
+                Feedback,
+                "Answer me in English again please.",
+                "请用中文回答我。"
+            ),
+            Relation::Supersedes
         );
     }
 
