@@ -15,12 +15,12 @@ use crate::store::{Action, MemoryStore, write_new_in};
 
 /// Bumped when the extractor's rules change, so every turn is looked at again (origins keep
 /// re-runs from duplicating and from reviving forgotten memories).
-pub const EXTRACTOR_VERSION: u32 = 4;
+pub const EXTRACTOR_VERSION: u32 = 5;
 
 /// Bumped when the dedupe decision ([`crate::similar::relation`]) changes, so the live
 /// memories are compared again once (a store kept by an older build holds pairs the current
 /// rules would not have let stand: "We use Jest" beside "we moved from Jest to Vitest").
-pub const RELATION_VERSION: u32 = 1;
+pub const RELATION_VERSION: u32 = 2;
 
 /// The store `meta` key holding the [`RELATION_VERSION`] the live memories were compared
 /// with.
@@ -70,6 +70,8 @@ pub struct ExtractReport {
     /// reading it again, do not: withdrawn (text kept, out of recall and the views), unless
     /// something changed them since.
     pub withdrawn: usize,
+    /// Memories withdrawn when their turn's text changed, back now that it gives them again.
+    pub restored: usize,
 }
 
 fn turn_time(t: &StoredTurn) -> Option<i64> {
@@ -366,24 +368,36 @@ impl MemoryStore {
             )
             .optional()?;
         let mut ids: Vec<String> = Vec::new();
+        // The prompt and what the user added while the turn ran.
+        let found: Vec<_> = t
+            .turn
+            .user_texts()
+            .into_iter()
+            .flat_map(candidates)
+            .collect();
+        let project = t
+            .turn
+            .cwd
+            .as_deref()
+            .filter(|c| !c.is_empty())
+            .map(|c| project_scope(Path::new(c)));
         let outcome = if wrote {
             report.agent_wrote += 1;
+            // The agent saved what was said in its own memory: cairn does not keep it again,
+            // but what it replaces in cairn's memory is retired.
+            for c in found {
+                let scope = match (c.memory_type, &project) {
+                    (MemoryType::User, _) => GLOBAL.to_string(),
+                    _ if c.personal => GLOBAL.to_string(),
+                    (_, Some(p)) => p.clone(),
+                    (_, None) => continue,
+                };
+                let new = statement(t, c, scope, at);
+                report.superseded += crate::store::retire_replaced_in(&tx, recall, &new, now)?;
+            }
             "agent-wrote"
         } else {
-            // The prompt and what the user added while the turn ran.
-            let found: Vec<_> = t
-                .turn
-                .user_texts()
-                .into_iter()
-                .flat_map(candidates)
-                .collect();
             report.statements += found.len();
-            let project = t
-                .turn
-                .cwd
-                .as_deref()
-                .filter(|c| !c.is_empty())
-                .map(|c| project_scope(Path::new(c)));
             for c in found {
                 let origin = origin_key(t, &c.rule);
                 let mut known: Option<(String, Option<i64>)> = tx
@@ -409,7 +423,21 @@ impl MemoryStore {
                 }
                 if let Some((id, forgotten)) = known {
                     if forgotten.is_some() {
-                        report.forgotten_skipped += 1;
+                        // Withdrawn when this turn's text changed, and given again now that
+                        // it is back: the memory returns. (Forgotten by the person, or
+                        // retired while the turn still gave it, it stays out.)
+                        if let Some((old_ids, _)) = &before
+                            && !old_ids.split(',').any(|i| i == id)
+                            && restore_withdrawn(&tx, recall, &id, t)?
+                        {
+                            report.restored += 1;
+                        } else {
+                            report.forgotten_skipped += 1;
+                        }
+                        // (Listed either way: a turn that still gives a memory retired
+                        // since, aged out say, does not bring it back on a later reading.)
+                        ids.push(id);
+                        continue;
                     } else if let Some((_, extracted_at)) = &before {
                         // The same words read by newer rules may belong elsewhere ("Be more
                         // terse" is the person's, in every project) or be of another type:
@@ -445,25 +473,7 @@ impl MemoryStore {
                         continue;
                     }
                 };
-                let new = NewMemory {
-                    memory_type: c.memory_type,
-                    scope,
-                    rule: c.rule,
-                    why: c.why,
-                    how: c.how,
-                    name: None,
-                    description: None,
-                    source: Source {
-                        kind: "transcript".into(),
-                        agent: Some(t.agent.clone()),
-                        session: Some(t.session_key.clone()),
-                        turn: Some(t.turn.key.clone()),
-                        path: Some(t.source_path.clone()),
-                        line: Some(t.turn.first_line),
-                        at: Some(crate::model::format_time(at)),
-                    },
-                    at,
-                };
+                let new = statement(t, c, scope, at);
                 let out = write_new_in(&tx, recall, new, Some(&origin), now)?;
                 match out.action {
                     Action::Created => report.created += 1,
@@ -549,6 +559,55 @@ fn reread_moves(
 }
 
 /// Whether every statement behind memory `id` came from turn `t` (no other turn said it too).
+/// Statement `c` of turn `t`, said at `at`, as a memory of `scope`.
+fn statement(t: &StoredTurn, c: crate::extract::Candidate, scope: String, at: i64) -> NewMemory {
+    NewMemory {
+        memory_type: c.memory_type,
+        scope,
+        rule: c.rule,
+        why: c.why,
+        how: c.how,
+        name: None,
+        description: None,
+        source: Source {
+            kind: "transcript".into(),
+            agent: Some(t.agent.clone()),
+            session: Some(t.session_key.clone()),
+            turn: Some(t.turn.key.clone()),
+            path: Some(t.source_path.clone()),
+            line: Some(t.turn.first_line),
+            at: Some(crate::model::format_time(at)),
+        },
+        at,
+    }
+}
+
+/// Brings back memory `id`, withdrawn from turn `t` when its text changed: only a memory
+/// that turn alone made, with its text (a forgotten one has none) and not replaced since.
+/// Returns whether it came back.
+fn restore_withdrawn(
+    conn: &rusqlite::Connection,
+    recall: &mut cairn_recall::Recall,
+    id: &str,
+    t: &StoredTurn,
+) -> Result<bool> {
+    let Some(m) = crate::store::get_memory(conn, id)? else {
+        return Ok(false);
+    };
+    if m.rule.is_empty() || m.superseded_by.is_some() || !made_by_turn_alone(conn, id, t)? {
+        return Ok(false);
+    }
+    conn.execute(
+        "UPDATE memories SET forgotten_at = NULL WHERE id = ?1",
+        [id],
+    )?;
+    let Some(back) = crate::store::get_memory(conn, id)? else {
+        return Ok(false);
+    };
+    recall.upsert(conn, &crate::store::document(&back))?;
+    Ok(true)
+}
+
 fn made_by_turn_alone(conn: &rusqlite::Connection, id: &str, t: &StoredTurn) -> Result<bool> {
     let prefix = format!("{}:{}:{}:", t.agent, t.session_key, t.turn.key);
     let origins: Vec<String> = conn

@@ -887,6 +887,71 @@ pub(crate) fn retire_in(
     Ok(n > 0)
 }
 
+/// The memories of `scope` that may be on the subject of `rule`: what the search finds, and
+/// for a rule about the language to answer in, every other such rule (in any language: the
+/// search would not find them).
+fn same_subject_in(
+    conn: &Connection,
+    recall: &mut Recall,
+    rule: &str,
+    scope: &str,
+    now: i64,
+) -> Result<Vec<String>> {
+    let mut probe: Vec<String> = recall
+        .search(conn, rule, &[scope], 8, now)?
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    if reply_language(rule).is_some() {
+        let mut st = conn.prepare_cached(
+            "SELECT id, rule FROM memories WHERE scope = ?1 AND type IN ('feedback', 'user')
+               AND forgotten_at IS NULL AND superseded_by IS NULL",
+        )?;
+        let rows = st.query_map([scope], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?;
+        for row in rows {
+            let (id, rule) = row?;
+            if reply_language(&rule).is_some() && !probe.contains(&id) {
+                probe.push(id);
+            }
+        }
+    }
+    Ok(probe)
+}
+
+/// Retires, inside a transaction, the live memories of the new statement's scope that it
+/// replaces and that are older than it, without storing the statement: what the agent saved
+/// in its own memory holds it ("Correction: flags are in Unleash", in a turn where Claude
+/// Code wrote its memory file), and cairn's older memory ("flags are in LaunchDarkly") must
+/// not go on being injected. Returns how many were retired.
+pub(crate) fn retire_replaced_in(
+    conn: &Connection,
+    recall: &mut Recall,
+    new: &NewMemory,
+    now: i64,
+) -> Result<usize> {
+    let p = prepare(new);
+    let rule_vec = cairn_embed::embed(&p.rule);
+    let mut retired = 0;
+    for id in same_subject_in(conn, recall, &p.rule, &new.scope, now)? {
+        let Some(old) = get_memory(conn, &id)? else {
+            continue;
+        };
+        if !old.is_live() || old.scope != new.scope || old.updated_at > new.at {
+            continue;
+        }
+        let cos = cairn_embed::cosine(&rule_vec, &cairn_embed::embed(&old.rule));
+        if matches!(
+            relation(new.memory_type, &p.rule, old.memory_type, &old.rule, cos),
+            Relation::Supersedes | Relation::Refines
+        ) {
+            retired += usize::from(retire_in(conn, recall, &id, now)?);
+        }
+    }
+    Ok(retired)
+}
+
 /// Inserts or merges a new memory inside a transaction.
 pub(crate) fn write_new_in(
     conn: &Connection,
@@ -897,29 +962,7 @@ pub(crate) fn write_new_in(
 ) -> Result<WriteOutcome> {
     let mut p = prepare(&new);
     ensure_scope(conn, &new.scope)?;
-
-    // Look for a memory on the same subject in the same scope; a rule about the language to
-    // answer in meets the others in any language (the search would not find them).
-    let mut probe: Vec<String> = recall
-        .search(conn, &p.rule, &[new.scope.as_str()], 8, now)?
-        .into_iter()
-        .map(|h| h.id)
-        .collect();
-    if reply_language(&p.rule).is_some() {
-        let mut st = conn.prepare_cached(
-            "SELECT id, rule FROM memories WHERE scope = ?1 AND type IN ('feedback', 'user')
-               AND forgotten_at IS NULL AND superseded_by IS NULL",
-        )?;
-        let rows = st.query_map([&new.scope], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-        })?;
-        for row in rows {
-            let (id, rule) = row?;
-            if reply_language(&rule).is_some() && !probe.contains(&id) {
-                probe.push(id);
-            }
-        }
-    }
+    let probe = same_subject_in(conn, recall, &p.rule, &new.scope, now)?;
     let rule_vec = cairn_embed::embed(&p.rule);
     let mut duplicate: Option<Memory> = None;
     // Every memory the new one replaces ("use yarn, not npm" replaces each pnpm rule).

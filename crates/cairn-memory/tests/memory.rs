@@ -327,6 +327,40 @@ fn old_rules_readings_are_withdrawn_when_a_turn_is_read_again() {
     );
 }
 
+/// A turn whose text is rewritten in place no longer gives its memory, which is withdrawn;
+/// when the text comes back, so does the memory. A memory forgotten by the person stays
+/// forgotten whatever the turn says.
+#[test]
+fn a_memory_withdrawn_with_its_turns_text_comes_back_with_it() {
+    let cwd = "/home/dev/work/webapp";
+    let said = "I am in Tokyo (JST), so when you mention times use JST.";
+    let mut mem = store();
+    let read = |mem: &mut MemoryStore, text: &str, at: i64| {
+        ingest(
+            mem,
+            Agent::Claude,
+            "s1",
+            &[turn("t1", text, cwd, "2026-11-20T10:00:00Z")],
+        );
+        mem.extract(&dirs(), at).unwrap()
+    };
+    assert_eq!(read(&mut mem, said, NOW).created, 1);
+    let r = read(&mut mem, "Please look at the login page.", NOW + DAY);
+    assert_eq!(r.withdrawn, 1, "{r:?}");
+    assert!(all_live(&mem).is_empty());
+    let r = read(&mut mem, said, NOW + 2 * DAY);
+    assert_eq!((r.restored, r.forgotten_skipped), (1, 0), "{r:?}");
+    let live = all_live(&mem);
+    assert_eq!(live.len(), 1);
+    assert!(live[0].rule.contains("Tokyo"), "{live:?}");
+    // Forgotten, it does not come back.
+    mem.forget(&live[0].id, NOW + 3 * DAY).unwrap();
+    read(&mut mem, "Please look at the login page.", NOW + 4 * DAY);
+    let r = read(&mut mem, said, NOW + 5 * DAY);
+    assert_eq!((r.restored, r.forgotten_skipped), (0, 1), "{r:?}");
+    assert!(all_live(&mem).is_empty());
+}
+
 /// A store kept by an older build holds pairs the current rules would not let stand; the
 /// first extraction run compares the live memories again, once, and the newer statement
 /// retires the older.
@@ -1327,6 +1361,53 @@ fn turns_where_the_agent_wrote_memory_are_skipped() {
     ingest(&mut mem, Agent::Codex, "s2", &[codex, codex_tool]);
     let r = mem.extract(&dirs(), NOW).unwrap();
     assert_eq!((r.agent_wrote, r.created), (3, 0), "{r:?}");
+}
+
+/// A correction said in a turn where the agent saved its own memory is not kept again, but
+/// the older memory of cairn's that it corrects stops being injected.
+#[test]
+fn a_correction_the_agent_saved_itself_retires_what_it_corrects() {
+    let mut mem = store();
+    let cwd = "/home/dev/work/webshop";
+    ingest(
+        &mut mem,
+        Agent::Claude,
+        "s1",
+        &[turn(
+            "t1",
+            "fyi feature flags are in LaunchDarkly",
+            cwd,
+            "2026-11-09T10:00:00Z",
+        )],
+    );
+    mem.extract(&dirs(), NOW).unwrap();
+    assert!(
+        all_live(&mem)
+            .iter()
+            .any(|m| m.rule.contains("LaunchDarkly")),
+        "{:?}",
+        all_live(&mem)
+    );
+    let mut correction = turn(
+        "t2",
+        "Correction: feature flags are in Unleash, not LaunchDarkly.",
+        cwd,
+        "2026-11-10T10:00:00Z",
+    );
+    correction.events.push(Event::FileEdit {
+        call_id: "c1".into(),
+        tool: "Write".into(),
+        paths: vec![
+            "/home/dev/.claude/projects/-home-dev-work-webshop/memory/project_flags.md".into(),
+        ],
+        added: 5,
+        removed: 0,
+        at: None,
+    });
+    ingest(&mut mem, Agent::Claude, "s2", &[correction]);
+    let r = mem.extract(&dirs(), NOW + DAY).unwrap();
+    assert_eq!((r.agent_wrote, r.created, r.superseded), (1, 0, 1), "{r:?}");
+    assert!(all_live(&mem).is_empty(), "{:?}", all_live(&mem));
 }
 
 #[test]

@@ -210,9 +210,15 @@ pub fn print_sync(r: &SyncMemories) {
     }
     if e.withdrawn > 0 {
         outln!(
-            "  {} memory(ies) withdrawn: turns read again by this version's rules no longer give \
-             them (a memory you edited stays)",
+            "  {} memory(ies) withdrawn: their turns, read again (their text changed, or this \
+             version's rules differ), no longer give them (a memory you edited stays)",
             e.withdrawn
+        );
+    }
+    if e.restored > 0 {
+        outln!(
+            "  {} memory(ies) back: withdrawn when their turn's text changed, given again now",
+            e.restored
         );
     }
     if e.deferred > 0 {
