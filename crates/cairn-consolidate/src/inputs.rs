@@ -104,6 +104,55 @@ pub fn stage1_inputs(outputs: &[Stage1Output]) -> Vec<Input> {
         .collect()
 }
 
+/// When Codex wrote a note, from its name (`YYYY-MM-DDTHH-MM-SS-<slug>.md`), as seconds
+/// since the epoch (UTC).
+fn note_time(name: &str) -> Option<i64> {
+    let stamp = name.get(..19)?;
+    let dt = jiff::civil::DateTime::strptime("%Y-%m-%dT%H-%M-%S", stamp).ok()?;
+    Some(jiff::tz::TimeZone::UTC.to_timestamp(dt).ok()?.as_second())
+}
+
+/// Scopes each note to the project of the Codex turn that wrote it (found by its file name
+/// in the stored turns: the `add_ad_hoc_note` call or the patch that created it), so that
+/// "the ledger API is versioned with /v2" stays with the ledger repository. A note about the
+/// person, or one no stored turn wrote, stays global, as Codex keeps it.
+pub fn scope_notes(conn: &Connection, inputs: &mut [Input]) -> Result<()> {
+    let names: Vec<String> = inputs
+        .iter()
+        .filter(|i| i.kind == "note")
+        .filter_map(|i| i.key.rsplit('/').next().map(str::to_string))
+        .collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    let mut writer: BTreeMap<&str, String> = BTreeMap::new();
+    let mut st = conn.prepare(
+        "SELECT cwd, body FROM turns WHERE agent = 'codex' AND cwd IS NOT NULL AND cwd != ''
+           AND body LIKE '%ad_hoc%' ORDER BY started_at, id",
+    )?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        let (cwd, body): (String, String) = (r.get(0)?, r.get(1)?);
+        for n in &names {
+            if body.contains(n.as_str()) {
+                writer.insert(n.as_str(), cwd.clone());
+            }
+        }
+    }
+    for i in inputs.iter_mut().filter(|i| i.kind == "note") {
+        let Some(cwd) = i.key.rsplit('/').next().and_then(|n| writer.get(n)) else {
+            continue;
+        };
+        let scope = cairn_memory::project_scope(Path::new(cwd));
+        for c in &mut i.candidates {
+            if c.new.memory_type != MemoryType::User {
+                c.new.scope.clone_from(&scope);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The text of a note without its front matter.
 fn note_body(text: &str) -> &str {
     let t = text.trim_start_matches('\u{feff}');
@@ -158,11 +207,14 @@ pub fn note_inputs(codex_home: &Path, problems: &mut Vec<String>) -> Vec<Input> 
             let body = note_body(&text);
             let key = format!("{root}/{name}");
             let hash = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes));
-            let at = m
+            let modified = m
                 .modified()
                 .ok()
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                 .map_or(0, |d| d.as_secs() as i64);
+            // Codex names a note by when it wrote it; a copy or a restore changes the mtime.
+            let at = note_time(&name)
+                .map_or(modified, |t| if modified > 0 { t.min(modified) } else { t });
             let mut candidates = Vec::new();
             if !body.is_empty() {
                 let rule: String = body.chars().take(2_000).collect();

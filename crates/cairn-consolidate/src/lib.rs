@@ -158,6 +158,7 @@ impl Consolidator<'_> {
         let mut all: Vec<Input> = inputs::stage1_inputs(&outputs);
         if let Some(h) = self.codex_home {
             all.extend(inputs::note_inputs(h, &mut report.problems));
+            inputs::scope_notes(self.conn(), &mut all)?;
         }
         let old = inputs::manifest(self.conn())?;
         report.diff = inputs::diff(&old, &all);

@@ -576,6 +576,78 @@ fn consolidation_diffs_notes_added_updated_removed() {
     assert!(list["memories"].as_array().unwrap().is_empty(), "{list}");
 }
 
+/// A note Codex wrote while working in one repository is that repository's memory, dated
+/// by its name; a note no stored turn wrote stays global, as Codex keeps it.
+#[test]
+fn a_codex_note_belongs_to_the_project_it_was_written_in() {
+    let h = TestHome::empty();
+    let ledger = h.project("ledger");
+    let shop = h.project("shopfront");
+    let notes = note_dir(&h);
+    let name = "2026-11-11T16-02-00-ledger-api.md";
+    codex_session(
+        &h,
+        "019a0000-0000-7000-8000-0000000000aa",
+        &ledger,
+        &[(
+            "t1",
+            "remember that the ledger API is versioned with a /v2 prefix",
+        )],
+    );
+    // The turn's command wrote the note (Codex writes one small file per note).
+    let rollout = h.codex_rollout_path("019a0000-0000-7000-8000-0000000000aa");
+    let text = std::fs::read_to_string(&rollout).unwrap().replace(
+        "cargo test",
+        &format!("cat > ~/.codex/memories/extensions/ad_hoc/notes/{name} <<'EOF'"),
+    );
+    std::fs::write(&rollout, text).unwrap();
+    std::fs::write(
+        notes.join(name),
+        "The ledger API is versioned with a /v2 prefix; v1 is gone.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        notes.join("2026-11-12T09-00-00-tz.md"),
+        "The team works in CET.\n",
+    )
+    .unwrap();
+    h.json(&["sync"]);
+    let in_ledger = h.json(&[
+        "recall",
+        "ledger api version",
+        "--cwd",
+        ledger.to_str().unwrap(),
+    ]);
+    let hit = in_ledger["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["body"].as_str().unwrap().contains("/v2"))
+        .unwrap_or_else(|| panic!("{in_ledger}"));
+    assert_ne!(hit["scope"], "global", "{hit}");
+    assert!(
+        hit["age_days"].as_f64().unwrap() > 5.0,
+        "dated by its name: {hit}"
+    );
+    let in_shop = h.json(&[
+        "recall",
+        "ledger api version",
+        "--cwd",
+        shop.to_str().unwrap(),
+    ]);
+    assert!(
+        !in_shop.to_string().contains("/v2 prefix"),
+        "another project's note: {in_shop}"
+    );
+    let tz = h.json(&[
+        "recall",
+        "which time zone does the team work in",
+        "--cwd",
+        shop.to_str().unwrap(),
+    ]);
+    assert!(tz.to_string().contains("CET"), "{tz}");
+}
+
 #[test]
 fn unused_memories_age_out_unless_pinned() {
     let h = TestHome::empty();
