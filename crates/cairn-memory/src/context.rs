@@ -537,7 +537,15 @@ impl MemoryStore {
             None => Vec::new(),
         };
         let query = prompt_query(prompt);
-        let hits = self.search(&query, scope, 30 + shown.len().min(50), now)?;
+        let mut hits = self.search(&query, scope, 30 + shown.len().min(50), now)?;
+        // How to answer ("answer me in English, my teammates read these logs") is in the
+        // session-start summary and holds for every prompt: a word it shares with one
+        // ("which logging library…") is no reason to repeat it in place of the memory the
+        // prompt is about.
+        hits.retain(|h| {
+            !(h.memory.scope == crate::scope::GLOBAL
+                && crate::extract::about_answering(&h.memory.rule))
+        });
         let keep = relevant(&query, &hits);
         let picked: Vec<_> = hits
             .into_iter()

@@ -121,6 +121,13 @@ fn is_personal(rule: &str, how: Option<&str>) -> bool {
         has_any(&t.to_lowercase(), &["whatever", "every", "any", "all "])
             && EVERY_PROJECT.is_match(t)
     };
+    everywhere(rule) || how.is_some_and(everywhere) || about_answering(rule)
+}
+
+/// Whether a rule is about how the agent answers the person ("answer me in English", "be
+/// more terse", "回答尽量简短") and not about the project.
+pub(crate) fn about_answering(rule: &str) -> bool {
+    let lower = rule.to_lowercase();
     let replies = has_any(
         &lower,
         &[
@@ -147,7 +154,7 @@ fn is_personal(rule: &str, how: Option<&str>) -> bool {
                 "small talk",
             ],
         ) && ANSWER_FORM.is_match(rule));
-    everywhere(rule) || how.is_some_and(everywhere) || (replies && !ABOUT_PROJECT.is_match(rule))
+    replies && !ABOUT_PROJECT.is_match(rule)
 }
 
 /// How the agent should answer the person, wherever they work.

@@ -1410,6 +1410,38 @@ fn a_correction_the_agent_saved_itself_retires_what_it_corrects() {
     assert!(all_live(&mem).is_empty(), "{:?}", all_live(&mem));
 }
 
+/// A rule about how to answer is in every session's start; a word it shares with a prompt
+/// does not put it in place of the memory the prompt is about.
+#[test]
+fn how_to_answer_is_not_injected_for_a_shared_word() {
+    let mut mem = store();
+    let p = "/w/ledger";
+    mem.remember(
+        manual(
+            MemoryType::Feedback,
+            cairn_memory::GLOBAL,
+            "Answer me in English, my teammates read these logs.",
+        ),
+        NOW,
+    )
+    .unwrap();
+    mem.remember(
+        manual(
+            MemoryType::Project,
+            p,
+            "We moved from logrus to slog for logging.",
+        ),
+        NOW,
+    )
+    .unwrap();
+    let c = mem
+        .prompt_context(p, Some("s"), "which logging library should I use?", NOW)
+        .unwrap()
+        .expect("context");
+    assert!(c.contains("slog"), "{c}");
+    assert!(!c.contains("teammates"), "{c}");
+}
+
 #[test]
 fn prompt_context_is_quoted_scoped_once_per_session_and_neutralised() {
     let mut mem = store();
