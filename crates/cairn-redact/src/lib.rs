@@ -522,8 +522,9 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         kind: Kind::GithubToken,
-        // `pat_` also starts Docker's and Shopify's tokens, in one prefix.
-        triggers: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "pat_"],
+        // `pat_` also starts Docker's and Shopify's tokens, in one prefix; `gh` stands for
+        // the five classic prefixes (`ghp_` … `ghr_`) in one (see `PREFILTER_BUDGET`).
+        triggers: &["gh", "pat_"],
         case_insensitive: false,
         source: Source::Pattern(
             r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})",
@@ -603,7 +604,18 @@ const SPECS: &[Spec] = &[
         kind: Kind::HuggingfaceToken,
         triggers: &["hf_"],
         case_insensitive: false,
-        source: Source::Pattern(r"(?-u:\b)hf_[A-Za-z]{30,}(?-u:\b)", Check::Random(3)),
+        source: Source::Pattern(r"(?-u:\b)hf_[A-Za-z0-9]{30,}(?-u:\b)", Check::Random(3)),
+    },
+    // `パスワードは SEC28pass です`, `密码是 hunter22`, `口令：Xyz123`: a password said in
+    // Japanese or Chinese, the value in ASCII.
+    Spec {
+        kind: Kind::Password,
+        triggers: &["パスワード", "パスフレーズ", "密码", "密碼", "口令"],
+        case_insensitive: false,
+        source: Source::Pattern(
+            r"(?:パスワード|パスフレーズ|密码|密碼|口令)[ \t　]*(?:は|が|是|为|為|:|：|=|＝)[ \t　]*([!-~]{4,})",
+            Check::NotPlaceholder,
+        ),
     },
     Spec {
         kind: Kind::PypiToken,
@@ -739,7 +751,7 @@ const SPECS: &[Spec] = &[
         // Case forms spelled out: `oken`/`OKEN` cover `token` and `Token`
         // in one literal (see `PREFILTER_BUDGET`).
         triggers: &[
-            "pass", "Pass", "PASS", "pwd", "Pwd", "PWD", "ecret", "ECRET", "oken", "OKEN", "key",
+            "pass", "Pass", "PASS", "pw", "Pwd", "PWD", "ecret", "ECRET", "oken", "OKEN", "key",
             "Key", "KEY", "auth", "Auth", "AUTH", "cred", "Cred", "CRED", "ogin",
         ],
         case_insensitive: false,
@@ -1465,7 +1477,10 @@ const HARMLESS_SUFFIXES: &[&str] = &[
 /// Whether `word` makes a key sensitive; `prev` is the word before it.
 fn head_family(prev: Option<&str>, word: &str) -> Option<Family> {
     let glued_password = ["password", "passwd", "passphrase", "pwd"];
-    if word.eq_ignore_ascii_case("pass") || glued_password.iter().any(|s| ends_with_ci(word, s)) {
+    if word.eq_ignore_ascii_case("pass")
+        || word.eq_ignore_ascii_case("pw")
+        || glued_password.iter().any(|s| ends_with_ci(word, s))
+    {
         return Some(Family::Password);
     }
     let glued = [
@@ -1822,6 +1837,32 @@ fn word_and_number_password(v: &str) -> bool {
         && letters >= 4
         && b.iter().all(u8::is_ascii_alphanumeric)
         && b[0].is_ascii_alphabetic()
+}
+
+/// A password said to be one ("my password is PurpleMonkey42x", "the wifi password is
+/// SEC07-PurpleMonkeyDishwasher", "… is hunter2"): six characters or more, letters and
+/// digits, none of code's punctuation, not a version or a hash's name (`sha256`, `utf8`).
+fn stated_password(v: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "sha1", "sha256", "sha384", "sha512", "md5", "bcrypt", "scrypt", "argon2", "argon2id",
+        "pbkdf2", "utf8", "utf-8", "base64", "aes128", "aes256", "rsa2048", "rsa4096", "http2",
+        "oauth2", "ipv4", "ipv6", "x509", "pkcs12", "ed25519",
+    ];
+    let b = v.as_bytes();
+    b.len() >= 6
+        && b.iter().any(u8::is_ascii_digit)
+        && b.iter().any(u8::is_ascii_alphabetic)
+        && b.iter().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(
+                    c,
+                    b'-' | b'!' | b'@' | b'#' | b'$' | b'%' | b'&' | b'*' | b'+' | b'^'
+                )
+        })
+        && !number_like(v)
+        && !NAMES.iter().any(|n| {
+            v.len() >= n.len() && v.as_bytes()[..n.len()].eq_ignore_ascii_case(n.as_bytes())
+        })
 }
 
 /// A random token of letters and digits mixed (`abcd1234efgh5678ijkl`): 16 characters or
@@ -2234,7 +2275,11 @@ fn prose_value(
             && (!judged || assigned)
             && let Some((vs, ve, quoted)) = prose_value_at(text, start, v, !separator)
             && !(quoted && assigned)
-            && prose_value_ok(&text[vs..ve], f, quoted)
+            && (prose_value_ok(&text[vs..ve], f, quoted)
+                || (f == Family::Password
+                    && !separator
+                    && !assigned
+                    && stated_password(&text[vs..ve])))
         {
             return Some(Span {
                 start: vs,
@@ -2271,6 +2316,21 @@ fn prose_value(
             start: vs,
             end: ve,
             kind: kind_of(f),
+        });
+    }
+    // `login: admin, password PurpleMonkey42x`: a value right after the word that mixes
+    // upper and lower case and digits.
+    if let Subject::Sensitive(Family::Password) = subject
+        && v > end
+        && let Some((vs, ve, false)) = prose_value_at(text, start, v, false)
+        && char_classes(&text[vs..ve]) == 3
+        && ve - vs >= 8
+        && stated_password(&text[vs..ve])
+    {
+        return Some(Span {
+            start: vs,
+            end: ve,
+            kind: Kind::Password,
         });
     }
     let f = match subject {

@@ -1407,3 +1407,43 @@ fn literal_assignments_and_passphrases() {
         assert_eq!(redact(code), code, "{code}");
     }
 }
+
+/// Passwords said to be one, whatever they look like: an identifier-like value after "is",
+/// a strong value right after the word, `pw:`, Japanese and Chinese, a Hugging Face token
+/// with digits. What only mentions a password (a hash's name, a policy, a flow) stays.
+#[test]
+fn passwords_said_to_be_one() {
+    for (text, secret) in [
+        ("my password is PurpleMonkey42x", "PurpleMonkey42x"),
+        ("login: admin, password PurpleMonkey42x", "PurpleMonkey42x"),
+        (
+            "the wifi password is SEC07-PurpleMonkeyDishwasher",
+            "SEC07-PurpleMonkeyDishwasher",
+        ),
+        ("pw: SEC08Tr0ub4dor&3", "SEC08Tr0ub4dor&3"),
+        ("the password is hunter2", "hunter2"),
+        ("パスワードは SEC28pass です", "SEC28pass"),
+        ("密码是 hunter22，别告诉别人", "hunter22"),
+        (
+            "token hf_SEC17abcdefghijklmnopqrstuvwxyzABC in prose",
+            "hf_SEC17abcdefghijklmnopqrstuvwxyzABC",
+        ),
+    ] {
+        let out = redact(text);
+        assert!(!out.contains(secret), "{text} -> {out}");
+        assert!(out.contains("[REDACTED:"), "{text} -> {out}");
+    }
+    for text in [
+        "the password is hashed with sha256 before storing",
+        "the password is stored in vault2 now",
+        "the password is required for login",
+        "the password field uses bcrypt12 rounds",
+        "use the password reset endpoint v2",
+        "the password policy needs 12 chars",
+        "pw is fine",
+        "秘密のテキスト",
+        "密码是必填的",
+    ] {
+        assert_eq!(redact(text), text, "{text}");
+    }
+}
