@@ -799,6 +799,19 @@ pub fn relation(
             };
         }
     }
+    // Rules about two named things (files, paths, packages): "never edit src/gen/api.ts by
+    // hand" and "never edit proto/billing.pb.go by hand" are two rules, however alike they
+    // read, unless the new one says the thing changed ("the config moved to config/app.toml").
+    let (new_named, old_named) = (named_subjects(new_text), named_subjects(old_text));
+    if !new_named.is_empty()
+        && !old_named.is_empty()
+        && new_named.is_disjoint(&old_named)
+        && !new_text
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| CHANGE_WORDS.iter().any(|c| w.eq_ignore_ascii_case(c)))
+    {
+        return Relation::Distinct;
+    }
     // Two links, one under the other ("the wiki is at https://w/alpha" and "the runbooks live
     // at https://w/alpha/runbooks"), point at two things, unless the new one says it moved.
     if nested_links(new_text, old_text)
@@ -1447,6 +1460,67 @@ fn links(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The files, paths and packages a text names: `src/gen/api.ts`, `billing.pb.go`, "the
+/// ingest-harbor package". Links are not (see [`links`]).
+fn named_subjects(text: &str) -> HashSet<String> {
+    const KINDS: &[&str] = &[
+        "package",
+        "packages",
+        "service",
+        "module",
+        "crate",
+        "app",
+        "repo",
+        "library",
+        "directory",
+        "folder",
+        "workspace",
+        "project",
+        "job",
+        "pipeline",
+    ];
+    let words: Vec<&str> = text
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| {
+                matches!(
+                    c,
+                    '.' | ',' | ';' | ':' | '(' | ')' | '"' | '\'' | '`' | '!' | '?'
+                )
+            })
+        })
+        .collect();
+    let mut out = HashSet::new();
+    for (i, w) in words.iter().enumerate() {
+        if w.contains("://") || w.is_empty() {
+            continue;
+        }
+        let path = w.contains('/') && w.chars().any(char::is_alphanumeric);
+        // (Not "Node.js", "Next.js": frameworks, one in another's place is a change.)
+        let file = w.rsplit_once('.').is_some_and(|(base, ext)| {
+            base.len() >= 2
+                && base.chars().any(|c| c.is_ascii_alphabetic())
+                && !(ext == "js" && base.starts_with(|c: char| c.is_ascii_uppercase()))
+                && (1..=5).contains(&ext.len())
+                && ext
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && ext.chars().any(|c| c.is_ascii_lowercase())
+        });
+        // "the ingest-harbor package": a name before the kind of thing it is.
+        let named = words
+            .get(i + 1)
+            .is_some_and(|k| KINDS.iter().any(|n| k.eq_ignore_ascii_case(n)))
+            && i > 0
+            && words[i - 1].eq_ignore_ascii_case("the")
+            && w.contains(['-', '_']);
+        if path || file || named {
+            out.insert(w.to_lowercase());
+        }
+    }
+    out
+}
+
 /// Whether the two texts link to different places, one a path under the other's.
 fn nested_links(a: &str, b: &str) -> bool {
     let (la, lb) = (links(a), links(b));
@@ -1584,6 +1658,36 @@ mod tests {
                 Feedback,
                 "Answer me in English again please.",
                 "请用中文回答我。"
+            ),
+            Relation::Supersedes
+        );
+    }
+
+    /// Rules about two named files or packages stay two rules; a thing said to have moved
+    /// is one.
+    #[test]
+    fn rules_about_two_named_things_stay_apart() {
+        assert_eq!(
+            rel(
+                Feedback,
+                "Never edit the generated file proto/billing.pb.go by hand, regenerate it with buf generate instead.",
+                "Never edit the generated file src/gen/api.ts by hand, regenerate it with pnpm codegen instead."
+            ),
+            Relation::Distinct
+        );
+        assert_eq!(
+            rel(
+                Project,
+                "We use kustomize for the ingest-mike package, not pnpm.",
+                "We use pnpm for the ingest-harbor package, not black."
+            ),
+            Relation::Distinct
+        );
+        assert_eq!(
+            rel(
+                Project,
+                "The config moved from config/app.yaml to config/app.toml.",
+                "The config lives in config/app.yaml."
             ),
             Relation::Supersedes
         );
