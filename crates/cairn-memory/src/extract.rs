@@ -116,7 +116,6 @@ pub struct Candidate {
 /// Whether a rule is about the person wherever they work: said to hold in every project, or
 /// about how the agent answers them (and not tied to the project).
 fn is_personal(rule: &str, how: Option<&str>) -> bool {
-    let lower = rule.to_lowercase();
     let everywhere = |t: &str| {
         has_any(&t.to_lowercase(), &["whatever", "every", "any", "all "])
             && EVERY_PROJECT.is_match(t)

@@ -143,6 +143,24 @@ fn main() -> ExitCode {
                     &serde_json::json!({ "error": msg.trim_start_matches("error: ") }),
                 );
             }
+            // A hook never fails the agent: exit 2 would block a Claude Code prompt or keep
+            // a turn going with the usage text as its reason (a hand-edited hook command, an
+            // older binary). The agent shows stderr in its hook log.
+            if usage_error && invoked_as_hook() {
+                let what = e
+                    .to_string()
+                    .lines()
+                    .map(str::trim)
+                    .take_while(|l| !l.starts_with("Usage:"))
+                    .filter(|l| !l.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                eprintln!(
+                    "cairn hook: {} (nothing done; run `cairn install claude|codex` to rewrite the hook command)",
+                    what.trim_start_matches("error: ")
+                );
+                return ExitCode::SUCCESS;
+            }
             e.exit();
         }
     };
@@ -190,6 +208,20 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether the first subcommand on the command line is `hook`.
+fn invoked_as_hook() -> bool {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect();
+    std::env::args()
+        .skip(1)
+        .find(|a| names.iter().any(|n| n == a))
+        .is_some_and(|a| a == "hook")
 }
 
 /// An error on stderr, and with `--json` also as `{"error": "..."}` on stdout, so that a

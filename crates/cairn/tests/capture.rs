@@ -782,6 +782,29 @@ fn oversized_hook_input_is_named_as_such() {
     assert!(last.contains("larger than 16 MiB"), "{st}");
 }
 
+/// A hook command cairn cannot parse (an unknown agent, a missing or unknown flag) exits 0
+/// and says why on stderr: exit 2 would block the prompt or the turn. Other commands keep
+/// their usage error.
+#[test]
+fn a_hook_command_with_bad_arguments_exits_0() {
+    let h = TestHome::empty();
+    for args in [
+        &["hook", "--agent", "gemini"][..],
+        &["hook"][..],
+        &["hook", "--agent", "claude", "--bogus"][..],
+    ] {
+        let out = h.cairn_input(args, "{}", &[]);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("cairn hook:") && err.contains("cairn install"),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert_eq!(h.cairn_input(&["remember"], "", &[]).status.code(), Some(2));
+}
+
 #[test]
 fn a_broken_config_is_named_with_its_line_and_the_hook_still_exits_0() {
     let h = TestHome::empty();
