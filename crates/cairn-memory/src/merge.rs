@@ -210,7 +210,7 @@ impl MemoryStore {
         let restored = get_memory(&tx, id)?.ok_or_else(|| MemoryError::NotFound(id.into()))?;
         recall.upsert(&tx, &document(&restored))?;
         tx.commit()?;
-        self.refresh_views(now)?;
+        self.refresh_scope_views(&[restored.scope.as_str()], now)?;
         Ok(restored)
     }
 }

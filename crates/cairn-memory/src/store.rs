@@ -483,10 +483,28 @@ impl MemoryStore {
     /// Memories, newest first.
     pub fn list(&self, filter: &ListFilter) -> Result<Vec<Memory>> {
         let conn = self.store.connection();
+        // Read only what is asked for: the live memories of a few scopes (a write's view
+        // refresh) are found by index, not by reading every row.
+        let mut clauses: Vec<String> = Vec::new();
+        if !filter.include_inactive {
+            clauses.push("forgotten_at IS NULL AND superseded_by IS NULL".into());
+        }
+        if !filter.scopes.is_empty() {
+            let marks = vec!["?"; filter.scopes.len()].join(", ");
+            clauses.push(format!("scope IN ({marks})"));
+        }
+        let filter_sql = if clauses.is_empty() {
+            String::new()
+        } else {
+            format!("WHERE {}", clauses.join(" AND "))
+        };
         let mut st = conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM memories ORDER BY updated_at DESC, id"
+            "SELECT {COLUMNS} FROM memories {filter_sql} ORDER BY updated_at DESC, id"
         ))?;
-        let rows = st.query_map([], read_memory)?;
+        let rows = st.query_map(
+            rusqlite::params_from_iter(filter.scopes.iter()),
+            read_memory,
+        )?;
         let mut out = Vec::new();
         for m in rows {
             let m = m?;
@@ -617,7 +635,7 @@ impl MemoryStore {
         }
         self.recall_index()?;
         let out = self.write_new(new, None, now)?;
-        self.refresh_views(now)?;
+        self.refresh_scope_views(&[out.memory.scope.as_str()], now)?;
         Ok(out)
     }
 
@@ -700,7 +718,7 @@ impl MemoryStore {
         let (tx, recall) = self.begin_write()?;
         forget_in(&tx, recall, &m.id, now)?;
         tx.commit()?;
-        self.refresh_views(now)?;
+        self.refresh_scope_views(&[m.scope.as_str()], now)?;
         self.get(id)?
             .ok_or_else(|| MemoryError::NotFound(id.to_string()))
     }

@@ -426,8 +426,25 @@ impl MemoryStore {
     /// Reads hand edits back, then regenerates every scope's files and index (see the module
     /// docs). A no-op without a views directory.
     pub fn refresh_views(&mut self, now: i64) -> Result<ViewReport> {
+        self.refresh_views_of(None, now)
+    }
+
+    /// [`MemoryStore::refresh_views`] for the folders of `scopes` alone: what one write
+    /// changed (`remember`, `forget`, an MCP call). Its cost follows those folders, not every
+    /// project's files; hand edits elsewhere are read on the next full refresh (`sync`).
+    pub(crate) fn refresh_scope_views(&mut self, scopes: &[&str], now: i64) -> Result<ViewReport> {
+        self.refresh_views_of(Some(scopes), now)
+    }
+
+    fn refresh_views_of(&mut self, scopes: Option<&[&str]>, now: i64) -> Result<ViewReport> {
         let Some(root) = self.views.clone() else {
             return Ok(ViewReport::default());
+        };
+        let slugs: Option<HashSet<String>> =
+            scopes.map(|s| s.iter().map(|s| scope_slug(s)).collect());
+        let only = slugs.as_ref();
+        let in_scope = |rel: &str| {
+            only.is_none_or(|o| rel.split_once('/').is_some_and(|(d, _)| o.contains(d)))
         };
         create_private_dir(&root)?;
         let _lock = lock_views(&root)?;
@@ -447,7 +464,10 @@ impl MemoryStore {
                     },
                 ))
             })?;
-            rows.collect::<rusqlite::Result<_>>()?
+            rows.collect::<rusqlite::Result<HashMap<String, Tracked>>>()?
+                .into_iter()
+                .filter(|(rel, _)| in_scope(rel))
+                .collect()
         };
         // Paths whose user content must not be overwritten, and paths already read back.
         let mut keep: HashSet<String> = HashSet::new();
@@ -508,7 +528,10 @@ impl MemoryStore {
             dirs.sort_by_key(|e| e.file_name());
             for d in dirs {
                 let slug = d.file_name().to_string_lossy().into_owned();
-                if slug.starts_with('.') || !d.file_type().is_ok_and(|t| t.is_dir()) {
+                if slug.starts_with('.')
+                    || only.is_some_and(|o| !o.contains(&slug))
+                    || !d.file_type().is_ok_and(|t| t.is_dir())
+                {
                     continue;
                 }
                 let Ok(files) = std::fs::read_dir(d.path()) else {
@@ -751,7 +774,10 @@ impl MemoryStore {
 
         // 3. Regenerate.
         let conn = self.store.connection();
-        let live = self.list(&crate::store::ListFilter::default())?;
+        let live = self.list(&crate::store::ListFilter {
+            scopes: scopes.map_or_else(Vec::new, |s| s.iter().map(|s| (*s).to_string()).collect()),
+            ..crate::store::ListFilter::default()
+        })?;
         let mut by_scope: BTreeMap<&str, Vec<&Memory>> = BTreeMap::new();
         for m in &live {
             by_scope.entry(m.scope.as_str()).or_default().push(m);
