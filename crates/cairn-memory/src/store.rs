@@ -311,12 +311,66 @@ pub fn derive_description(rule: &str, why: Option<&str>) -> String {
 /// A memory's text as stored: redacted, trimmed, without the U+FFFD that stands for bytes a
 /// transcript had broken (invalid UTF-8, half an emoji): they carry nothing to remember.
 pub(crate) fn clean(s: &str) -> String {
-    let s = if s.contains('\u{FFFD}') {
-        std::borrow::Cow::Owned(s.replace('\u{FFFD}', ""))
+    let s = if s.contains('\u{FFFD}') || s.chars().any(is_control) {
+        std::borrow::Cow::Owned(printable(&s.replace('\u{FFFD}', "")))
     } else {
         std::borrow::Cow::Borrowed(s)
     };
     cairn_redact::redact(s.trim()).into_owned()
+}
+
+/// A control character a memory never keeps: all but line break and tab (a NUL, a terminal
+/// escape, a C1 control).
+fn is_control(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
+/// `s` without control characters, terminal escape sequences removed whole (`ESC [ … m`
+/// colours, `ESC ] … BEL` titles and clipboard writes), so that `cat MEMORY.md` cannot
+/// drive the terminal and a file name holds no fragment of one.
+fn printable(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            match chars.peek() {
+                // CSI: parameters, then one final byte in @..~.
+                Some('[') => {
+                    chars.next();
+                    for f in chars.by_ref() {
+                        if ('@'..='~').contains(&f) {
+                            break;
+                        }
+                    }
+                }
+                // OSC (and DCS, APC, PM, SOS): up to BEL or ESC \.
+                Some(']' | 'P' | '_' | '^' | 'X') => {
+                    chars.next();
+                    while let Some(f) = chars.next() {
+                        if f == '\u{7}' {
+                            break;
+                        }
+                        if f == '\u{1b}' {
+                            if chars.peek() == Some(&'\\') {
+                                chars.next();
+                            }
+                            break;
+                        }
+                    }
+                }
+                // A two-character escape (`ESC c`, `ESC 7`).
+                Some(_) => {
+                    chars.next();
+                }
+                None => {}
+            }
+            continue;
+        }
+        if !is_control(c) {
+            out.push(c);
+        }
+    }
+    out
 }
 
 impl MemoryStore {
@@ -1266,7 +1320,22 @@ pub(crate) fn scope_slugs(conn: &Connection) -> Result<HashMap<String, String>> 
 
 #[cfg(test)]
 mod tests {
-    use super::derive_name;
+    use super::{clean, derive_name};
+
+    /// What a memory keeps is printable: NULs and terminal escapes (colours, a title or
+    /// clipboard write) are gone, whole, from the text, so from the views and file names.
+    #[test]
+    fn control_characters_and_terminal_escapes_are_not_kept() {
+        assert_eq!(
+            clean("Use \u{1b}[31mred\u{1b}[0m for\u{0} errors"),
+            "Use red for errors"
+        );
+        assert_eq!(
+            clean("Never \u{1b}]52;c;ZXZpbA==\u{7}paste\u{1b}]0;title\u{1b}\\ secrets"),
+            "Never paste secrets"
+        );
+        assert_eq!(clean("line one\nline\ttwo\u{9b}"), "line one\nline\ttwo");
+    }
 
     /// A title names the thing a pointer is for, not the words that lead to its link.
     #[test]
