@@ -443,6 +443,44 @@ struct SessionSummary {
     continued: bool,
 }
 
+/// The longest line [`summarize_session`] reads: the records it looks for are small.
+const SUMMARY_LINE_MAX: usize = 8 << 20;
+
+/// Reads one line (with its `\n`) into `buf`, at most `cap` bytes of it; the rest of a longer
+/// line is consumed without being kept. Returns the line's length in bytes and whether all of
+/// it is in `buf`.
+fn read_line_capped<R: BufRead>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> io::Result<(usize, bool)> {
+    let mut total = 0;
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok((total, total <= cap));
+        }
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if total + take <= cap {
+            buf.extend_from_slice(&chunk[..take]);
+        } else if total < cap {
+            buf.extend_from_slice(&chunk[..cap - total]);
+        }
+        total += take;
+        r.consume(take);
+        if done {
+            return Ok((total, total <= cap));
+        }
+    }
+}
+
 fn summarize_session(path: &Path) -> io::Result<SessionSummary> {
     let mut s = SessionSummary::default();
     let f = fs::File::open(path)?;
@@ -451,9 +489,14 @@ fn summarize_session(path: &Path) -> io::Result<SessionSummary> {
     let finder = memchr::memmem::Finder::new(b"continued-in");
     loop {
         line.clear();
-        let n = r.read_until(b'\n', &mut line)?;
+        let (n, whole) = read_line_capped(&mut r, &mut line, SUMMARY_LINE_MAX)?;
         if n == 0 {
             break;
+        }
+        // A line too long to hold (a pasted file, a huge tool output) is no record that says
+        // where a session ran: skipped, never read into memory whole.
+        if !whole {
+            continue;
         }
         let interesting = s.cwd.is_none() || !s.has_message || finder.find(&line).is_some();
         if !interesting {
@@ -690,6 +733,42 @@ pub fn claude_project_key(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A line longer than the cap is consumed but not kept, and the next line is read whole.
+    #[test]
+    fn long_lines_are_skipped_without_being_held() {
+        let text = format!("{}\nshort\n", "x".repeat(100));
+        let mut r = io::BufReader::with_capacity(7, text.as_bytes());
+        let mut buf = Vec::new();
+        assert_eq!(
+            read_line_capped(&mut r, &mut buf, 10).unwrap(),
+            (101, false)
+        );
+        assert_eq!(buf.len(), 10);
+        buf.clear();
+        assert_eq!(read_line_capped(&mut r, &mut buf, 10).unwrap(), (6, true));
+        assert_eq!(buf, b"short\n");
+        buf.clear();
+        assert_eq!(read_line_capped(&mut r, &mut buf, 10).unwrap(), (0, true));
+    }
+
+    /// A session whose first record is a huge line still gives the directory of the next.
+    #[test]
+    fn a_huge_first_line_does_not_hide_the_working_directory() {
+        let dir = std::env::temp_dir().join(format!("cairn-huge-line-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.jsonl");
+        let huge = format!(
+            "{{\"type\":\"user\",\"pad\":\"{}\"}}\n",
+            "y".repeat(SUMMARY_LINE_MAX + 10)
+        );
+        let rec = r#"{"type":"user","cwd":"/home/dev/app","timestamp":"2026-11-20T10:00:00Z","message":{"role":"user","content":"hi"}}"#;
+        fs::write(&path, format!("{huge}{rec}\n")).unwrap();
+        let s = summarize_session(&path).unwrap();
+        assert_eq!(s.cwd.as_deref(), Some("/home/dev/app"));
+        assert!(s.has_message);
+        let _ = fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn project_keys_follow_claude_code() {
