@@ -99,13 +99,23 @@ pub fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
     while let Some(cause) = next {
         next = cause.source();
         let text = cause.to_string();
-        if text.is_empty() || out.contains(text.as_str()) {
+        // SQLite's own code says again what rusqlite said ("database or disk is full: Error
+        // code 13: database or disk is full").
+        let bare = text
+            .strip_prefix("Error code ")
+            .and_then(|t| t.split_once(": "))
+            .map_or(text.as_str(), |(_, rest)| rest);
+        if bare.is_empty() || out.contains(bare) {
             continue;
         }
         if !out.is_empty() {
             out.push_str(": ");
         }
         out.push_str(&text);
+    }
+    // What to do when the disk is full, whichever step met it.
+    if out.contains("disk is full") && !out.contains("free some space") {
+        out.push_str(" (the disk is full: free some space and run the command again; what was stored before is kept)");
     }
     out
 }
@@ -129,5 +139,47 @@ pub fn bytes(n: u64) -> String {
         format!("{n} B")
     } else {
         format!("{v:.1} {}", UNITS[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    #[derive(Debug)]
+    struct Chain(&'static str, Option<Box<Chain>>);
+
+    impl std::fmt::Display for Chain {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Chain {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|c| c as _)
+        }
+    }
+
+    /// SQLite's repeated reason is said once, and a full disk says what to do.
+    #[test]
+    fn a_full_disk_is_said_once_with_what_to_do() {
+        let e = Chain(
+            "ingest failed",
+            Some(Box::new(Chain(
+                "database or disk is full",
+                Some(Box::new(Chain(
+                    "Error code 13: database or disk is full",
+                    None,
+                ))),
+            ))),
+        );
+        let text = error_text(&e);
+        assert_eq!(
+            text.matches("database or disk is full").count(),
+            1,
+            "{text}"
+        );
+        assert!(text.contains("free some space"), "{text}");
     }
 }

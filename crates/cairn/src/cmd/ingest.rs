@@ -30,6 +30,9 @@ fn store_advice(error: &str) -> &'static str {
          the store from the agents' transcripts and the memory views"
     } else if e.contains("disk is full") || e.contains("no space") {
         "the disk is full: free some space and run the command again"
+    } else if e.contains("disk i/o") {
+        "SQLite could not write to the disk: check that it has free space (`df -h`) and is not \
+         failing, and that cairn may write the directory, or pass --data-dir"
     } else if e.contains("readonly") || e.contains("read-only") || e.contains("permission") {
         "cairn cannot write there: check the directory's permissions, or pass --data-dir"
     } else {
