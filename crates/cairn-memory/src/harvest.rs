@@ -159,6 +159,17 @@ impl MemoryStore {
     /// [`MemoryStore::extract`] without regenerating the views, for a caller that refreshes
     /// them right after anyway (`cairn sync` consolidates next).
     pub fn extract_turns(&mut self, dirs: &AgentMemoryDirs, now: i64) -> Result<ExtractReport> {
+        self.extract_turns_with_progress(dirs, now, &mut |_, _| {})
+    }
+
+    /// [`MemoryStore::extract_turns`], telling `progress` how many of the changed turns were
+    /// looked at, out of how many (a first run over months of sessions takes minutes).
+    pub fn extract_turns_with_progress(
+        &mut self,
+        dirs: &AgentMemoryDirs,
+        now: i64,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<ExtractReport> {
         let tag = mark_tag(dirs);
         let since = self.extraction_mark(&tag)?;
         let changed = self.store.turns_changed_since(since)?;
@@ -177,7 +188,10 @@ impl MemoryStore {
         let mut opened = false;
         // Origins of forgotten memories, read once per run when first needed.
         let mut forgotten: Option<Vec<ForgottenOrigin>> = None;
-        for (revision, t) in &turns {
+        for (i, (revision, t)) in turns.iter().enumerate() {
+            if i % 64 == 0 {
+                progress(i, turns.len());
+            }
             mark = mark.max(*revision);
             if t.turn.sidechain || t.turn.user_texts().is_empty() {
                 continue;
@@ -201,6 +215,7 @@ impl MemoryStore {
             self.extract_turn(t, wrote, &fp, now, &mut forgotten, &mut report)?;
         }
         // Every revision read is above `since`, so a hold never takes the mark below it.
+        progress(turns.len(), turns.len());
         let mark = hold.map_or(mark, |h| mark.min(h));
         if mark != since {
             self.store

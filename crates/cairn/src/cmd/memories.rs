@@ -126,11 +126,16 @@ pub fn extract(homes: &Homes, follow: Follow, quiet: bool) -> Result<SyncMemorie
     let mut mem = open(homes)?;
     let now = now();
     let dirs = agent_dirs(homes)?;
-    let report = match follow {
-        Follow::Now => mem.extract(&dirs, now),
-        Follow::Consolidation => mem.extract_turns(&dirs, now),
+    // Reading every turn for memories takes minutes on a first run over months of sessions.
+    let bar = crate::progress::Bar::items(quiet, "reading turns for memories");
+    let report = mem
+        .extract_turns_with_progress(&dirs, now, &mut |done, total| bar.set(done, total))
+        .context("memory extraction failed");
+    bar.clear();
+    let report = report?;
+    if follow == Follow::Now {
+        mem.refresh_views(now).context("memory extraction failed")?;
     }
-    .context("memory extraction failed")?;
     let total = mem.scopes()?.iter().map(|(_, n)| n).sum();
     // After a change of embedding model every memory is embedded again: minutes for many.
     let bar = crate::progress::Bar::items(quiet, "re-embedding memories");
