@@ -85,7 +85,7 @@ impl HookPayload {
         Ok(HookPayload {
             event,
             session_id: s("session_id").unwrap_or_default(),
-            transcript_path: s("transcript_path"),
+            transcript_path: s("transcript_path").map(|t| absolute(t, s("cwd").as_deref())),
             cwd: s("cwd"),
             turn_id: s("turn_id"),
             last_assistant_message: s("last_assistant_message"),
@@ -99,9 +99,32 @@ impl HookPayload {
     }
 }
 
+/// A relative transcript path (a hand-run hook, a wrapper script) is made absolute where the
+/// hook runs: the background worker runs elsewhere and would not find it.
+fn absolute(path: String, cwd: Option<&str>) -> String {
+    let p = std::path::Path::new(&path);
+    if p.is_absolute() || path.is_empty() {
+        return path;
+    }
+    let base = std::env::current_dir()
+        .ok()
+        .or_else(|| cwd.map(std::path::PathBuf::from));
+    base.map_or(path.clone(), |b| b.join(p).to_string_lossy().into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A relative transcript path is made absolute where the hook runs (the worker runs in
+    /// another directory).
+    #[test]
+    fn a_relative_transcript_path_is_made_absolute() {
+        let p = HookPayload::parse(r#"{"session_id":"s","transcript_path":"big/s.jsonl","cwd":"/w","hook_event_name":"Stop"}"#).unwrap();
+        let t = p.transcript_path.unwrap();
+        assert!(std::path::Path::new(&t).is_absolute(), "{t}");
+        assert!(t.ends_with("big/s.jsonl"), "{t}");
+    }
 
     #[test]
     fn codex_stop() {
