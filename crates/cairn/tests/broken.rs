@@ -414,6 +414,34 @@ fn a_damaged_database_says_what_to_do() {
             "{args:?}: {err}"
         );
     }
+    // Session start says memory is unavailable, to the agent and the user, and exits 0; a
+    // prompt stays quiet.
+    let start = serde_json::json!({"session_id": "s", "hook_event_name": "SessionStart",
+        "cwd": h.root().to_str().unwrap(), "source": "startup"})
+    .to_string();
+    let out = h.cairn_input(&["hook", "--agent", "claude"], &start, &[]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        ctx.contains("could not open its memory store") && ctx.contains("damaged"),
+        "{ctx}"
+    );
+    assert!(
+        v["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("cairn status"),
+        "{v}"
+    );
+    let prompt = serde_json::json!({"session_id": "s", "hook_event_name": "UserPromptSubmit",
+        "cwd": h.root().to_str().unwrap(), "prompt": "hi"})
+    .to_string();
+    let out = h.cairn_input(&["hook", "--agent", "claude"], &prompt, &[]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
     assert_eq!(
         std::fs::read(h.data().join("cairn.db")).unwrap(),
         vec![0x5au8; 64 * 1024]

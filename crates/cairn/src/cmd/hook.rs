@@ -134,7 +134,26 @@ fn handle(homes: &Homes, agent: Agent, log: &CaptureLog) -> Result<Option<String
             if let Some(e) = &config_error {
                 log.error(e);
             }
-            let store = open_store(homes)?;
+            let store = match open_store(homes) {
+                Ok(s) => s,
+                // Memory that cannot be opened (a read-only or full data dir, a damaged
+                // database) is said at session start, once per session, so that its absence
+                // is not silent; prompts stay quiet.
+                Err(e) if payload.event == HookEvent::SessionStart => {
+                    let why = crate::output::error_text(e.as_ref());
+                    log.error(&format!("{agent} SessionStart: {why}"));
+                    let piece = cairn_capture::ContextPiece {
+                        for_agent: format!(
+                            "cairn could not open its memory store, so no memories are available in this session: {why}"
+                        ),
+                        for_user: Some(format!(
+                            "cairn: memory unavailable this session ({why}); run `cairn status` for details"
+                        )),
+                    };
+                    return Ok(Some(context::render_output(&payload.event, &piece)));
+                }
+                Err(e) => return Err(e),
+            };
             let cwd = payload.cwd.as_deref().map(Path::new);
             let project = cwd.map(|c| {
                 cairn_capture::project_root(c)
@@ -179,8 +198,13 @@ fn states_memory(prompt: &str) -> bool {
 
 fn open_store(homes: &Homes) -> Result<Store> {
     let path = homes.db_path();
-    let store = Store::open(&path)
-        .with_context(|| format!("cannot open cairn's database {}", path.display()))?;
+    let store = Store::open(&path).map_err(|e| {
+        let advice = crate::cmd::ingest::store_advice(&e.to_string());
+        anyhow::Error::new(e).context(format!(
+            "cannot open cairn's database {} ({advice})",
+            path.display()
+        ))
+    })?;
     // The agent waits for this process: leave the checkpoint's fsyncs to the worker.
     store.defer_checkpoint_on_close()?;
     Ok(store)

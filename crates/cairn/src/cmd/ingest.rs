@@ -23,7 +23,7 @@ pub fn open_store(homes: &Homes) -> Result<Store> {
 }
 
 /// What to do about a database that cannot be opened, by SQLite's reason.
-fn store_advice(error: &str) -> &'static str {
+pub(crate) fn store_advice(error: &str) -> &'static str {
     let e = error.to_ascii_lowercase();
     if e.contains("not a database") || e.contains("malformed") || e.contains("corrupt") {
         "the file is damaged or not cairn's: move it aside and run `cairn sync`, which rebuilds \
