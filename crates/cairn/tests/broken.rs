@@ -465,4 +465,11 @@ fn an_unusable_data_dir_is_reported_once() {
     let out = h.cairn(&["list", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["error"].as_str().unwrap().matches("os error").count(), 1);
+    // `status`, the command for finding out what is wrong, says it too.
+    let out = h.cairn(&["status"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is a file, not a directory"),
+        "{out:?}"
+    );
 }

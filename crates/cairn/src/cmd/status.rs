@@ -94,6 +94,14 @@ fn iso(secs: Option<String>) -> Option<String> {
 }
 
 pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
+    // (A missing data dir is a fresh install, reported as such below; a file in its place
+    // is a mistake to name.)
+    if homes.data_dir.exists() && !homes.data_dir.is_dir() {
+        anyhow::bail!(
+            "the data dir {} is a file, not a directory: pass a directory to --data-dir (or CAIRN_HOME)",
+            homes.data_dir.display()
+        );
+    }
     let db = homes.db_path();
     let store_bytes = ["", "-wal"]
         .iter()
