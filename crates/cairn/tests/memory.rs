@@ -566,11 +566,34 @@ fn human_output_never_carries_control_characters() {
             "{args:?}: {stdout:?}"
         );
     }
+    // Nor is one stored: the escapes go whole (the views and file names stay printable).
     let shown = h.json(&["show", id.as_str()]);
-    assert!(
-        shown["body"].as_str().unwrap().contains('\u{1b}'),
-        "{shown}"
-    );
+    let body = shown["body"].as_str().unwrap();
+    assert!(!body.chars().any(|c| c.is_control()), "{shown}");
+    assert!(body.contains("build01 red"), "{shown}");
+    let views = h.data().join("memory");
+    for e in walk(&views) {
+        let name = e.to_string_lossy().into_owned();
+        assert!(!name.contains("31m"), "{name}");
+        let text = std::fs::read_to_string(&e).unwrap_or_default();
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{name}"
+        );
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
 
 #[test]
