@@ -155,7 +155,7 @@ fn main() -> ExitCode {
                     .filter(|l| !l.is_empty())
                     .collect::<Vec<_>>()
                     .join(" ");
-                eprintln!(
+                errln!(
                     "cairn hook: {} (nothing done; run `cairn install claude|codex` to rewrite the hook command)",
                     what.trim_start_matches("error: ")
                 );
