@@ -130,14 +130,7 @@ fn main() -> ExitCode {
                     ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
                         "a subcommand is required (see --help)".to_owned()
                     }
-                    _ => e
-                        .to_string()
-                        .lines()
-                        .map(str::trim)
-                        .take_while(|l| !l.starts_with("Usage:"))
-                        .filter(|l| !l.is_empty())
-                        .collect::<Vec<_>>()
-                        .join(" "),
+                    _ => usage_message(&e),
                 };
                 let _ = output::json(
                     &serde_json::json!({ "error": msg.trim_start_matches("error: ") }),
@@ -147,14 +140,7 @@ fn main() -> ExitCode {
             // a turn going with the usage text as its reason (a hand-edited hook command, an
             // older binary). The agent shows stderr in its hook log.
             if usage_error && invoked_as_hook() {
-                let what = e
-                    .to_string()
-                    .lines()
-                    .map(str::trim)
-                    .take_while(|l| !l.starts_with("Usage:"))
-                    .filter(|l| !l.is_empty())
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                let what = usage_message(&e);
                 errln!(
                     "cairn hook: {} (nothing done; run `cairn install claude|codex` to rewrite the hook command)",
                     what.trim_start_matches("error: ")
@@ -208,6 +194,17 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A usage error's message on one line, without clap's usage lines.
+fn usage_message(e: &clap::Error) -> String {
+    e.to_string()
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:"))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Whether the first subcommand on the command line is `hook`.
