@@ -542,9 +542,11 @@ impl MemoryStore {
         // session-start summary and holds for every prompt: a word it shares with one
         // ("which logging library…") is no reason to repeat it in place of the memory the
         // prompt is about.
+        // (No pattern is compiled for it on the prompt hook: substrings only.)
         hits.retain(|h| {
             !(h.memory.scope == crate::scope::GLOBAL
-                && crate::extract::about_answering(&h.memory.rule))
+                && h.memory.memory_type == MemoryType::Feedback
+                && tells_how_to_answer(&h.memory.rule))
         });
         let keep = relevant(&query, &hits);
         let picked: Vec<_> = hits
@@ -773,6 +775,17 @@ fn prompt_word_set(prompt: &str) -> HashSet<String> {
     let mut words = content_words(prompt);
     words.extend(katakana_words(prompt).map(|k| format!("\u{0}{k}")));
     words
+}
+
+/// Whether a global rule is about how to answer ("answer me in English", "be more terse",
+/// "回答尽量简短"), read from its words alone (cheap enough for the prompt hook).
+fn tells_how_to_answer(rule: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "answer", "reply", "replies", "respond", "response", "terse", "concise", "recap",
+        "preamble", "verbose", "回答", "回复", "返事", "返信", "答え",
+    ];
+    let lower = rule.to_lowercase();
+    crate::similar::reply_language(rule).is_some() || WORDS.iter().any(|w| lower.contains(w))
 }
 
 /// Which hits are relevant enough to inject unasked. Static-embedding cosines are high for

@@ -125,7 +125,7 @@ fn is_personal(rule: &str, how: Option<&str>) -> bool {
 
 /// Whether a rule is about how the agent answers the person ("answer me in English", "be
 /// more terse", "回答尽量简短") and not about the project.
-pub(crate) fn about_answering(rule: &str) -> bool {
+fn about_answering(rule: &str) -> bool {
     let lower = rule.to_lowercase();
     let replies = has_any(
         &lower,
