@@ -380,7 +380,9 @@ pub fn unpin(mem: &mut MemoryStore, id: &str) -> Result<bool> {
 
 /// Why and when consolidation retired a memory (`aged` or `withdrawn`), if it did.
 pub fn retirement(conn: &Connection, id: &str) -> Result<Option<(String, i64)>> {
-    schema::ensure(conn)?;
+    if !schema::readable(conn)? {
+        return Ok(None);
+    }
     Ok(conn
         .query_row(
             "SELECT reason, retired_at FROM memory_retired WHERE memory_id = ?1",
@@ -392,7 +394,9 @@ pub fn retirement(conn: &Connection, id: &str) -> Result<Option<(String, i64)>> 
 
 /// Whether a memory is pinned.
 pub fn is_pinned(conn: &Connection, id: &str) -> Result<bool> {
-    schema::ensure(conn)?;
+    if !schema::readable(conn)? {
+        return Ok(false);
+    }
     Ok(conn
         .query_row(
             "SELECT 1 FROM memory_pins WHERE memory_id = ?1",
@@ -405,7 +409,9 @@ pub fn is_pinned(conn: &Connection, id: &str) -> Result<bool> {
 
 /// The model tokens spent on the phase-1 outputs that proposed a memory.
 pub fn model_tokens(conn: &Connection, id: &str) -> Result<u64> {
-    cairn_stage1::ensure_schema(conn)?;
+    if !cairn_stage1::schema_readable(conn)? {
+        return Ok(0);
+    }
     let n: i64 = conn.query_row(
         "SELECT coalesce(sum(s.input_tokens + s.output_tokens), 0) FROM stage1_outputs s
          WHERE EXISTS (SELECT 1 FROM memory_origins o WHERE o.memory_id = ?1
@@ -420,7 +426,9 @@ pub fn model_tokens(conn: &Connection, id: &str) -> Result<u64> {
 
 /// The last consolidation run, if any.
 pub fn last_run(conn: &Connection) -> Result<Option<LastRun>> {
-    schema::ensure(conn)?;
+    if !schema::readable(conn)? {
+        return Ok(None);
+    }
     Ok(conn
         .query_row(
             "SELECT started_at, finished_at, status, error FROM consolidation_runs

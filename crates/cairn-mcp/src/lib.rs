@@ -209,21 +209,59 @@ impl MemoryServer {
         m.scope == GLOBAL || self.project(cwd).is_ok_and(|s| s == m.scope)
     }
 
-    /// Runs `f` on the (lazily opened) memory store.
+    /// Runs `f`, which only reads, on the (lazily opened) memory store.
     fn with_store<T>(
         &self,
+        f: impl FnOnce(&mut MemoryStore) -> Result<T, cairn_memory::MemoryError>,
+    ) -> Result<T, String> {
+        self.with_store_for(false, f)
+    }
+
+    /// Runs `f`, which writes, on the memory store: one opened read-only (the data dir could
+    /// not be written when it was opened) is opened again for writing first, and when that
+    /// still fails the call says why instead of SQLite's "readonly database".
+    fn with_writable_store<T>(
+        &self,
+        f: impl FnOnce(&mut MemoryStore) -> Result<T, cairn_memory::MemoryError>,
+    ) -> Result<T, String> {
+        self.with_store_for(true, f)
+    }
+
+    fn with_store_for<T>(
+        &self,
+        write: bool,
         f: impl FnOnce(&mut MemoryStore) -> Result<T, cairn_memory::MemoryError>,
     ) -> Result<T, String> {
         let mut guard = self.store.lock().map_err(|_| {
             "the memory store is unavailable (a previous call panicked)".to_string()
         })?;
-        if guard.is_none() {
-            let store = cairn_store::Store::open(&self.config.db_path).map_err(|e| {
-                format!(
-                    "cannot open cairn's database at {}: {e}",
-                    self.config.db_path.display()
-                )
-            })?;
+        let reopen = guard
+            .as_ref()
+            .is_none_or(|m| write && m.store().is_read_only());
+        if reopen {
+            let path = &self.config.db_path;
+            let cannot = |e: &dyn std::fmt::Display| {
+                format!("cannot open cairn's database at {}: {e}", path.display())
+            };
+            let store = match cairn_store::Store::open(path) {
+                Ok(s) => s,
+                Err(e) if write && e.is_write_denied() => {
+                    return Err(format!(
+                        "cairn's data dir {} cannot be written from this process ({e}): memory \
+                         can be searched and read here, not changed; save it where the data dir \
+                         is writable (`cairn remember` outside the sandbox)",
+                        path.parent().unwrap_or(path).display()
+                    ));
+                }
+                // Reads go on from a data dir this process may not write (a read-only mount,
+                // a sandbox).
+                Err(e) if e.is_write_denied() && path.is_file() => {
+                    cairn_store::Store::open_read_only(path).map_err(|ro| {
+                        cannot(&format!("{e}; reading it without writing failed too: {ro}"))
+                    })?
+                }
+                Err(e) => return Err(cannot(&e)),
+            };
             let mut mem = MemoryStore::open(store)
                 .map_err(|e| e.to_string())?
                 .with_views(self.config.views_dir.clone());
@@ -320,7 +358,7 @@ impl MemoryServer {
             },
             at: t,
         };
-        match self.with_store(|m| {
+        match self.with_writable_store(|m| {
             let out = m.remember(new, t)?;
             // The next hook finds the search snapshots current (only speed is at stake).
             let _ = m.prepare_search_snapshots();
@@ -432,7 +470,7 @@ impl MemoryServer {
             Err(e) => return error_result(e),
             _ => {}
         }
-        match self.with_store(|m| {
+        match self.with_writable_store(|m| {
             let out = m.forget(&a.id, t)?;
             // The next hook finds the search snapshots current (only speed is at stake).
             let _ = m.prepare_search_snapshots();

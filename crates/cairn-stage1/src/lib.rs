@@ -24,6 +24,7 @@ pub use run::{
 };
 pub use schema::{
     COMPONENT as SCHEMA_COMPONENT, VERSION as SCHEMA_VERSION, ensure as ensure_schema,
+    readable as schema_readable,
 };
 pub use select::{Unit, select_units};
 pub use usage::{Budget, BudgetStop, Ledger, UsageTotals};

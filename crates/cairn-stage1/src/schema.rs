@@ -71,3 +71,17 @@ pub fn ensure(conn: &Connection) -> Result<()> {
         }),
     }
 }
+
+/// For code that only reads these tables: whether there is anything to read (see
+/// `cairn_store::component_for_reading`: false on a read-only connection to a database
+/// where they were never created); refuses a newer layout.
+pub fn readable(conn: &Connection) -> Result<bool> {
+    match cairn_store::component_for_reading(conn, COMPONENT, VERSION, V1)? {
+        None => Ok(false),
+        Some(cairn_store::ComponentState::Ready) => Ok(true),
+        Some(cairn_store::ComponentState::TooNew { found }) => Err(Stage1Error::TooNew {
+            found,
+            known: VERSION,
+        }),
+    }
+}

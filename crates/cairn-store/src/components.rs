@@ -56,6 +56,42 @@ pub fn ensure_component(
     }
 }
 
+/// For code that only reads `component`'s tables: [`ensure_component`] on a writable
+/// connection, and on a read-only one (`Store::open_read_only`), where nothing can be
+/// created, `None` when the component is not at `version` in this database (never created,
+/// or waiting for a writable run to migrate it): there is nothing this build can read, and
+/// the caller reads it as empty instead of failing.
+pub fn component_for_reading(
+    conn: &Connection,
+    component: &str,
+    version: i64,
+    ddl: &str,
+) -> rusqlite::Result<Option<ComponentState>> {
+    if !conn.is_readonly(rusqlite::MAIN_DB)? {
+        return ensure_component(conn, component, version, ddl).map(Some);
+    }
+    let has_table: bool = conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_versions')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_table {
+        return Ok(None);
+    }
+    let found: Option<i64> = conn
+        .query_row(
+            "SELECT version FROM schema_versions WHERE component = ?1",
+            [component],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(match found {
+        Some(v) if v > version => Some(ComponentState::TooNew { found: v }),
+        Some(v) if v == version => Some(ComponentState::Ready),
+        _ => None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use cairn_transcript::{Agent, Session, Turn};
 
-pub use components::{ComponentState, ensure_component};
+pub use components::{ComponentState, component_for_reading, ensure_component};
 pub use digests::StoredDigest;
 pub use jobs::{Job, JobCounts, JobStatus, NewJob};
 
@@ -93,6 +93,31 @@ pub struct ChangedTurns {
 pub struct Store {
     conn: Connection,
     path: Option<PathBuf>,
+    read_only: bool,
+}
+
+impl StoreError {
+    /// Whether the error says that the database or its directory may not be written here
+    /// (a read-only file system, a sandbox that denies writes outside the workspace, a
+    /// directory without write permission), as opposed to a damaged or newer database: the
+    /// case where [`Store::open_read_only`] can still serve reads.
+    pub fn is_write_denied(&self) -> bool {
+        match self {
+            StoreError::Io { source, .. } => matches!(
+                source.kind(),
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+            ),
+            StoreError::Sqlite(e) => matches!(
+                e.sqlite_error_code(),
+                Some(
+                    rusqlite::ErrorCode::ReadOnly
+                        | rusqlite::ErrorCode::CannotOpen
+                        | rusqlite::ErrorCode::PermissionDenied
+                )
+            ),
+            StoreError::Corrupt(_) | StoreError::TooNew { .. } => false,
+        }
+    }
 }
 
 impl Store {
@@ -107,15 +132,90 @@ impl Store {
         let mut s = Store {
             conn,
             path: Some(path.to_path_buf()),
+            read_only: false,
         };
         s.configure()?;
         Ok(s)
     }
 
+    /// Opens an existing database for reading only, for commands that only read (a search,
+    /// a list, the context hooks) where the data dir may not be written: a read-only mount,
+    /// or an agent's sandbox that denies writes outside the workspace. Nothing is created
+    /// or migrated; a database another version left unmigrated is refused (a writable run
+    /// migrates it). SQLite reads a WAL database read-only through its `-shm` file when
+    /// that exists; when it does not and cannot be created, a database whose WAL is empty
+    /// or absent (every change is in the main file) is opened as immutable, and one whose
+    /// WAL holds changes is refused rather than read without them.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        use rusqlite::OpenFlags;
+        if !path.is_file() {
+            return Err(StoreError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no database there yet (a first writable run creates it)",
+                ),
+            });
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let readable = |conn: Connection| -> rusqlite::Result<Connection> {
+            conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
+                r.get::<_, i64>(0)
+            })?;
+            Ok(conn)
+        };
+        let conn = match Connection::open_with_flags(path, flags).and_then(readable) {
+            Ok(c) => c,
+            Err(e) => {
+                let wal = PathBuf::from(format!("{}-wal", path.display()));
+                let wal_empty = std::fs::metadata(&wal).map_or(true, |m| m.len() == 0);
+                if !wal_empty {
+                    return Err(e.into());
+                }
+                Connection::open_with_flags(immutable_uri(path), flags).and_then(readable)?
+            }
+        };
+        let s = Store {
+            conn,
+            path: Some(path.to_path_buf()),
+            read_only: true,
+        };
+        s.conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        s.conn.pragma_update(None, "foreign_keys", "ON")?;
+        let current: i64 = s.conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if current > schema::VERSION {
+            return Err(StoreError::TooNew {
+                found: current,
+                known: schema::VERSION,
+            });
+        }
+        if current < schema::VERSION {
+            return Err(StoreError::Sqlite(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
+                Some(format!(
+                    "the database needs an upgrade (layout {current}, this build writes {}) and cannot be written here",
+                    schema::VERSION
+                )),
+            )));
+        }
+        Ok(s)
+    }
+
+    /// Whether this store was opened by [`Store::open_read_only`]: every write fails.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
     /// A private in-memory database (tests, evaluation).
     pub fn open_in_memory() -> Result<Store> {
         let conn = Connection::open_in_memory()?;
-        let mut s = Store { conn, path: None };
+        let mut s = Store {
+            conn,
+            path: None,
+            read_only: false,
+        };
         s.configure()?;
         Ok(s)
     }
@@ -551,6 +651,22 @@ impl Write<'_> {
         self.tx.commit()?;
         Ok(())
     }
+}
+
+/// The `file:` URI that opens `path` as immutable (no locks, no WAL index): for a
+/// read-only open whose WAL index cannot be created. `?`, `#` and `%` are escaped.
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            '%' => uri.push_str("%25"),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 fn create_private_dir(dir: &Path) -> Result<()> {

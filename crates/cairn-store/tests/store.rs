@@ -30,6 +30,39 @@ fn reopening_keeps_data_and_schema() {
 }
 
 #[test]
+fn a_read_only_open_reads_and_never_writes() {
+    let (dir, store) = temp_store();
+    let path = dir.path().join("data/cairn.db");
+    store.set_meta("k", "v").unwrap();
+    drop(store);
+    let ro = Store::open_read_only(&path).unwrap();
+    assert!(ro.is_read_only());
+    assert_eq!(ro.meta("k").unwrap().as_deref(), Some("v"));
+    let e = ro.set_meta("k", "w").unwrap_err();
+    assert!(e.is_write_denied(), "{e}");
+    // A component that was never created reads as absent; one that was, as ready.
+    let conn = ro.connection();
+    assert_eq!(
+        cairn_store::component_for_reading(conn, "nothing", 1, "CREATE TABLE t(x)").unwrap(),
+        None
+    );
+    drop(ro);
+    let rw = Store::open(&path).unwrap();
+    cairn_store::ensure_component(rw.connection(), "thing", 1, "CREATE TABLE t(x)").unwrap();
+    drop(rw);
+    let ro = Store::open_read_only(&path).unwrap();
+    assert_eq!(
+        cairn_store::component_for_reading(ro.connection(), "thing", 1, "").unwrap(),
+        Some(cairn_store::ComponentState::Ready)
+    );
+    assert_eq!(ro.meta("k").unwrap().as_deref(), Some("v"));
+    // No database yet: nothing is created.
+    let missing = dir.path().join("elsewhere/cairn.db");
+    assert!(Store::open_read_only(&missing).is_err());
+    assert!(!missing.parent().unwrap().exists());
+}
+
+#[test]
 fn cursors_round_trip() {
     let (_dir, mut store) = temp_store();
     let c = FileCursor {

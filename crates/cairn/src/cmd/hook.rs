@@ -134,9 +134,9 @@ fn handle(homes: &Homes, agent: Agent, log: &CaptureLog) -> Result<Option<String
             if let Some(e) = &config_error {
                 log.error(e);
             }
-            let store = match open_store(homes) {
+            let store = match open_store_for_reading(homes) {
                 Ok(s) => s,
-                // Memory that cannot be opened (a read-only or full data dir, a damaged
+                // Memory that cannot be opened (a full data dir, a damaged
                 // database) is said at session start, once per session, so that its absence
                 // is not silent; prompts stay quiet.
                 Err(e) if payload.event == HookEvent::SessionStart => {
@@ -207,6 +207,17 @@ fn open_store(homes: &Homes) -> Result<Store> {
     })?;
     // The agent waits for this process: leave the checkpoint's fsyncs to the worker.
     store.defer_checkpoint_on_close()?;
+    Ok(store)
+}
+
+/// The store for the context hooks, which only read memory: read-only where the data dir
+/// may not be written (see `ingest::open_store_for_reading`).
+fn open_store_for_reading(homes: &Homes) -> Result<Store> {
+    let store = crate::cmd::ingest::open_store_for_reading(homes)?;
+    if !store.is_read_only() {
+        // The agent waits for this process: leave the checkpoint's fsyncs to the worker.
+        store.defer_checkpoint_on_close()?;
+    }
     Ok(store)
 }
 

@@ -13,13 +13,34 @@ use crate::progress::Bar;
 
 pub fn open_store(homes: &Homes) -> Result<Store> {
     let path = homes.db_path();
-    Store::open(&path).map_err(|e| {
-        let advice = store_advice(&e.to_string());
-        anyhow::Error::new(e).context(format!(
-            "cannot open cairn's database at {} ({advice})",
-            path.display()
-        ))
-    })
+    Store::open(&path).map_err(|e| cannot_open(e, &path))
+}
+
+/// For commands that only read (a search, a list, the context hooks): the store, or, where
+/// cairn's data dir may not be written (a read-only mount, an agent's sandbox that allows
+/// writes only in the workspace), the existing database opened read-only, so that memory
+/// is still there to read. What such a command would have written on the side (recall
+/// counts, what a session was shown, search snapshots) is skipped.
+pub fn open_store_for_reading(homes: &Homes) -> Result<Store> {
+    let path = homes.db_path();
+    match Store::open(&path) {
+        Ok(s) => Ok(s),
+        Err(e) if e.is_write_denied() && path.is_file() => {
+            Store::open_read_only(&path).map_err(|ro| {
+                let first = cannot_open(e, &path);
+                first.context(format!("reading it without writing failed too: {ro}"))
+            })
+        }
+        Err(e) => Err(cannot_open(e, &path)),
+    }
+}
+
+fn cannot_open(e: cairn_store::StoreError, path: &std::path::Path) -> anyhow::Error {
+    let advice = store_advice(&e.to_string());
+    anyhow::Error::new(e).context(format!(
+        "cannot open cairn's database at {} ({advice})",
+        path.display()
+    ))
 }
 
 /// What to do about a database that cannot be opened, by SQLite's reason.

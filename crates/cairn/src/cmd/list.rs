@@ -36,7 +36,7 @@ pub fn run(homes: &Homes, a: &ListArgs, json: bool) -> Result<ExitCode> {
         Some(other) if other.starts_with('/') => vec![other.to_string()],
         Some(other) => anyhow::bail!("unknown scope {other:?}: use global, project or all"),
     };
-    let mem = memories::open(homes)?;
+    let mem = memories::open_for_reading(homes)?;
     let list = mem.list(&ListFilter {
         memory_type,
         scopes,

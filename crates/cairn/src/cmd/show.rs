@@ -9,7 +9,7 @@ use crate::homes::Homes;
 use crate::output;
 
 pub fn run(homes: &Homes, id: &str, json: bool) -> Result<ExitCode> {
-    let mem = memories::open(homes)?;
+    let mem = memories::open_for_reading(homes)?;
     let Some(m) = mem.get(id)? else {
         return Err(cairn_memory::MemoryError::NotFound(id.to_string()).into());
     };

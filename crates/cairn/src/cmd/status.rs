@@ -48,6 +48,9 @@ struct HookErrors {
 struct Status {
     data_dir: String,
     database: String,
+    /// The data dir may not be written by this process (a read-only mount, an agent's
+    /// sandbox): the store was opened read-only, and memory can be read, not changed.
+    read_only: bool,
     store_bytes: u64,
     jobs: Jobs,
     job_errors: Vec<JobError>,
@@ -118,6 +121,7 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
     let mut st = Status {
         data_dir: homes.data_dir.display().to_string(),
         database: db.display().to_string(),
+        read_only: false,
         store_bytes,
         jobs: Jobs::default(),
         job_errors: Vec::new(),
@@ -153,7 +157,8 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
     }
     // Do not create a database just to report that there is none.
     if db.is_file() {
-        let store = crate::cmd::ingest::open_store(homes)?;
+        let store = crate::cmd::ingest::open_store_for_reading(homes)?;
+        st.read_only = store.is_read_only();
         fill(&store, &mut st)?;
         st.search_files = Some(
             cairn_recall::search_files(store.connection())
@@ -213,6 +218,9 @@ fn fill(store: &Store, st: &mut Status) -> Result<()> {
     let conn = store.connection();
     st.llm.usage = cairn_stage1::Ledger::totals(conn, crate::cmd::extract::clock())?;
     st.consolidation = cairn_consolidate::last_run(conn)?;
+    if !cairn_stage1::schema_readable(conn)? {
+        return Ok(());
+    }
     let mut q = conn.prepare(
         "SELECT agent, session_key, attempts, coalesce(last_error, '') FROM stage1_cursors
          WHERE last_error IS NOT NULL ORDER BY updated_at DESC LIMIT 5",
@@ -243,6 +251,13 @@ fn print_human(st: &Status) {
         st.turns,
         st.digests
     );
+    if st.read_only {
+        outln!(
+            "              read-only here: this process may not write cairn's data dir, so memory \
+             can be searched and listed but not changed (the hooks, the worker and `cairn sync` \
+             need to write it: run them where the data dir is writable)"
+        );
+    }
     outln!(
         "jobs:         {} pending, {} running, {} failed, {} done{}",
         st.jobs.pending,
