@@ -254,6 +254,52 @@ pub fn by_usefulness(mems: &mut [&Memory], now: i64) {
     });
 }
 
+/// What a description says beyond the name an index line links it by: a description that
+/// opens with the name (a name is cut from the rule's first clause, and the description is
+/// the rule's first line) would say it twice. Empty when it says nothing more. The words
+/// that joined the name to a link ("The staging dashboard is https://…") go with the name.
+fn beyond_name<'a>(name: &str, desc: &'a str) -> &'a str {
+    let stem = name.trim_end_matches('…').trim_end();
+    let Some(rest) = desc.strip_prefix(stem) else {
+        return desc;
+    };
+    // The name ends mid-word of the description ("Use pnpm" of "Use pnpmfile"): other words.
+    // Scripts written without spaces (CJK, kana) have no word boundary to check.
+    let spaced_letter = |c: char| c.is_alphanumeric() && u32::from(c) < 0x2E80;
+    if stem.is_empty()
+        || (stem.chars().next_back().is_some_and(spaced_letter)
+            && rest.chars().next().is_some_and(spaced_letter))
+    {
+        return desc;
+    }
+    const JOINS: [&str; 13] = [
+        "—", "–", "--", ":", "：", ";", "；", ",", "，", "、", "。", ".", "-",
+    ];
+    const COPULAS: [&str; 10] = [
+        "is at", "are at", "is in", "are in", "is", "are", "は", "是", "在", "が",
+    ];
+    let mut t = rest.trim_start();
+    loop {
+        let before = t;
+        for j in JOINS {
+            t = t.strip_prefix(j).unwrap_or(t).trim_start();
+        }
+        if t.contains("://") {
+            for c in COPULAS {
+                if let Some(after) = t.strip_prefix(c)
+                    && (after.starts_with(char::is_whitespace) || !c.is_ascii())
+                {
+                    t = after.trim_start();
+                    break;
+                }
+            }
+        }
+        if t == before {
+            return t;
+        }
+    }
+}
+
 fn utf16_len(s: &str) -> usize {
     s.encode_utf16().count()
 }
@@ -266,9 +312,14 @@ pub fn render_index(entries: &[(String, String, String)]) -> String {
         .iter()
         .map(|(name, file, desc)| {
             let name = truncate_chars(&one_line(name).replace(['[', ']'], ""), 80);
+            let desc = one_line(desc);
+            let tail = beyond_name(&name, &desc);
+            if tail.is_empty() {
+                return format!("- [{name}]({file})");
+            }
             let head = format!("- [{name}]({file}) — ");
             let room = INDEX_LINE_MAX.saturating_sub(head.chars().count()).max(10);
-            format!("{head}{}", truncate_chars(&one_line(desc), room))
+            format!("{head}{}", truncate_chars(tail, room))
         })
         .collect();
     let total = lines.len();
@@ -1036,6 +1087,50 @@ pub fn view_path(conn: &rusqlite::Connection, id: &str) -> Result<Option<PathBuf
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_index_line_never_says_its_name_twice() {
+        for (name, desc, tail) in [
+            ("Use pnpm, not npm", "Use pnpm, not npm", ""),
+            (
+                "Use pnpm, not npm",
+                "Use pnpm, not npm — this repo has a pnpm-lock.yaml",
+                "this repo has a pnpm-lock.yaml",
+            ),
+            (
+                "The staging dashboard",
+                "The staging dashboard is https://grafana.example/d/staging: check it",
+                "https://grafana.example/d/staging: check it",
+            ),
+            (
+                "管理画面",
+                "管理画面は https://admin.example/",
+                "https://admin.example/",
+            ),
+            ("テストは英語で", "テストは英語で", ""),
+            (
+                "Deploys are frozen from Dec 20…",
+                "Deploys are frozen from Dec 20 to Jan 3",
+                "to Jan 3",
+            ),
+            // Other words, or more of the same word: the description as it is.
+            ("Use pnpm", "Use pnpmfile hooks", "Use pnpmfile hooks"),
+            (
+                "Staging",
+                "The staging DB resets nightly",
+                "The staging DB resets nightly",
+            ),
+            // Words joined to a name without a link are kept ("is" says something).
+            ("Friday", "Friday is release day", "is release day"),
+        ] {
+            assert_eq!(beyond_name(name, desc), tail, "{name:?} / {desc:?}");
+        }
+        let index = render_index(&[
+            ("Use pnpm".into(), "a.md".into(), "Use pnpm".into()),
+            ("Tabs".into(), "b.md".into(), "Tabs, not spaces".into()),
+        ]);
+        assert_eq!(index, "- [Use pnpm](a.md)\n- [Tabs](b.md) — not spaces\n");
+    }
 
     #[test]
     fn yaml_quoting_round_trips() {
