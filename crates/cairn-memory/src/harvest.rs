@@ -72,6 +72,10 @@ pub struct ExtractReport {
     pub withdrawn: usize,
     /// Memories withdrawn when their turn's text changed, back now that it gives them again.
     pub restored: usize,
+    /// Statements of turns copied from another session (a Codex fork carries its parent's
+    /// turns): the statement was taken there already, and what became of its memory since
+    /// (replaced, forgotten) holds.
+    pub copied: usize,
 }
 
 fn turn_time(t: &StoredTurn) -> Option<i64> {
@@ -115,6 +119,43 @@ fn fork_suffix(t: &StoredTurn, rule: &str) -> String {
         t.turn.key,
         xxhash_rust::xxh3::xxh3_64(norm.as_bytes())
     )
+}
+
+/// The memory a statement of another session of the same agent gave, when turn `t` is a copy
+/// of that session's turn (the same turn key and the same rule): a fork or a branch of it.
+/// Turns named by their position (`task-3` of a rollout without turn ids) are not unique
+/// across sessions, so they are never taken for copies.
+fn copied_statement(
+    conn: &rusqlite::Connection,
+    t: &StoredTurn,
+    rule: &str,
+) -> Result<Option<String>> {
+    let key = &t.turn.key;
+    let positional = key
+        .strip_prefix("task-")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if positional || key.is_empty() {
+        return Ok(None);
+    }
+    let escape = |s: &str| {
+        s.replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    };
+    let pattern = format!("{}:%:{}", escape(&t.agent), escape(&fork_suffix(t, rule)));
+    let own = format!("{}:{}:", t.agent, t.session_key);
+    let mut st = conn.prepare_cached(
+        "SELECT origin, memory_id FROM memory_origins WHERE origin LIKE ?1 ESCAPE '\\'",
+    )?;
+    let found = st
+        .query_map([pattern], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(found
+        .into_iter()
+        .find(|(origin, _)| !origin.starts_with(&own))
+        .map(|(_, id)| id))
 }
 
 /// An origin of a forgotten memory.
@@ -435,6 +476,21 @@ impl MemoryStore {
                         (f.origin.starts_with(&agent) && f.origin.ends_with(&suffix))
                             .then(|| (f.memory_id.clone(), Some(f.forgotten_at)))
                     });
+                    // And a statement taken from it already is the same statement, whatever
+                    // became of its memory since: a fork copies its parent's turns with the
+                    // time of the fork, and a copy read as new would undo what was said
+                    // after it (a rule replaced since coming back over its replacement).
+                    if known.is_none()
+                        && let Some(id) = copied_statement(&tx, t, &c.rule)?
+                    {
+                        tx.execute(
+                            "INSERT OR IGNORE INTO memory_origins(origin, memory_id) VALUES (?1, ?2)",
+                            params![origin, id],
+                        )?;
+                        report.copied += 1;
+                        ids.push(id);
+                        continue;
+                    }
                 }
                 if let Some((id, forgotten)) = known {
                     if forgotten.is_some() {

@@ -983,6 +983,83 @@ fn a_projects_history_leaves_only_what_holds_now() {
     assert_eq!(pytest, 1, "one pytest rule: {bodies:#?}");
 }
 
+/// A Codex fork copies its parent's turns into the new rollout, with the time of the fork: a
+/// rule said in the parent and replaced since is not brought back by the copy.
+#[test]
+fn a_codex_fork_does_not_bring_back_a_replaced_rule() {
+    let h = TestHome::empty();
+    let repo = h.project("app");
+    let cwd = s(&repo);
+    let at = |text: String, ts: &str| text.replace("2026-11-20T10:00:00.000Z", ts);
+    let parent_id = "01a1f000-0000-7000-8000-000000000001";
+    let parent = common::codex_meta(parent_id, cwd)
+        + &common::codex_turn(
+            "0c1d2e3f-0000-4a00-8000-000000000001",
+            "From now on use pnpm, never npm, in this repo.",
+            "ls",
+            0,
+        );
+    std::fs::write(h.codex_rollout_path(parent_id), &parent).unwrap();
+    let later_id = "01a21225-d900-7000-8000-000000000002";
+    let later = common::codex_meta(later_id, cwd)
+        + &common::codex_turn(
+            "0c1d2e3f-0000-4a00-8000-000000000002",
+            "We switched to bun. From now on use bun instead of pnpm.",
+            "ls",
+            0,
+        );
+    std::fs::write(
+        h.codex_rollout_path(later_id),
+        at(later, "2026-11-25T10:00:00.000Z"),
+    )
+    .unwrap();
+    h.json(&["sync"]);
+    let rule = |list: &[Value], needle: &str| {
+        list.iter()
+            .any(|m| m["body"].as_str().unwrap_or_default().contains(needle))
+    };
+    let list = memories(&h, &["--scope", "all", "--cwd", cwd]);
+    assert!(rule(&list, "bun instead of pnpm"), "{list:#?}");
+    assert!(!rule(&list, "never npm"), "{list:#?}");
+
+    // The fork: its own session_meta (naming the parent), the parent's lines as they were
+    // (the parent's session_meta too), stamped with the time of the fork, then a new turn.
+    let fork_id = "01a2337f-9910-7000-8000-000000000003";
+    let meta: Value = serde_json::from_str(common::codex_meta(fork_id, cwd).trim()).unwrap();
+    let mut meta = meta;
+    meta["payload"]["forked_from_id"] = parent_id.into();
+    let fork = format!("{meta}\n")
+        + &parent
+        + &common::codex_turn(
+            "0c1d2e3f-0000-4a00-8000-000000000003",
+            "Let's add a lint script.",
+            "ls",
+            0,
+        );
+    std::fs::write(
+        h.codex_rollout_path(fork_id),
+        at(fork, "2026-12-01T09:00:00.000Z"),
+    )
+    .unwrap();
+    let out = h.json(&["sync"]);
+    assert_eq!(out["memories"]["copied"], 1, "{out}");
+    assert_eq!(out["memories"]["superseded"], 0, "{out}");
+    let list = memories(&h, &["--scope", "all", "--cwd", cwd]);
+    assert!(rule(&list, "bun instead of pnpm"), "{list:#?}");
+    assert!(!rule(&list, "never npm"), "{list:#?}");
+    // The session start tells the agent what holds now.
+    let ctx = context_of(&hook(
+        &h,
+        "codex",
+        json!({"session_id": fork_id, "transcript_path": null, "cwd": cwd,
+               "hook_event_name": "SessionStart", "source": "startup"}),
+    ));
+    assert!(
+        ctx.contains("bun instead of pnpm") && !ctx.contains("never npm"),
+        "{ctx}"
+    );
+}
+
 /// A statement in the last turn of a session that may still be running waits for a later
 /// run, and `sync` says so instead of reporting nothing.
 #[test]

@@ -234,6 +234,13 @@ pub fn print_sync(r: &SyncMemories) {
             e.restored
         );
     }
+    if e.copied > 0 {
+        outln!(
+            "  {} statement(s) in turns copied from another session (a Codex fork carries its \
+             parent's turns): taken there already, and what became of them since holds",
+            e.copied
+        );
+    }
     if e.deferred > 0 {
         outln!(
             "  {} turn(s) left for a later run: the last turn of a session is read once it ends \
