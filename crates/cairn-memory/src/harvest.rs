@@ -20,7 +20,7 @@ pub const EXTRACTOR_VERSION: u32 = 5;
 /// Bumped when the dedupe decision ([`crate::similar::relation`]) changes, so the live
 /// memories are compared again once (a store kept by an older build holds pairs the current
 /// rules would not have let stand: "We use Jest" beside "we moved from Jest to Vitest").
-pub const RELATION_VERSION: u32 = 2;
+pub const RELATION_VERSION: u32 = 3;
 
 /// The store `meta` key holding the [`RELATION_VERSION`] the live memories were compared
 /// with.
@@ -70,7 +70,9 @@ pub struct ExtractReport {
     /// reading it again, do not: withdrawn (text kept, out of recall and the views), unless
     /// something changed them since.
     pub withdrawn: usize,
-    /// Memories withdrawn when their turn's text changed, back now that it gives them again.
+    /// Memories withdrawn when their turn's text changed, back now that it gives them again;
+    /// and memories an older version of the dedupe rules let another replace, back now that
+    /// the rules read the two as about different things.
     pub restored: usize,
     /// Statements of turns copied from another session (a Codex fork carries its parent's
     /// turns): the statement was taken there already, and what became of its memory since
@@ -262,22 +264,80 @@ impl MemoryStore {
             self.store
                 .set_meta(EXTRACTION_MARK, &format!("{tag}:{mark}"))?;
         }
-        report.superseded += self.compare_live_again()?;
+        let (retired, restored) = self.compare_live_again()?;
+        report.superseded += retired;
+        report.restored += restored;
         Ok(report)
     }
 
-    /// Once per [`RELATION_VERSION`]: each live memory meets the older live memories of its
-    /// scope that the search finds for it, as a new statement would, and retires those it
-    /// replaces. Returns how many were retired.
-    fn compare_live_again(&mut self) -> Result<usize> {
-        let version = RELATION_VERSION.to_string();
-        if self.store.meta(RELATION_MARK)?.as_deref() == Some(version.as_str()) {
+    /// Once per [`RELATION_VERSION`], before the live memories are compared again: a memory
+    /// an older version let a newer one replace, which the current rules read as about
+    /// another thing ("use dbt for the billing pipeline, not Spark" retired by "use Spark for
+    /// the email pipeline, not Flink"), comes back. Only a memory replaced by one that is
+    /// still live, in the same scope, with its text (a forgotten one has none). Returns how
+    /// many came back.
+    fn restore_not_replaced(&mut self) -> Result<usize> {
+        let pairs: Vec<(String, String)> = {
+            let mut st = self.store.connection().prepare(
+                "SELECT o.id, o.superseded_by FROM memories o
+                 JOIN memories n ON n.id = o.superseded_by
+                 WHERE o.forgotten_at IS NULL AND o.rule != ''
+                   AND n.forgotten_at IS NULL AND n.superseded_by IS NULL AND n.scope = o.scope",
+            )?;
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        let mut back = Vec::new();
+        for (old_id, new_id) in pairs {
+            let (Some(old), Some(new)) = (self.get(&old_id)?, self.get(&new_id)?) else {
+                continue;
+            };
+            let cos = cairn_embed::cosine(
+                &cairn_embed::embed(&new.rule),
+                &cairn_embed::embed(&old.rule),
+            );
+            if crate::similar::relation(new.memory_type, &new.rule, old.memory_type, &old.rule, cos)
+                == crate::similar::Relation::Distinct
+            {
+                back.push(old_id);
+            }
+        }
+        if back.is_empty() {
             return Ok(0);
         }
+        let (tx, recall) = self.begin_write()?;
+        let mut n = 0;
+        for id in &back {
+            let changed = tx.execute(
+                "UPDATE memories SET superseded_by = NULL
+                 WHERE id = ?1 AND superseded_by IS NOT NULL AND forgotten_at IS NULL",
+                [id],
+            )?;
+            if changed > 0
+                && let Some(m) = crate::store::get_memory(&tx, id)?
+            {
+                recall.upsert(&tx, &crate::store::document(&m))?;
+                n += 1;
+            }
+        }
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Once per [`RELATION_VERSION`]: memories an older version retired wrongly come back
+    /// ([`MemoryStore::restore_not_replaced`]); then each live memory meets the older live
+    /// memories of its scope that the search finds for it, as a new statement would, and
+    /// retires those it replaces. Returns how many were retired and how many came back.
+    fn compare_live_again(&mut self) -> Result<(usize, usize)> {
+        let version = RELATION_VERSION.to_string();
+        if self.store.meta(RELATION_MARK)?.as_deref() == Some(version.as_str()) {
+            return Ok((0, 0));
+        }
+        let restored = self.restore_not_replaced()?;
         let mut live = self.list(&crate::store::ListFilter::default())?;
         if live.len() < 2 {
             self.store.set_meta(RELATION_MARK, &version)?;
-            return Ok(0);
+            return Ok((0, restored));
         }
         // Newest first: what is said last decides.
         live.sort_by(|a, b| {
@@ -362,7 +422,7 @@ impl MemoryStore {
         }
         tx.commit()?;
         self.store.set_meta(RELATION_MARK, &version)?;
-        Ok(n)
+        Ok((n, restored))
     }
 
     /// The revision up to which the turns were read by a run with the same `tag`; 0 (every

@@ -55,7 +55,9 @@ pub use context::{
 };
 pub use error::{MemoryError, Result};
 pub use extract::{AgentMemoryDirs, Candidate, candidates, classify};
-pub use harvest::{EXTRACTION_MARK, EXTRACTOR_VERSION, ExtractReport};
+pub use harvest::{
+    EXTRACTION_MARK, EXTRACTOR_VERSION, ExtractReport, RELATION_MARK, RELATION_VERSION,
+};
 pub use merge::{Directive, MergeAction, MergeOutcome};
 pub use model::{
     Memory, MemoryType, NewMemory, Source, format_time, parse_body, parse_time, render_body,

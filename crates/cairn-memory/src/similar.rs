@@ -45,6 +45,12 @@
 //!   imports") or the alternative ("use pnpm" → "use pnpm, not npm"). Other words narrow a
 //!   rule: "never use sudo pip install" after "never use sudo" is a duplicate of the broader
 //!   rule, and "never use sudo" after "never use sudo pip install" stands beside it;
+//! * the same kind of thing qualified by other words ("for the billing pipeline" / "for the
+//!   email pipeline", "for API tests" / "for browser tests") is two things: the memories stand
+//!   side by side whatever else they share or contradict;
+//! * a fact whose subject is said to have changed ("the staging dashboard moved to …", "my
+//!   timezone is … now", "the freeze got moved to December 3") replaces the fact about the same
+//!   subject (the words before its verb), unless the new value names another environment;
 //! * otherwise the new memory stands beside the old one: facts that differ in words, not only
 //!   in values ("the billing service listens on 8001" / "the auth service listens on 9443",
 //!   "the staging DB is on port 5433" / "the prod DB is on port 5432") are two facts.
@@ -812,6 +818,21 @@ pub fn relation(
     {
         return Relation::Distinct;
     }
+    // The thing a fact is about, said to have changed ("the staging dashboard moved to
+    // https://…v2" after "the staging dashboard is https://… — check it when…", "my timezone
+    // is America/New_York now" after "my timezone is Europe/Berlin", "the freeze got moved to
+    // December 3" after "the freeze starts on November 28"): the new value replaces the old,
+    // whatever else the old one said about it.
+    if let (Some((subject, value)), Some((old_subject, old_value))) =
+        (changed_subject(new_text), fact_subject(old_text))
+        && subject == old_subject
+        && value != old_value
+        // (Moved to another environment is another thing: "the DB moved to staging".)
+        && value.iter().filter(|w| is_environment(w)).collect::<HashSet<_>>()
+            == old_value.iter().filter(|w| is_environment(w)).collect::<HashSet<_>>()
+    {
+        return Relation::Supersedes;
+    }
     // Two links, one under the other ("the wiki is at https://w/alpha" and "the runbooks live
     // at https://w/alpha/runbooks"), point at two things, unless the new one says it moved.
     if nested_links(new_text, old_text)
@@ -895,6 +916,12 @@ pub fn relation(
     let same_subject = overlap >= 0.5 && cosine >= 0.75;
     let new_more = only_old.is_empty() && !only_new.is_empty();
     let old_more = only_new.is_empty() && !only_old.is_empty();
+    // The same kind of thing qualified otherwise is another thing: "use dbt for the billing
+    // pipeline, not Spark" and "use Spark for the email pipeline, not Flink" are two
+    // pipelines' tools, not one changed choice; "for API tests" / "for browser tests".
+    if other_qualified_thing(new_text, old_text) {
+        return Relation::Distinct;
+    }
     // Another part of the system is another subject, whatever the rest shares: "The docs site
     // uses npm, not pnpm" after "The frontend uses pnpm".
     if only_new.iter().any(|w| is_part(w)) && only_old.iter().any(|w| is_part(w)) {
@@ -1178,6 +1205,139 @@ pub fn relation(
         return Relation::Refines;
     }
     Relation::Distinct
+}
+
+/// Verbs that end the subject of a fact ("the staging DB *is* …", "the freeze *starts* on …").
+const FACT_VERBS: &[&str] = &[
+    "is", "are", "was", "were", "lives", "live", "sits", "runs", "run", "starts", "start",
+    "begins", "begin", "ends", "happens", "moved", "got", "has", "have", "changed", "switched",
+    "migrated", "now",
+];
+
+/// A fact's subject and value: the content words before its first verb ("the ledger code
+/// freeze starts on November 28" → {ledger, code, freez}, {novemb, 28}), when the fact is
+/// one clause with both. `None` for a rule ("use pnpm"), a subject of a pronoun or a person
+/// alone ("I", "we", "Alice"), or more than one clause.
+fn fact_subject(text: &str) -> Option<(HashSet<String>, HashSet<String>)> {
+    let first = text.split(['—', ';', '(']).next()?.trim();
+    // One sentence only: "X is Y. Check it when…" keeps its first.
+    let first = first.split(". ").next()?.trim_end_matches('.');
+    let words: Vec<&str> = first.split_whitespace().collect();
+    let at = words.iter().position(|w| {
+        FACT_VERBS.iter().any(|v| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .eq_ignore_ascii_case(v)
+        })
+    })?;
+    if at == 0 || at + 1 >= words.len() {
+        return None;
+    }
+    let subject = content_words(&words[..at].join(" "));
+    let value = content_words(&words[at..].join(" "));
+    let value: HashSet<String> = value
+        .into_iter()
+        .filter(|w| !is_change_word(w) && !is_filler(w) && !is_state_verb(w))
+        .collect();
+    // A subject of two words at least, or one that is not a person's name (capitalised in
+    // the text): "Alice is on vacation" says nothing of what Alice's earlier fact was about.
+    let named_person = words[..at].len() == 1
+        && words[0].chars().next().is_some_and(char::is_uppercase)
+        && !words[0].eq_ignore_ascii_case("the");
+    if subject.is_empty() || value.is_empty() || named_person {
+        return None;
+    }
+    Some((subject, value))
+}
+
+/// [`fact_subject`] of a fact said to have changed: a change word right after the subject
+/// ("moved to", "got moved to", "is now", "changed to", "switched to") or "now" at its end.
+fn changed_subject(text: &str) -> Option<(HashSet<String>, HashSet<String>)> {
+    let (subject, value) = fact_subject(text)?;
+    let first = text.split(['—', ';', '(']).next()?.trim();
+    let first = first.split(". ").next()?.trim_end_matches(['.', '!']);
+    let words: Vec<String> = first
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .collect();
+    let at = words
+        .iter()
+        .position(|w| FACT_VERBS.contains(&w.as_str()))?;
+    let verb_phrase = &words[at..(at + 3).min(words.len())];
+    let said_changed = verb_phrase.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "moved" | "now" | "changed" | "switched" | "migrated" | "relocated"
+        )
+    }) || words.last().is_some_and(|w| w == "now");
+    said_changed.then_some((subject, value))
+}
+
+/// The things a text qualifies a rule or fact with: "for the billing pipeline", "in the api
+/// service", "for API tests" give (head, modifiers) = ("pipelin", {"bill"}), ("servic",
+/// {"api"}), ("test", {"api"}) (stems). A phrase runs from a preposition, past a determiner, to
+/// the end of its clause or the next function word; only phrases of two to four words, the
+/// last one the head.
+fn qualified_things(text: &str) -> Vec<(String, HashSet<String>)> {
+    const OPENERS: &[&str] = &["for", "in", "on", "of", "at"];
+    const DETERMINERS: &[&str] = &[
+        "the", "our", "my", "your", "their", "its", "all", "this", "that", "these", "those", "a",
+        "an", "every", "each",
+    ];
+    let mut out = Vec::new();
+    for clause in text.split([',', ';', '.', ':', '—', '(', ')', '!', '?']) {
+        let words: Vec<&str> = clause.split_whitespace().collect();
+        let mut i = 0;
+        while i < words.len() {
+            if !OPENERS.iter().any(|o| words[i].eq_ignore_ascii_case(o)) {
+                i += 1;
+                continue;
+            }
+            let mut j = i + 1;
+            while j < words.len() && DETERMINERS.iter().any(|d| words[j].eq_ignore_ascii_case(d)) {
+                j += 1;
+            }
+            let start = j;
+            while j < words.len()
+                && j - start < 4
+                && words[j]
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+                && !crate::text::STOPWORDS.contains(&words[j].to_lowercase().as_str())
+            {
+                j += 1;
+            }
+            let phrase = &words[start..j];
+            if (2..=4).contains(&phrase.len()) {
+                let stems: Vec<String> = phrase
+                    .iter()
+                    .filter_map(|w| content_words(w).into_iter().next())
+                    .collect();
+                // (A value is no qualifier: "at 02:00 UTC" / "at 04:30 UTC" is one schedule.)
+                if let Some((head, mods)) = stems.split_last()
+                    && !is_value(head)
+                    && mods.iter().all(|m| !is_value(m))
+                    && !mods.is_empty()
+                {
+                    out.push((head.clone(), mods.iter().cloned().collect()));
+                }
+            }
+            i = j.max(i + 1);
+        }
+    }
+    out
+}
+
+/// Whether the two texts qualify the same kind of thing ("pipeline", "tests", "service")
+/// with other words each ("billing" / "email"): they are about two things.
+fn other_qualified_thing(a: &str, b: &str) -> bool {
+    let (qa, qb) = (qualified_things(a), qualified_things(b));
+    qa.iter().any(|(head, mods)| {
+        qb.iter()
+            .any(|(h, m)| h == head && !m.is_empty() && mods.is_disjoint(m))
+    })
 }
 
 /// Words that say when rather than what ("anymore", "still"): a memory that differs from

@@ -392,6 +392,52 @@ fn live_memories_are_compared_again_once_after_an_upgrade() {
     assert_eq!(mem.extract(&dirs(), NOW).unwrap().superseded, 0);
 }
 
+/// A memory an older version of the rules let another replace, which the current rules read
+/// as about another thing, comes back after an upgrade, in recall as well.
+#[test]
+fn a_memory_an_older_version_retired_wrongly_comes_back() {
+    let mut mem = store();
+    let p = "/w/data";
+    let mut billing = manual(
+        MemoryType::Project,
+        p,
+        "We use dbt for the billing pipeline, not Spark.",
+    );
+    billing.at = NOW - 10 * DAY;
+    let mut email = manual(
+        MemoryType::Project,
+        p,
+        "We use Spark for the email pipeline, not Flink.",
+    );
+    email.at = NOW - DAY;
+    let ids = mem.insert_many(&[billing, email], NOW).unwrap();
+    mem.extract(&dirs(), NOW).unwrap();
+    assert_eq!(all_live(&mem).len(), 2);
+    // What an older build left: the billing fact replaced by the email one, out of recall.
+    let conn = mem.store().connection();
+    conn.execute(
+        "UPDATE memories SET superseded_by = ?2 WHERE id = ?1",
+        [&ids[0], &ids[1]],
+    )
+    .unwrap();
+    conn.execute("DELETE FROM recall_docs WHERE id = ?1", [&ids[0]])
+        .unwrap();
+    mem.store()
+        .set_meta(cairn_memory::RELATION_MARK, "2")
+        .unwrap();
+    let r = mem.extract(&dirs(), NOW).unwrap();
+    assert_eq!(r.restored, 1, "{r:?}");
+    assert_eq!(all_live(&mem).len(), 2);
+    let back = mem.get(&ids[0]).unwrap().unwrap();
+    assert!(back.superseded_by.is_none());
+    let hits = mem
+        .recall("which tool for the billing pipeline", p, 3, NOW)
+        .unwrap();
+    assert_eq!(hits[0].memory.id, ids[0], "{hits:?}");
+    // Once per version of the rules.
+    assert_eq!(mem.extract(&dirs(), NOW).unwrap().restored, 0);
+}
+
 /// A statement read after a newer memory that replaces it ("we use pnpm", from a session
 /// ingested late, after "we switched from pnpm to bun" was stored) is outdated already: it
 /// changes nothing, in whichever order the files were read.

@@ -230,7 +230,8 @@ pub fn print_sync(r: &SyncMemories) {
     }
     if e.restored > 0 {
         outln!(
-            "  {} memory(ies) back: withdrawn when their turn's text changed, given again now",
+            "  {} memory(ies) back: withdrawn when their turn's text changed and given again now, or \
+             replaced by a memory these rules read as about another thing",
             e.restored
         );
     }
