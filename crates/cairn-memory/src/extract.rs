@@ -70,6 +70,11 @@
 //! person ("answer me in English", "回答尽量简短", or said to hold "whatever the repo") is
 //! marked personal and kept global.
 //!
+//! A request to forget what was said before ("forget the rule about …", "ignore what I told
+//! you about …", "…のルールは忘れて", "忘掉关于…的那条规则") is not a statement: [`retractions`]
+//! gives its subject (extraction forgets the memory it names), and what follows it in the
+//! sentence ("…, that's no longer true — we use merge commits now") is read as one.
+//!
 //! **Why** comes from the same sentence (after a dash, "because", "since", "otherwise"; in
 //! Japanese the clause before 〜ので/〜から; in Chinese 因为/否则) or from the next sentence when
 //! it explains rather than asks or orders ("This repo has a pnpm-lock.yaml …"), or, after an
@@ -115,13 +120,29 @@ pub struct Candidate {
 
 /// Whether a rule is about the person wherever they work: said to hold in every project, or
 /// about how the agent answers them (and not tied to the project).
-fn is_personal(rule: &str, how: Option<&str>) -> bool {
+/// `said` is the sentence as the person typed it, with any lead-in ("Globally: …").
+fn is_personal(rule: &str, how: Option<&str>, said: &str) -> bool {
     let everywhere = |t: &str| {
-        has_any(&t.to_lowercase(), &["whatever", "every", "any", "all "])
-            && EVERY_PROJECT.is_match(t)
+        has_any(
+            &t.to_lowercase(),
+            &["whatever", "every", "any", "all ", "global"],
+        ) && EVERY_PROJECT.is_match(t)
     };
-    everywhere(rule) || how.is_some_and(everywhere) || about_answering(rule)
+    everywhere(rule)
+        || how.is_some_and(everywhere)
+        || everywhere(said)
+        || about_answering(rule)
+        || (has_any(&rule.to_lowercase(), &["my "])
+            && MY_OWN_WORK.is_match(rule)
+            && !ABOUT_PROJECT.is_match(rule))
 }
+
+/// The person's own work wherever it is done: "my commit messages", "my PRs", "my commits".
+static MY_OWN_WORK: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bmy (?:own )?(?:commit messages?|commits|prs|pull requests|branches|code reviews?|reviews)\b",
+    )
+});
 
 /// Whether a rule is about how the agent answers the person ("answer me in English", "be
 /// more terse", "回答尽量简短") and not about the project.
@@ -175,7 +196,7 @@ static ANSWER_FORM: LazyLock<Regex> = LazyLock::new(|| {
 /// A rule said to hold in every project.
 static EVERY_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bwhatever the (?:repo|project|codebase)\b|\bin (?:every|any|all) (?:repos?|projects?|codebases?)\b|\b(?:across|for|to) all (?:my |of my )?(?:repos|repositories|projects)\b",
+        r"(?i)\bwhatever the (?:repo|project|codebase)\b|\b(?:in|on|for) (?:every|any|all(?: of)?(?: my| our)?) (?:repos?|repositories|projects?|codebases?)\b|\b(?:across|for|to) all (?:my |of my )?(?:repos|repositories|projects)\b|^\s*(?:globally|everywhere)\b|\b(?:globally|everywhere I work)\s*[,.:;!]?\s*$|\bglobal (?:rule|preference)\b",
     )
 });
 
@@ -650,6 +671,20 @@ static EN_DONT: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)^(?:please\s+)?(?:don't|don’t|do not|dont|avoid|(?:stop|quit)\s+(?:\w+-)?\w+ing)\b\s*\S",
     )
 });
+/// "…; just run the affected tests" after a practice given up: what to do instead.
+static EN_JUST_INSTEAD: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)[,;—–]\s*(?:just|only)\s+(?:run|use|do|write|call|test|lint|build|check)\b")
+});
+/// A practice said to be given up: "anymore", "no longer".
+static EN_GIVEN_UP: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(?:anymore|any more|no longer)\b"));
+/// "You no longer need to run the full suite before pushing", "No need to bump the version
+/// anymore": a rule given up, said as a rule (it replaces the old one).
+static EN_NO_LONGER_NEEDED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:please\s+)?(?:you\s+|we\s+)?(?:no longer need to|don't need to\s+\S.*\b(?:anymore|any more)\b|do not need to\s+\S.*\b(?:anymore|any more)\b|(?:there's\s+)?no (?:more )?need to\s+\S.*\b(?:anymore|any more)\b)",
+    )
+});
 static EN_DONT_TRIVIAL: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?i)^(?:please\s+)?(?:don't|don’t|do not|dont)\s+(?:worry|bother|panic|mind|hesitate|forget)\b",
@@ -662,13 +697,13 @@ static EN_ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
 });
 static EN_GENERAL: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:ever|again|anymore|any more|in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any) tests|(?:from|on) my (?:laptop|machine|computer)|against (?:prod|production|staging)|on (?:main|master|prod|production)|in production|unless|without asking|directly|(?:in|to|from|into) (?:any |all |our |the )?(?:[a-z-]+\s+)?(?:comments|commit messages|messages|tests|specs|prs|pull requests|logs|docs|readmes|migrations|scripts|commits|reviews|code|changelogs|branches)|every (?:line|file|function|method|class|commit|pr|change|time|message|reply|answer|response)|^(?:please\s+)?(?:don't|don’t|do not|dont|never)\s+use\s+\S+|^(?:please\s+)?(?:don't|don’t|do not|dont|never|stop|quit)\s+\w+\s+(?:new\s+|extra\s+|unnecessary\s+|more\s+)?(?:[a-z]{3,}s|everything)\s+(?:that|which|who|for|to|with|in|on|when|unless|just))\b",
+        r"(?i)\b(?:ever|again|anymore|any more|in (?:this|our|the) (?:repo|repository|project|codebase|team|company)|in (?:these|our|the|any) tests|(?:from|on) my (?:laptop|machine|computer)|against (?:prod|production|staging)|on (?:main|master|prod|production)|in production|unless|without asking|directly|(?:in|to|from|into) (?:any |all |our |the )?(?:[a-z-]+\s+)?(?:comments|commit messages|messages|tests|specs|prs|pull requests|logs|docs|readmes|migrations|scripts|commits|reviews|code|changelogs|branches)|every (?:line|file|function|method|class|commit|pr|change|time|message|reply|answer|response)|before (?:every |each |any )?(?:pushing|committing|merging|deploying|releasing|shipping|tagging|opening (?:a |the )?(?:pr|pull request)|(?:a |the )?(?:push|commit|merge|deploy|release))\b|^(?:please\s+)?(?:don't|don’t|do not|dont|never)\s+use\s+\S+|^(?:please\s+)?(?:don't|don’t|do not|dont|never|stop|quit)\s+\w+\s+(?:new\s+|extra\s+|unnecessary\s+|more\s+)?(?:[a-z]{3,}s|everything)\s+(?:that|which|who|for|to|with|in|on|when|unless|just))\b",
     )
 });
 /// A "don't" that names what to do instead states a preference, not a step of the task.
 static EN_INSTEAD: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)[,;]\s*(?:use|prefer|go with|pick|write)\b.+\binstead\b|\brather than\b|[,;]\s*(?:use|prefer|go with)\s+(?:the\s+|a\s+)?[\w`]",
+        r"(?i)[,;]\s*(?:use|prefer|go with|pick|write)\b.+\binstead\b|\brather than\b|[,;]\s*(?:use|prefer|go with)\s+(?:the\s+|a\s+)?[\w`]|\b(?:anymore|any more|no longer)\b.*[,;—–]\s*(?:just|only)\s+(?:run|use|do|write|call|test|lint|build|check)\b",
     )
 });
 /// "use pnpm, not npm", "use ruff instead of flake8", "use black for formatting python,
@@ -1439,6 +1474,9 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
     );
     if dont && EN_DONT.is_match(s) && !EN_DONT_TRIVIAL.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"));
+    }
+    if has_any(lower, &["need to"]) && EN_NO_LONGER_NEEDED.is_match(s) && !deictic(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "always"));
     }
     // "we use polars here, not pandas": here is the project.
     let we = matches!(lead, "we" | "we're" | "we’re" | "our" | "the" | "this");
@@ -2579,6 +2617,131 @@ static EN_AT_HAND: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// A request to forget what was said before: "forget the rule about squashing commits",
+/// "ignore what I said about the staging DB", "squashのルールは忘れて", "忘掉关于 squash 的那条规则".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retraction {
+    /// What the forgotten memory is about, in the person's words ("squashing commits").
+    pub subject: String,
+}
+
+/// "forget the rule about X", "ignore what I told you about X", "drop the note on X".
+static EN_RETRACT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:please\s+|ok(?:ay)?[,\s]+|also[,\s]+|and\s+|actually[,\s]+)*(?:forget|drop|scrap|scratch|ignore|disregard)\s+(?:about\s+|(?:the|that|my|your|our|this)\s+(?:old\s+|earlier\s+)?(?:rule|note|memory|preference|instruction|convention|guideline)s?\s+(?:about|on|regarding|re:?)\s+|what\s+(?:i|we)\s+(?:said|told you|wrote|mentioned)\s+(?:earlier\s+|before\s+)?(?:about|on|regarding)\s+|everything\s+(?:i|we)\s+(?:said|told you)\s+(?:about|on)\s+)(?P<subject>[^,;.—–!?]+)",
+    )
+});
+
+/// "squashのルールは忘れて", "ステージングDBの件はもう忘れてください".
+static JA_RETRACT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?P<subject>[^。、，,]+?)(?:について|に関する|の)(?:ルール|こと|話|メモ|件|決まり)は(?:もう)?(?:忘れて|無視して)",
+    )
+});
+
+/// "忘掉关于 squash 的那条规则", "之前说的 staging 数据库的事忘掉吧".
+static ZH_RETRACT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:请)?(?:忘掉|忘记|不用管|别管)(?:我)?(?:之前|刚才)?(?:说的|讲的)?(?:关于)?(?P<subject>[^，。,]+?)(?:的)?(?:那条|这条)?(?:规则|规定|事|要求)|^(?:我)?(?:之前|刚才)?(?:说的)?(?:关于)?(?P<subject2>[^，。,]+?)的(?:那条)?(?:规则|事|要求)(?:就)?(?:忘掉|忘了|不用管了|作废)",
+    )
+});
+
+/// The retraction a sentence opens with, and where the rest of it starts (the statement
+/// that may follow: "…, that's no longer true — we use merge commits now").
+fn retraction_in(s: &str) -> Option<(String, usize)> {
+    let t = s.trim_start();
+    let lead = s.len() - t.len();
+    let (subject, end) = if let Some(c) = EN_RETRACT.captures(t) {
+        let m = c.name("subject")?;
+        (m.as_str(), m.end())
+    } else if let Some(c) = JA_RETRACT.captures(t) {
+        let m = c.name("subject")?;
+        (m.as_str(), c.get(0)?.end())
+    } else if let Some(c) = ZH_RETRACT.captures(t) {
+        let m = c.name("subject").or_else(|| c.name("subject2"))?;
+        (m.as_str(), c.get(0)?.end())
+    } else {
+        return None;
+    };
+    let subject = subject
+        .trim()
+        .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, '.' | '。'));
+    // "forget it", "ignore that": no subject to find a memory by.
+    if crate::text::content_words(subject).is_empty() {
+        return None;
+    }
+    Some((subject.to_string(), lead + end))
+}
+
+/// Whether `text` has a word a retraction needs (its patterns are compiled only then: the
+/// Stop hook asks about prompts in a fresh process).
+fn may_retract(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    has_any(
+        &lower,
+        &[
+            "forget",
+            "ignore",
+            "disregard",
+            "drop",
+            "scrap",
+            "scratch",
+            "忘",
+            "無視",
+            "管",
+        ],
+    )
+}
+
+/// Every request in a prompt to forget something said before ([`Retraction`]), in order.
+/// Questions, quoted text and tool output are not requests (as for [`candidates`]).
+pub fn retractions(prompt: &str) -> Vec<Retraction> {
+    if !may_retract(prompt) {
+        return Vec::new();
+    }
+    let text = prose(prompt);
+    sentences(&text)
+        .into_iter()
+        .filter(|s| !is_question(s))
+        .filter_map(|s| retraction_in(strip_markers(s).0))
+        .map(|(subject, _)| Retraction { subject })
+        .collect()
+}
+
+/// What follows a retraction in its sentence, when it says something of its own: "forget
+/// what I said about squashing, that's no longer true — we use merge commits now" leaves
+/// "we use merge commits now".
+fn after_retraction(s: &str) -> Option<&str> {
+    let (_, end) = retraction_in(s)?;
+    let mut rest = s[end..].trim_start();
+    loop {
+        let before = rest;
+        rest = rest
+            .trim_start_matches([',', ';', '—', '–', '-', ':', '，', '。', '、', ' '])
+            .trim_start();
+        for filler in [
+            "that's no longer true",
+            "that’s no longer true",
+            "that is no longer true",
+            "it's no longer true",
+            "that changed",
+            "that's outdated",
+            "it's outdated",
+            "that's not the case anymore",
+            "please",
+        ] {
+            if rest.len() >= filler.len() && rest[..filler.len()].eq_ignore_ascii_case(filler) {
+                rest = &rest[filler.len()..];
+            }
+        }
+        if rest == before {
+            break;
+        }
+    }
+    (rest.split_whitespace().count() >= 3 || (!rest.is_ascii() && rest.chars().count() >= 4))
+        .then_some(rest)
+}
+
 /// Every memory statement in a prompt, in order.
 pub fn candidates(prompt: &str) -> Vec<Candidate> {
     let text = prose(prompt);
@@ -2586,6 +2749,16 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
     let mut out = Vec::new();
     let mut used = vec![false; sents.len()];
     let mut stripped: Vec<(&str, bool)> = sents.iter().map(|s| strip_markers(s)).collect();
+    // A retraction is not a statement ([`retractions`] reads it); what follows it may be.
+    if may_retract(&text) {
+        for (s, _) in stripped.iter_mut() {
+            if let Some(rest) = after_retraction(s) {
+                *s = rest;
+            } else if retraction_in(s).is_some() {
+                *s = "";
+            }
+        }
+    }
     let mut detected: Vec<Option<(Shape, &'static str)>> = Vec::with_capacity(sents.len());
     for (i, (s, corr)) in stripped.iter_mut().enumerate() {
         if is_question(s) || s.is_empty() {
@@ -2842,8 +3015,16 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
                 });
             let general =
                 correction || has_reason || EN_GENERAL.is_match(s) || EN_INSTEAD.is_match(s);
+            // ("Don't run the full suite anymore; just run the affected tests": the "just"
+            // names the new practice, not a one-off.)
+            let judged = match EN_JUST_INSTEAD.find(s) {
+                Some(m) if EN_GIVEN_UP.is_match(&s[..m.start()]) => &s[..m.start()],
+                _ => s,
+            };
             // "don't use the --force flag on that migration", "… Promise.all there".
-            if EN_ONE_OFF.is_match(s) || !general || (deictic(s) && !EN_STANDING_SCOPE.is_match(s))
+            if EN_ONE_OFF.is_match(judged)
+                || !general
+                || (deictic(s) && !EN_STANDING_SCOPE.is_match(s))
             {
                 continue;
             }
@@ -2912,7 +3093,7 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             continue;
         }
         let personal = matches!(memory_type, MemoryType::Feedback | MemoryType::User)
-            && is_personal(&rule, how.as_deref());
+            && is_personal(&rule, how.as_deref(), sents[i]);
         out.push(Candidate {
             memory_type,
             rule: sentence_case(&rule),

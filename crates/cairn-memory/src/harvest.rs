@@ -74,6 +74,9 @@ pub struct ExtractReport {
     /// and memories an older version of the dedupe rules let another replace, back now that
     /// the rules read the two as about different things.
     pub restored: usize,
+    /// Memories forgotten because a turn asked to forget them ("forget the rule about
+    /// squashing commits").
+    pub retracted: usize,
     /// Statements of turns copied from another session (a Codex fork carries its parent's
     /// turns): the statement was taken there already, and what became of its memory since
     /// (replaced, forgotten) holds.
@@ -158,6 +161,59 @@ fn copied_statement(
         .into_iter()
         .find(|(origin, _)| !origin.starts_with(&own))
         .map(|(_, id)| id))
+}
+
+/// The live memories a retraction of `subject`, said at `at`, names: of the turn's project
+/// or global, said before it and not in `own`, holding most of the subject's
+/// words (three in five at least, and two when it has two): the one holding the most, or
+/// each of those that hold all of them (at most three: "forget the rules about squashing").
+fn retraction_targets(
+    conn: &rusqlite::Connection,
+    subject: &str,
+    project: Option<&str>,
+    at: i64,
+    own: &[String],
+) -> Result<Vec<String>> {
+    let wanted = crate::text::content_words(subject);
+    if wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut st = conn.prepare(
+        "SELECT id, name, rule, updated_at FROM memories
+         WHERE forgotten_at IS NULL AND superseded_by IS NULL AND created_at <= ?3
+           AND (scope = ?1 OR scope = ?2)",
+    )?;
+    let rows = st
+        .query_map(params![GLOBAL, project.unwrap_or(GLOBAL), at], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let need = wanted.len().min(2);
+    let mut scored: Vec<(usize, i64, String)> = rows
+        .into_iter()
+        .filter(|(id, ..)| !own.contains(id))
+        .filter_map(|(id, name, rule, updated)| {
+            let words = crate::text::content_words(&format!("{name} {rule}"));
+            let shared = wanted.iter().filter(|w| words.contains(*w)).count();
+            (shared >= need && shared * 5 >= wanted.len() * 3).then_some((shared, updated, id))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    let Some(best) = scored.first().map(|s| s.0) else {
+        return Ok(Vec::new());
+    };
+    let take = if best == wanted.len() { 3 } else { 1 };
+    Ok(scored
+        .into_iter()
+        .take_while(|s| s.0 == best)
+        .take(take)
+        .map(|s| s.2)
+        .collect())
 }
 
 /// An origin of a forgotten memory.
@@ -497,6 +553,21 @@ impl MemoryStore {
             .as_deref()
             .filter(|c| !c.is_empty())
             .map(|c| project_scope(Path::new(c)));
+        // "Forget the rule about squashing commits": the memory said before that it names is
+        // forgotten (a tombstone, as `cairn forget`), in the turn's project or globally,
+        // before what the turn says instead ("… — we use merge commits now") is written.
+        let retracted: Vec<crate::extract::Retraction> = t
+            .turn
+            .user_texts()
+            .into_iter()
+            .flat_map(crate::extract::retractions)
+            .collect();
+        for r in &retracted {
+            for id in retraction_targets(&tx, &r.subject, project.as_deref(), at, &[])? {
+                crate::store::forget_in(&tx, recall, &id, now)?;
+                report.retracted += 1;
+            }
+        }
         let outcome = if wrote {
             report.agent_wrote += 1;
             // The agent saved what was said in its own memory: cairn does not keep it again,

@@ -54,7 +54,7 @@ pub use context::{
     ignores_memory, neutralise,
 };
 pub use error::{MemoryError, Result};
-pub use extract::{AgentMemoryDirs, Candidate, candidates, classify};
+pub use extract::{AgentMemoryDirs, Candidate, Retraction, candidates, classify, retractions};
 pub use harvest::{
     EXTRACTION_MARK, EXTRACTOR_VERSION, ExtractReport, RELATION_MARK, RELATION_VERSION,
 };

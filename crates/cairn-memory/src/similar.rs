@@ -1023,6 +1023,21 @@ pub fn relation(
         && same_words(&only_new, &only_old)
         && same_words(&only_old, &only_new)
         && cosine >= 0.7;
+    // Another option of a closed set said to be the practice now ("we use merge commits now"
+    // after "always squash commits when merging PRs"): the old option is no longer named, so
+    // the rule changed even if the new one's words are all in the old.
+    let option_changed = changed
+        && bp.iter().any(|o| {
+            alternatives_group(o).is_some_and(|g| {
+                !a.contains(o)
+                    && ap
+                        .iter()
+                        .any(|n| n != o && alternatives_group(n) == Some(g))
+            })
+        });
+    if option_changed && !other_environment && cosine >= 0.4 {
+        return Relation::Supersedes;
+    }
     if !contradiction
         && !new_identifier
         && !swapped

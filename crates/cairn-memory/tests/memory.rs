@@ -392,6 +392,81 @@ fn live_memories_are_compared_again_once_after_an_upgrade() {
     assert_eq!(mem.extract(&dirs(), NOW).unwrap().superseded, 0);
 }
 
+/// "Forget the rule about squashing commits" forgets the memory it names (and keeps what the
+/// same sentence says instead); a memory about something else, or one said later, stays.
+#[test]
+fn a_prompt_that_asks_to_forget_a_rule_forgets_it() {
+    let mut mem = store();
+    let cwd = "/home/dev/work/webshop";
+    let scope = project_scope(Path::new(cwd));
+    ingest(
+        &mut mem,
+        Agent::Claude,
+        "s1",
+        &[
+            turn(
+                "u1",
+                "Always squash commits when merging PRs.",
+                cwd,
+                "2026-11-20T09:00:00Z",
+            ),
+            turn(
+                "u2",
+                "Never commit directly to main.",
+                cwd,
+                "2026-11-20T09:05:00Z",
+            ),
+        ],
+    );
+    let r = mem.extract(&dirs(), NOW).unwrap();
+    assert_eq!(r.created, 2, "{r:?}");
+    let squash = all_live(&mem)
+        .into_iter()
+        .find(|m| m.rule.contains("squash"))
+        .unwrap();
+    ingest(
+        &mut mem,
+        Agent::Claude,
+        "s2",
+        &[
+            turn(
+                "u1",
+                "Forget what I said about squashing commits, that's no longer true — we use merge commits now.",
+                cwd,
+                "2026-11-24T09:00:00Z",
+            ),
+            turn(
+                "u2",
+                "ok, forget it, let's move on",
+                cwd,
+                "2026-11-24T09:05:00Z",
+            ),
+        ],
+    );
+    let r = mem.extract(&dirs(), NOW).unwrap();
+    assert_eq!(r.retracted, 1, "{r:?}");
+    let gone = mem.get(&squash.id).unwrap().unwrap();
+    assert!(
+        gone.forgotten_at.is_some() && gone.rule.is_empty(),
+        "{gone:?}"
+    );
+    let live: Vec<String> = all_live(&mem).into_iter().map(|m| m.rule).collect();
+    assert!(live.iter().any(|r| r.contains("merge commits")), "{live:?}");
+    assert!(
+        live.iter().any(|r| r.contains("directly to main")),
+        "{live:?}"
+    );
+    assert!(
+        mem.search("how do we merge PRs", &scope, 5, NOW)
+            .unwrap()
+            .iter()
+            .all(|h| h.memory.id != squash.id)
+    );
+    // Read again by a later version, the first session does not bring it back.
+    assert_eq!(mem.extract(&dirs(), NOW).unwrap().retracted, 0);
+    assert!(mem.get(&squash.id).unwrap().unwrap().forgotten_at.is_some());
+}
+
 /// A memory an older version of the rules let another replace, which the current rules read
 /// as about another thing, comes back after an upgrade, in recall as well.
 #[test]

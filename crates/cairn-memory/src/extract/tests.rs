@@ -947,6 +947,80 @@ fn pasted_text_and_buried_rules() {
 
 /// How the agent should answer the person holds wherever they work.
 #[test]
+fn rules_said_to_hold_everywhere_are_personal() {
+    for prompt in [
+        "Globally: never run rm -rf without asking me.",
+        "In all my projects, always write commit messages in the imperative mood.",
+        "Please never add Co-Authored-By trailers to my commit messages.",
+        "Never use emojis in my commit messages, in any repo.",
+    ] {
+        assert!(one(prompt).personal, "{prompt}");
+    }
+    // The project's own, though the person's words: "my" of the repo at hand.
+    for prompt in [
+        "Never use emojis in commit messages in this repo.",
+        "In this repo, my commits must be signed, always.",
+    ] {
+        assert!(!one(prompt).personal, "{prompt}");
+    }
+}
+
+#[test]
+fn a_practice_given_up_is_a_rule() {
+    for prompt in [
+        "Stop running the full test suite before pushing.",
+        "You no longer need to run the full test suite before pushing.",
+        "Don't run the full test suite before pushing anymore; just run the affected tests.",
+    ] {
+        assert_eq!(one(prompt).memory_type, MemoryType::Feedback, "{prompt}");
+    }
+    for prompt in [
+        "you don't need to run the tests, I'll do it",
+        "no need to rebuild, just restart it",
+        "stop running the server for a sec",
+    ] {
+        none(prompt);
+    }
+}
+
+#[test]
+fn retractions_name_what_to_forget() {
+    let subject = |p: &str| -> Vec<String> {
+        crate::extract::retractions(p)
+            .into_iter()
+            .map(|r| r.subject)
+            .collect()
+    };
+    assert_eq!(
+        subject("Forget the rule about running the full test suite before pushing."),
+        ["running the full test suite before pushing"]
+    );
+    assert_eq!(
+        subject("Ignore what I told you about the staging DB, it moved."),
+        ["the staging DB"]
+    );
+    assert_eq!(subject("squashのルールは忘れて"), ["squash"]);
+    assert_eq!(subject("忘掉关于 squash 的那条规则"), ["squash"]);
+    for p in [
+        "ok forget it, let's move on",
+        "forget that",
+        "ignore the failing test for now",
+        "don't forget the changelog",
+        "should I forget about the cache?",
+        "ignore memory for this one",
+    ] {
+        assert!(subject(p).is_empty(), "{p}");
+    }
+    // What follows a retraction in its sentence is read as a statement; the retraction is not.
+    let c = candidates(
+        "Forget what I said about squashing commits, that's no longer true — we use merge commits now.",
+    );
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert!(c[0].rule.contains("merge commits"), "{c:?}");
+    assert!(candidates("Forget the rule about squashing commits.").is_empty());
+}
+
+#[test]
 fn rules_about_replies_are_personal() {
     for prompt in [
         "From now on, answer me in French.",

@@ -190,10 +190,12 @@ fn handle(homes: &Homes, agent: Agent, log: &CaptureLog) -> Result<Option<String
     }
 }
 
-/// Whether a prompt states a memory by the extractor's rules (a read-only turn that does is
-/// queued so that the next session knows it).
+/// Whether a prompt states a memory by the extractor's rules, or asks to forget one (a
+/// read-only turn that does is queued so that the next session knows it).
 fn states_memory(prompt: &str) -> bool {
-    !prompt.trim().is_empty() && !cairn_memory::extract::candidates(prompt).is_empty()
+    !prompt.trim().is_empty()
+        && (!cairn_memory::extract::candidates(prompt).is_empty()
+            || !cairn_memory::retractions(prompt).is_empty())
 }
 
 fn open_store(homes: &Homes) -> Result<Store> {

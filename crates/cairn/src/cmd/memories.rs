@@ -235,6 +235,12 @@ pub fn print_sync(r: &SyncMemories) {
             e.restored
         );
     }
+    if e.retracted > 0 {
+        outln!(
+            "  {} memory(ies) forgotten: a prompt asked to forget them (\"forget the rule about …\")",
+            e.retracted
+        );
+    }
     if e.copied > 0 {
         outln!(
             "  {} statement(s) in turns copied from another session (a Codex fork carries its \
