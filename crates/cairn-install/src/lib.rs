@@ -104,6 +104,46 @@ pub struct Record {
     /// key to override it, and cairn set it to `true`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub enabled_legacy_hooks_feature: bool,
+    /// Claude Code: containers that were empty before cairn put its hooks in them (`"hooks":
+    /// {}`, `"Stop": []`), with their text, so that uninstalling leaves them as they were
+    /// instead of removing them with cairn's last handler.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filled_empty: Vec<FilledContainer>,
+}
+
+/// A JSON container that was empty before cairn filled it: `["hooks"]` or `["hooks", EVENT]`,
+/// and its text as it was (`{}`, `[]`, or with the whitespace inside it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilledContainer {
+    pub path: Vec<String>,
+    pub text: String,
+}
+
+/// The empty containers of a settings file that installing cairn's hooks fills.
+fn empty_hook_containers(text: &str) -> Vec<FilledContainer> {
+    let Some(Node::Object { members, .. }) = parse(text) else {
+        return Vec::new();
+    };
+    let Some(hooks) = members.iter().find(|m| m.key == "hooks").map(|m| &m.value) else {
+        return Vec::new();
+    };
+    let span = |n: &Node| text[n.start()..n.end()].to_owned();
+    match hooks {
+        Node::Object { members, .. } if members.is_empty() => vec![FilledContainer {
+            path: vec!["hooks".into()],
+            text: span(hooks),
+        }],
+        Node::Object { members, .. } => members
+            .iter()
+            .filter(|m| EVENTS.contains(&m.key.as_str()))
+            .filter(|m| matches!(&m.value, Node::Array { items, .. } if items.is_empty()))
+            .map(|m| FilledContainer {
+                path: vec!["hooks".into(), m.key.clone()],
+                text: span(&m.value),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 impl Manifest {
@@ -439,6 +479,7 @@ pub fn plan_claude(
         created_file: previous.is_some_and(|r| r.created_file),
         enabled_hooks_feature: false,
         enabled_legacy_hooks_feature: false,
+        filled_empty: previous.map(|r| r.filled_empty.clone()).unwrap_or_default(),
     };
     let after = if uninstall {
         match &before {
@@ -446,7 +487,7 @@ pub fn plan_claude(
             Some(text) if text.trim().is_empty() => Some(text.clone()),
             Some(text) => {
                 syntax_json(settings, text)?;
-                let out = claude_strip(text, settings, &|_| true)?;
+                let out = claude_strip_keeping(text, settings, &|_| true, &record.filled_empty)?;
                 let empty = serde_json::from_str::<serde_json::Value>(&out)
                     .ok()
                     .and_then(|v| v.as_object().map(|o| o.is_empty()))
@@ -467,6 +508,10 @@ pub fn plan_claude(
             Some(text) if text.trim().is_empty() => Some(claude_fresh(command)),
             Some(text) => {
                 syntax_json(settings, text)?;
+                // (A re-install keeps what the first one found empty.)
+                if record.filled_empty.is_empty() {
+                    record.filled_empty = empty_hook_containers(text);
+                }
                 Some(claude_add(text, command, settings)?)
             }
         }
@@ -626,6 +671,26 @@ fn claude_strip(
     path: &Path,
     remove: &dyn Fn(usize) -> bool,
 ) -> Result<String, InstallError> {
+    claude_strip_keeping(text, path, remove, &[])
+}
+
+/// [`claude_strip`], leaving the containers in `keep` (empty before cairn filled them) as they
+/// were once cairn's last handler in them is gone.
+fn claude_strip_keeping(
+    text: &str,
+    path: &Path,
+    remove: &dyn Fn(usize) -> bool,
+    keep: &[FilledContainer],
+) -> Result<String, InstallError> {
+    let kept = |p: &[&str]| {
+        keep.iter()
+            .find(|k| k.path.iter().map(String::as_str).eq(p.iter().copied()))
+    };
+    let restore = |node: &Node, k: &FilledContainer| Edit {
+        start: node.start(),
+        end: node.end(),
+        text: k.text.clone(),
+    };
     let shape = |m: &str| InstallError::Shape(m.to_owned(), path.to_path_buf());
     let mut text = text.to_owned();
     // One removal at a time, re-reading the spans after each.
@@ -671,8 +736,12 @@ fn claude_strip(
                         remove_from(handlers_node, hidx)
                     } else if groups.len() > 1 {
                         remove_from(&ev.value, gi)
+                    } else if let Some(k) = kept(&["hooks", ev.key.as_str()]) {
+                        Some(restore(&ev.value, k))
                     } else if events.len() > 1 {
                         remove_from(hooks, ei)
+                    } else if let Some(k) = kept(&["hooks"]) {
+                        Some(restore(hooks, k))
                     } else {
                         remove_from(&root, hi)
                     };
@@ -877,6 +946,7 @@ pub fn plan_codex(
         created_file: previous.map_or(before.is_none(), |r| r.created_file),
         enabled_hooks_feature: previous.is_some_and(|r| r.enabled_hooks_feature),
         enabled_legacy_hooks_feature: previous.is_some_and(|r| r.enabled_legacy_hooks_feature),
+        filled_empty: Vec::new(),
     };
     let mut notes = Vec::new();
     let json = match hooks_json.map(|p| read_hooks_json(p, Target::Codex)) {

@@ -42,6 +42,13 @@ fn claude_round_trips() {
     round_trip_claude("{\n    \"model\": \"opus\",\n    \"permissions\": {\"allow\": []}\n}");
     round_trip_claude("{}\n");
     round_trip_claude("{\"a\":1}");
+    // Containers the user left empty stay, as they were, when cairn's hooks go.
+    round_trip_claude("{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": []\n  }\n}\n");
+    round_trip_claude("{\n  \"hooks\": {}\n}\n");
+    round_trip_claude("{\n\t\"hooks\": {\n\t\t\"SessionStart\": [ ],\n\t\t\"Stop\": []\n\t}\n}");
+    round_trip_claude(
+        "{\"hooks\":{\"Stop\":[],\"PreToolUse\":[{\"matcher\":\"Bash\",\"hooks\":[{\"type\":\"command\",\"command\":\"echo hi\"}]}]}}",
+    );
 }
 
 #[test]
