@@ -748,7 +748,7 @@ fn other_events_bad_input_and_recursion_do_nothing_but_errors_are_recorded() {
     );
     let log = std::fs::read_to_string(h.data().join("cairn.log")).unwrap();
     assert!(log.contains("bad hook input"), "{log}");
-    // The next prompt tells the agent and the user.
+    // A prompt that asks to leave memory out gets nothing, not even the notice.
     let submit = payload(
         "claude-user-prompt-submit.json",
         &[
@@ -757,6 +757,10 @@ fn other_events_bad_input_and_recursion_do_nothing_but_errors_are_recorded() {
             ("CWD", cwd),
         ],
     );
+    let mut ignoring: Value = serde_json::from_str(&submit).unwrap();
+    ignoring["prompt"] = "ignore memory, just fix the typo in the README".into();
+    assert_eq!(hook(&h, "claude", &ignoring.to_string(), &[]), "");
+    // The next prompt tells the agent and the user.
     let out = hook(&h, "claude", &submit, &[]);
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");

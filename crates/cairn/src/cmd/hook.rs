@@ -127,6 +127,16 @@ fn handle(homes: &Homes, agent: Agent, log: &CaptureLog) -> Result<Option<String
             }
             Ok(None)
         }
+        // "ignore memory" in a prompt: nothing of cairn's reaches the agent for it, not even a
+        // notice (the notices wait for the next prompt).
+        HookEvent::UserPromptSubmit
+            if payload
+                .prompt
+                .as_deref()
+                .is_some_and(cairn_memory::ignores_memory) =>
+        {
+            Ok(None)
+        }
         HookEvent::SessionStart | HookEvent::UserPromptSubmit => {
             // Loaded once for every provider (the memory budget comes from it too).
             let config = cairn_config::Config::load(&homes.data_dir);
