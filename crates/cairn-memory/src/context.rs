@@ -800,6 +800,28 @@ fn tells_how_to_answer(rule: &str) -> bool {
 /// Across scripts (an English prompt, a Japanese memory) cosines mean nothing, so shared
 /// words decide alone.
 fn relevant(prompt: &str, hits: &[crate::store::Recalled]) -> Vec<bool> {
+    relevant_as(prompt, hits, Gate::Prompt)
+}
+
+/// For an explicit search (`cairn recall`, the MCP `memory_search`): each hit that shares a
+/// word of the query that says something, and the one hit found by meaning alone when it
+/// stands out from the rest. The others are the nearest of unrelated memories (a question
+/// about Terraform in a project without a Terraform memory got the staging dashboard), and
+/// counting them as recalled would keep them from aging out.
+pub(crate) fn relevant_to_search(query: &str, hits: &[crate::store::Recalled]) -> Vec<bool> {
+    relevant_as(query, hits, Gate::Search)
+}
+
+/// How strict [`relevant_as`] is with hits that share a word.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    /// Injected unasked: a lexical hit must also read as close as the best of them.
+    Prompt,
+    /// Asked for: every lexical hit.
+    Search,
+}
+
+fn relevant_as(prompt: &str, hits: &[crate::store::Recalled], gate: Gate) -> Vec<bool> {
     let prompt_cjk = crate::text::mostly_cjk(prompt);
     static WEAK: LazyLock<HashSet<String>> = LazyLock::new(|| content_words(WEAK_WORDS));
     let prompt_words: HashSet<String> = prompt_word_set(prompt)
@@ -849,7 +871,8 @@ fn relevant(prompt: &str, hits: &[crate::store::Recalled]) -> Vec<bool> {
         .enumerate()
         .map(|(i, h)| {
             if lexical[i] {
-                Some(i) == first_lexical
+                gate == Gate::Search
+                    || Some(i) == first_lexical
                     || !same_script[i]
                     || cos(h) >= lex_max
                     || cos(h) - median >= (lex_max - median) / 2.0

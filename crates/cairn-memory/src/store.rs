@@ -778,9 +778,12 @@ impl MemoryStore {
     }
 
     /// The best `k` memories for `query` among `scope`'s and the global ones (never another
-    /// project's). Each result's `last_recalled`/`recall_count` is updated, unless another
-    /// process holds the write lock longer than the bookkeeping waits (see
-    /// [`MemoryStore::prompt_context`]): the results come first.
+    /// project's) that bear on it: each that shares a word of the query that says something,
+    /// and one found by meaning alone when it stands out (fewer than `k`, or none, when the
+    /// rest are only the nearest of unrelated memories). Each result's
+    /// `last_recalled`/`recall_count` is updated, unless another process holds the write lock
+    /// longer than the bookkeeping waits (see [`MemoryStore::prompt_context`]): the results
+    /// come first.
     pub fn recall(
         &mut self,
         query: &str,
@@ -789,6 +792,12 @@ impl MemoryStore {
         now: i64,
     ) -> Result<Vec<Recalled>> {
         let hits = self.search(query, scope, k, now)?;
+        let keep = crate::context::relevant_to_search(query, &hits);
+        let hits: Vec<Recalled> = hits
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(h, k)| k.then_some(h))
+            .collect();
         let ids: Vec<&str> = hits.iter().map(|h| h.memory.id.as_str()).collect();
         let booked = self
             .with_busy_wait(crate::context::BOOKKEEPING_WAIT, |mem| {

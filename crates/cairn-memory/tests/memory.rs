@@ -951,6 +951,18 @@ fn recall_counts_and_paraphrase() {
         .recall("where is the staging database", p, 1, NOW)
         .unwrap();
     assert!(hits[0].memory.rule.starts_with("The staging DB"));
+    // About nothing kept: no answer, and nothing counted as recalled (the nearest of the
+    // unrelated memories would otherwise be kept from aging out).
+    let before: Vec<i64> = all_live(&mem).iter().map(|m| m.recall_count).collect();
+    for query in ["where are the terraform modules", "what's the weather like"] {
+        let hits = mem.recall(query, p, 5, NOW).unwrap();
+        assert!(hits.is_empty(), "{query}: {hits:?}");
+    }
+    let after: Vec<i64> = all_live(&mem).iter().map(|m| m.recall_count).collect();
+    assert_eq!(before, after);
+    // Every memory that shares a word of the query is an answer to an explicit search.
+    let hits = mem.recall("staging", p, 5, NOW).unwrap();
+    assert_eq!(hits.len(), 2, "{hits:?}");
 }
 
 fn git_repo(root: &Path) {
