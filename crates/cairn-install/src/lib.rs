@@ -1246,3 +1246,52 @@ fn codex_strip(doc: &mut DocumentMut, config: &Path, remove: &mut dyn FnMut(&str
 
 #[cfg(test)]
 mod tests;
+
+/// Whether one of Claude Code's user configs (`.claude.json`) names an MCP server (in
+/// `mcpServers`) called `cairn` or whose command is a `cairn` binary. Read only.
+pub fn claude_mcp_configured(files: &[PathBuf]) -> bool {
+    files.iter().any(|f| {
+        std::fs::read_to_string(f)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .is_some_and(|v| {
+                v.get("mcpServers")
+                    .and_then(serde_json::Value::as_object)
+                    .is_some_and(|servers| {
+                        servers.iter().any(|(name, s)| {
+                            name == "cairn"
+                                || s.get("command")
+                                    .and_then(serde_json::Value::as_str)
+                                    .is_some_and(is_cairn_program)
+                        })
+                    })
+            })
+    })
+}
+
+/// Whether Codex's `config.toml` has an `[mcp_servers.*]` entry called `cairn` or whose
+/// command is a `cairn` binary. Read only.
+pub fn codex_mcp_configured(config: &Path) -> bool {
+    std::fs::read_to_string(config)
+        .ok()
+        .and_then(|t| t.parse::<DocumentMut>().ok())
+        .is_some_and(|doc| {
+            doc.get("mcp_servers")
+                .and_then(Item::as_table_like)
+                .is_some_and(|servers| {
+                    servers.iter().any(|(name, s)| {
+                        name == "cairn"
+                            || s.get("command")
+                                .and_then(Item::as_str)
+                                .is_some_and(is_cairn_program)
+                    })
+                })
+        })
+}
+
+/// A command that runs a `cairn` binary (by name or path).
+fn is_cairn_program(command: &str) -> bool {
+    Path::new(command.trim())
+        .file_name()
+        .is_some_and(|n| n == "cairn")
+}

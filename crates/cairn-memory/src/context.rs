@@ -368,7 +368,7 @@ impl MemoryStore {
                 if rest == 1 { "y is" } else { "ies are" }
             ));
         }
-        out.push_str("Search memory with the `memory_search` tool (cairn MCP server) or `cairn recall \"QUERY\"`");
+        out.push_str("Search memory with `cairn recall \"QUERY\"` (or the `memory_search` tool, when cairn's MCP server is connected)");
         if let Some(root) = self.views_dir() {
             // The indexes that exist: the project's (when it has memories of its own) and
             // the global one.

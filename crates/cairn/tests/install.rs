@@ -333,3 +333,55 @@ fn claude_hooks_switched_off_are_named_by_install_and_doctor() {
     assert_eq!(check["status"], "warn", "{check}");
     assert!(check["fix"].as_str().unwrap().contains("disableAllHooks"));
 }
+
+/// A first install says what else the setup wants: `cairn sync` for the sessions from before
+/// the hooks (until a sync has run), and the MCP server the session summary names (until one
+/// that runs cairn is configured).
+#[test]
+fn a_first_install_names_sync_and_the_mcp_server_until_they_are_done() {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.claude()).unwrap();
+    std::fs::create_dir_all(h.codex()).unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_cairn"));
+    let steps = |v: &Value| -> String {
+        v["next_steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap_or_default().to_owned())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let claude = steps(&run_json(&h, bin, &["install", "claude"]));
+    assert!(claude.contains("run `cairn sync` once"), "{claude}");
+    assert!(
+        claude.contains("claude mcp add --scope user cairn -- "),
+        "{claude}"
+    );
+    let codex = steps(&run_json(&h, bin, &["install", "codex"]));
+    assert!(codex.contains("[mcp_servers.cairn]"), "{codex}");
+    run_json(&h, bin, &["install", "claude", "--uninstall"]);
+    run_json(&h, bin, &["install", "codex", "--uninstall"]);
+    // Synced, and both servers configured as the agents keep them: nothing more to say.
+    h.json(&["sync"]);
+    std::fs::write(
+        h.root().join(".claude.json"),
+        r#"{"numStartups": 3, "mcpServers": {"memory": {"type": "stdio", "command": "/usr/local/bin/cairn", "args": ["mcp"]}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        h.codex().join("config.toml"),
+        "model = \"gpt-5\"\n\n[mcp_servers.memory]\ncommand = \"cairn\"\nargs = [\"mcp\"]\n",
+    )
+    .unwrap();
+    let claude = steps(&run_json(&h, bin, &["install", "claude"]));
+    assert!(
+        !claude.contains("cairn sync") && !claude.contains("mcp add"),
+        "{claude}"
+    );
+    let codex = steps(&run_json(&h, bin, &["install", "codex"]));
+    assert!(
+        !codex.contains("cairn sync") && !codex.contains("mcp_servers"),
+        "{codex}"
+    );
+}

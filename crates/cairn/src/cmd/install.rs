@@ -140,7 +140,10 @@ pub fn run(homes: &Homes, args: &InstallArgs, json: bool) -> Result<ExitCode> {
             save_manifest(&manifest_path, &manifest)?;
         }
     }
-    let next_steps = next_steps(target, args.uninstall, changed);
+    let mut next_steps = next_steps(target, args.uninstall, changed);
+    if !args.uninstall && changed {
+        next_steps.extend(setup_hints(homes, target)?);
+    }
     let action = if args.uninstall {
         "uninstall"
     } else {
@@ -219,6 +222,73 @@ fn next_steps(target: Target, uninstall: bool, changed: bool) -> Vec<String> {
         ),
     }
     v
+}
+
+/// What else a fresh install wants: reading the history from before the hooks (they read each
+/// turn as it ends), and the MCP server the session summary names, when it is not set up.
+fn setup_hints(homes: &Homes, target: Target) -> Result<Vec<String>> {
+    let mut v = Vec::new();
+    let db = homes.db_path();
+    let synced = db.is_file()
+        && crate::cmd::ingest::open_store_for_reading(homes)
+            .ok()
+            .and_then(|s| s.meta("last_ingest").ok().flatten())
+            .is_some();
+    if !synced {
+        v.push(
+            "The hooks read each turn as it ends; run `cairn sync` once now to read the sessions \
+             from before them, so that the next session starts with what they said."
+                .to_owned(),
+        );
+    }
+    let exe = std::env::current_exe().context("cannot locate the cairn binary")?;
+    let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+    let mut args = Vec::new();
+    let default_data = homes.home.as_ref().map(|h| h.join(".cairn"));
+    if default_data.as_deref() != Some(homes.data_dir.as_path()) {
+        args.push("--data-dir".to_owned());
+        args.push(homes.data_dir.to_string_lossy().into_owned());
+    }
+    args.push("mcp".to_owned());
+    match target {
+        Target::Claude if !claude_has_cairn_mcp(homes) => v.push(format!(
+            "For Claude Code to search and change memory itself (the `memory_search` tool the \
+             session summary names), add cairn's MCP server: `claude mcp add --scope user cairn -- {} {}`",
+            shell_quote(&exe.to_string_lossy()),
+            args.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ")
+        )),
+        Target::Codex if !codex_has_cairn_mcp(homes) => {
+            let toml_args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
+            v.push(format!(
+                "For Codex to search and change memory itself (the `memory_search` tool the \
+                 session summary names), add cairn's MCP server to {}:\n[mcp_servers.cairn]\ncommand = {:?}\nargs = [{}]",
+                homes.codex_home()?.join("config.toml").display(),
+                exe.to_string_lossy(),
+                toml_args.join(", ")
+            ));
+        }
+        _ => {}
+    }
+    Ok(v)
+}
+
+/// Whether Claude Code's user config (`.claude.json` in the config root or the home) names an
+/// MCP server that runs cairn.
+fn claude_has_cairn_mcp(homes: &Homes) -> bool {
+    let mut files = Vec::new();
+    if let Ok(root) = homes.claude_root() {
+        files.push(root.join(".claude.json"));
+    }
+    if let Some(home) = &homes.home {
+        files.push(home.join(".claude.json"));
+    }
+    cairn_install::claude_mcp_configured(&files)
+}
+
+fn codex_has_cairn_mcp(homes: &Homes) -> bool {
+    homes
+        .codex_home()
+        .is_ok_and(|h| cairn_install::codex_mcp_configured(&h.join("config.toml")))
 }
 
 fn save_manifest(path: &Path, m: &Manifest) -> Result<()> {
