@@ -70,8 +70,12 @@ pub struct ExtractReport {
     /// reading it again, do not: withdrawn (text kept, out of recall and the views), unless
     /// something changed them since.
     pub withdrawn: usize,
-    /// Memories withdrawn when their turn's text changed, back now that it gives them again.
+    /// Memories withdrawn when their turn's text changed, back now that it gives them again;
+    /// and memories a withdrawn one had replaced, back when its turn was rolled back.
     pub restored: usize,
+    /// Codex turns a rollback dropped from their thread (the user backtracked): what was said
+    /// there gives no memory, and what such a turn alone gave before is withdrawn.
+    pub rolled_back: usize,
 }
 
 fn turn_time(t: &StoredTurn) -> Option<i64> {
@@ -86,14 +90,23 @@ fn turn_time(t: &StoredTurn) -> Option<i64> {
 }
 
 fn fingerprint(t: &StoredTurn, agent_wrote: bool) -> String {
-    let h = xxhash_rust::xxh3::xxh3_64(
-        format!(
-            "{EXTRACTOR_VERSION}\u{0}{agent_wrote}\u{0}{}",
-            t.turn.user_texts().join("\u{0}")
-        )
-        .as_bytes(),
+    let mut said = format!(
+        "{EXTRACTOR_VERSION}\u{0}{agent_wrote}\u{0}{}",
+        t.turn.user_texts().join("\u{0}")
     );
+    if let Some(why) = not_the_users_word(t) {
+        said.push('\u{0}');
+        said.push_str(why);
+    }
+    let h = xxhash_rust::xxh3::xxh3_64(said.as_bytes());
     format!("{h:016x}")
+}
+
+/// Why what turn `t` says is not the user's word although their own session holds it, as
+/// recorded for the turn: `rolled-back` (a rollback dropped it from the thread). Such a turn
+/// gives no memory, and what it alone gave before is withdrawn.
+fn not_the_users_word(t: &StoredTurn) -> Option<&'static str> {
+    t.turn.rolled_back.then_some("rolled-back")
 }
 
 /// The key of one statement of one turn (what a tombstone remembers):
@@ -144,7 +157,8 @@ fn forgotten_origins(conn: &rusqlite::Connection) -> Result<Vec<ForgottenOrigin>
 impl MemoryStore {
     /// Extracts memories from every ingested turn not extracted yet (or whose prompt changed),
     /// then regenerates the views. Sidechain (subagent) turns are skipped: their prompt comes
-    /// from the main agent, not from the user.
+    /// from the main agent, not from the user. A Codex turn a rollback dropped gives nothing:
+    /// what it alone gave before is withdrawn, and what that replaced comes back.
     ///
     /// Incremental: only turns whose store revision is above the mark of the last run are
     /// read (see [`EXTRACTION_MARK`]); the mark never passes a turn left for later (an open
@@ -196,13 +210,19 @@ impl MemoryStore {
             if t.turn.sidechain || t.turn.user_texts().is_empty() {
                 continue;
             }
-            let wrote = dirs.agent_wrote_memory(&t.turn);
+            let discounted = not_the_users_word(t).is_some();
+            let wrote = !discounted && dirs.agent_wrote_memory(&t.turn);
             let fp = fingerprint(t, wrote);
             if self.extracted_fingerprint(t)?.as_deref() == Some(fp.as_str()) {
                 continue;
             }
+            report.rolled_back += usize::from(t.turn.rolled_back);
             let at = turn_time(t).unwrap_or(now);
-            if t.turn.status == TurnStatus::Open && now - at < OPEN_TURN_GRACE_SECS && !wrote {
+            if t.turn.status == TurnStatus::Open
+                && now - at < OPEN_TURN_GRACE_SECS
+                && !wrote
+                && !discounted
+            {
                 report.deferred += 1;
                 hold = Some(hold.map_or(revision - 1, |h| h.min(revision - 1)));
                 continue;
@@ -383,13 +403,18 @@ impl MemoryStore {
             )
             .optional()?;
         let mut ids: Vec<String> = Vec::new();
-        // The prompt and what the user added while the turn ran.
-        let found: Vec<_> = t
-            .turn
-            .user_texts()
-            .into_iter()
-            .flat_map(candidates)
-            .collect();
+        // The prompt and what the user added while the turn ran (nothing from a turn whose
+        // words are not the user's).
+        let discounted = not_the_users_word(t);
+        let found: Vec<_> = match discounted {
+            Some(_) => Vec::new(),
+            None => t
+                .turn
+                .user_texts()
+                .into_iter()
+                .flat_map(candidates)
+                .collect(),
+        };
         let project = t
             .turn
             .cwd
@@ -497,7 +522,11 @@ impl MemoryStore {
                 }
                 ids.push(out.memory.id);
             }
-            if ids.is_empty() { "none" } else { "memories" }
+            match discounted {
+                Some(why) => why,
+                None if ids.is_empty() => "none",
+                None => "memories",
+            }
         };
         // Read again, the turn no longer gives some memory it gave: an older rule's reading
         // (a task kept in a rule, a bare secret) stays out of the store, as on a fresh sync.
@@ -514,7 +543,11 @@ impl MemoryStore {
                     && m.updated_at <= extracted_at.max(m.created_at)
                     && made_by_turn_alone(&tx, id, t)?
                 {
-                    report.withdrawn += usize::from(crate::store::retire_in(&tx, recall, id, now)?);
+                    let retired = crate::store::retire_in(&tx, recall, id, now)?;
+                    report.withdrawn += usize::from(retired);
+                    if retired && t.turn.rolled_back {
+                        report.restored += reinstate_replaced(&tx, recall, id)?;
+                    }
                 }
             }
         }
@@ -621,6 +654,32 @@ fn restore_withdrawn(
     };
     recall.upsert(conn, &crate::store::document(&back))?;
     Ok(true)
+}
+
+/// Brings back the memories that memory `id` replaced, withdrawn because its turn was rolled
+/// back: the statement that replaced them was never part of the conversation. Only those
+/// not forgotten since. Returns how many came back.
+fn reinstate_replaced(
+    conn: &rusqlite::Connection,
+    recall: &mut cairn_recall::Recall,
+    id: &str,
+) -> Result<usize> {
+    let replaced: Vec<String> = conn
+        .prepare_cached(
+            "SELECT id FROM memories WHERE superseded_by = ?1 AND forgotten_at IS NULL",
+        )?
+        .query_map([id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for old in &replaced {
+        conn.execute(
+            "UPDATE memories SET superseded_by = NULL WHERE id = ?1",
+            [old],
+        )?;
+        if let Some(back) = crate::store::get_memory(conn, old)? {
+            recall.upsert(conn, &crate::store::document(&back))?;
+        }
+    }
+    Ok(replaced.len())
 }
 
 fn made_by_turn_alone(conn: &rusqlite::Connection, id: &str, t: &StoredTurn) -> Result<bool> {

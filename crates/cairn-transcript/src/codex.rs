@@ -11,6 +11,15 @@
 //! `subagent_history_start_ordinal` tells which lines (by `ordinal`) are replayed history,
 //! and those are skipped.
 //!
+//! A rollback (the user backtracks with Esc Esc, or a client calls `thread/rollback`) leaves
+//! the turns it drops in the file and appends `event_msg` `thread_rolled_back` with
+//! `num_turns`: the newest that many user turns still in the thread are dropped, with every
+//! turn after the oldest of them (codex-rs/core `rollout_reconstruction.rs`, whose reverse
+//! replay skips them, and `drop_last_n_user_turns`). Turns an earlier rollback dropped are
+//! not counted again; turns without a user message are not counted; a count beyond the
+//! thread's user turns drops them all. Dropped turns are marked `rolled_back`; a rollback
+//! read in a later pass than its turns names them through `Parser::take_rolled_back`.
+//!
 //! `session_meta.source` says who drives the thread. A subagent thread
 //! (`{"subagent": "review" | "compact" | "memory_consolidation" | {"thread_spawn": {…}} |
 //! {"other": …}}`, `{"internal": …}`, or `thread_source` `subagent`) gets its prompts from
@@ -71,6 +80,9 @@ struct Payload<'a> {
     turn_id: Str<'a>,
     #[serde(borrow, default)]
     reason: Str<'a>,
+    // thread_rolled_back
+    #[serde(default)]
+    num_turns: Int,
     // messages
     #[serde(borrow, default)]
     role: Str<'a>,
@@ -537,6 +549,11 @@ pub(crate) fn feed(core: &mut ParserCore, line: &[u8], line_no: u64) -> Result<(
                         at: ts,
                     });
                 }
+            }
+            "thread_rolled_back" => {
+                // A count Codex never writes (negative) drops nothing; one too large, all.
+                let n = p.num_turns.0.unwrap_or(0).max(0);
+                core.roll_back(usize::try_from(n).unwrap_or(usize::MAX));
             }
             "context_compacted" => {
                 if let Some(t) = core.current_mut(line_no)

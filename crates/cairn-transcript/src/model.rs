@@ -115,6 +115,11 @@ pub struct Turn {
     /// written by another agent, not by the user.
     #[serde(default)]
     pub sidechain: bool,
+    /// Codex: a `thread_rolled_back` later in the rollout dropped this turn from the thread
+    /// (the user backtracked, or a client rolled the thread back): what was said in it is no
+    /// longer part of the conversation, though its lines stay in the file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rolled_back: bool,
     /// The user's prompt text (empty when the file shows none, e.g. a resumed turn).
     pub prompt: String,
     /// 1-based line numbers of the first and last record of the turn in its file.
@@ -137,6 +142,7 @@ impl Turn {
             cwd: None,
             git_branch: None,
             sidechain: false,
+            rolled_back: false,
             prompt: String::new(),
             first_line: line,
             last_line: line,

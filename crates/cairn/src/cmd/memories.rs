@@ -228,9 +228,17 @@ pub fn print_sync(r: &SyncMemories) {
             e.withdrawn
         );
     }
+    if e.rolled_back > 0 {
+        outln!(
+            "  {} rolled-back turn(s) skipped: a Codex rollback dropped them from their thread, \
+             so what was said there is not kept (what it gave before is withdrawn)",
+            e.rolled_back
+        );
+    }
     if e.restored > 0 {
         outln!(
-            "  {} memory(ies) back: withdrawn when their turn's text changed, given again now",
+            "  {} memory(ies) back: withdrawn when their turn's text changed and given again now, \
+             or replaced by a statement that was rolled back",
             e.restored
         );
     }
