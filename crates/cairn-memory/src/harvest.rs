@@ -71,11 +71,16 @@ pub struct ExtractReport {
     /// something changed them since.
     pub withdrawn: usize,
     /// Memories withdrawn when their turn's text changed, back now that it gives them again;
-    /// and memories a withdrawn one had replaced, back when its turn was rolled back.
+    /// and memories a withdrawn one had replaced, back when its turn was rolled back or found
+    /// not interactive.
     pub restored: usize,
     /// Codex turns a rollback dropped from their thread (the user backtracked): what was said
     /// there gives no memory, and what such a turn alone gave before is withdrawn.
     pub rolled_back: usize,
+    /// Codex turns of sessions no person types in (`codex exec` run by a script, Codex driven
+    /// over MCP by another program): their prompts give no memory, as in Codex's own memory
+    /// pipeline, and what such a turn alone gave before is withdrawn.
+    pub non_interactive: usize,
 }
 
 fn turn_time(t: &StoredTurn) -> Option<i64> {
@@ -103,10 +108,17 @@ fn fingerprint(t: &StoredTurn, agent_wrote: bool) -> String {
 }
 
 /// Why what turn `t` says is not the user's word although their own session holds it, as
-/// recorded for the turn: `rolled-back` (a rollback dropped it from the thread). Such a turn
+/// recorded for the turn: `rolled-back` (a rollback dropped it from the thread), or
+/// `not-interactive` (a program wrote its prompts: `codex exec`, Codex over MCP). Such a turn
 /// gives no memory, and what it alone gave before is withdrawn.
 fn not_the_users_word(t: &StoredTurn) -> Option<&'static str> {
-    t.turn.rolled_back.then_some("rolled-back")
+    if t.turn.rolled_back {
+        Some("rolled-back")
+    } else if t.turn.non_interactive {
+        Some("not-interactive")
+    } else {
+        None
+    }
 }
 
 /// The key of one statement of one turn (what a tombstone remembers):
@@ -157,8 +169,9 @@ fn forgotten_origins(conn: &rusqlite::Connection) -> Result<Vec<ForgottenOrigin>
 impl MemoryStore {
     /// Extracts memories from every ingested turn not extracted yet (or whose prompt changed),
     /// then regenerates the views. Sidechain (subagent) turns are skipped: their prompt comes
-    /// from the main agent, not from the user. A Codex turn a rollback dropped gives nothing:
-    /// what it alone gave before is withdrawn, and what that replaced comes back.
+    /// from the main agent, not from the user. A Codex turn a rollback dropped, or one of a
+    /// session that is not interactive (`codex exec`, Codex over MCP), gives nothing: what it
+    /// alone gave before is withdrawn, and what that replaced comes back.
     ///
     /// Incremental: only turns whose store revision is above the mark of the last run are
     /// read (see [`EXTRACTION_MARK`]); the mark never passes a turn left for later (an open
@@ -217,6 +230,7 @@ impl MemoryStore {
                 continue;
             }
             report.rolled_back += usize::from(t.turn.rolled_back);
+            report.non_interactive += usize::from(!t.turn.rolled_back && t.turn.non_interactive);
             let at = turn_time(t).unwrap_or(now);
             if t.turn.status == TurnStatus::Open
                 && now - at < OPEN_TURN_GRACE_SECS
@@ -545,7 +559,7 @@ impl MemoryStore {
                 {
                     let retired = crate::store::retire_in(&tx, recall, id, now)?;
                     report.withdrawn += usize::from(retired);
-                    if retired && t.turn.rolled_back {
+                    if retired && discounted.is_some() {
                         report.restored += reinstate_replaced(&tx, recall, id)?;
                     }
                 }
@@ -656,9 +670,9 @@ fn restore_withdrawn(
     Ok(true)
 }
 
-/// Brings back the memories that memory `id` replaced, withdrawn because its turn was rolled
-/// back: the statement that replaced them was never part of the conversation. Only those
-/// not forgotten since. Returns how many came back.
+/// Brings back the memories that memory `id` replaced, withdrawn because its turn was not
+/// the user's word (rolled back, or a program's prompt): the statement that replaced them
+/// never held. Only those not forgotten since. Returns how many came back.
 fn reinstate_replaced(
     conn: &rusqlite::Connection,
     recall: &mut cairn_recall::Recall,

@@ -415,6 +415,41 @@ fn a_rolled_back_turn_gives_nothing_and_loses_what_it_gave() {
     assert_eq!((r.turns, r.rolled_back, r.withdrawn), (0, 0, 0), "{r:?}");
 }
 
+/// A turn of a session no person types in (`codex exec` from a CI script, Codex driven over
+/// MCP) gives no memory; one an older build took from such a turn is withdrawn when the turn
+/// is read again as what it is.
+#[test]
+fn a_non_interactive_sessions_prompts_give_no_memories() {
+    let cwd = "/home/dev/work/webapp";
+    let mut mem = store();
+    let mut exec = turn(
+        "t1",
+        "Review the diff in ci.patch. Always answer in JSON. Never ask clarifying questions.",
+        cwd,
+        "2026-11-25T10:00:00Z",
+    );
+    exec.non_interactive = true;
+    ingest(&mut mem, Agent::Codex, "ci", std::slice::from_ref(&exec));
+    let r = mem.extract(&dirs(), NOW).unwrap();
+    assert_eq!(
+        (r.non_interactive, r.statements, r.created),
+        (1, 0, 0),
+        "{r:?}"
+    );
+    assert!(all_live(&mem).is_empty());
+
+    // What an older build kept from it goes.
+    let mut mem = store();
+    exec.non_interactive = false;
+    ingest(&mut mem, Agent::Codex, "ci", std::slice::from_ref(&exec));
+    assert_eq!(mem.extract(&dirs(), NOW).unwrap().created, 2);
+    exec.non_interactive = true;
+    ingest(&mut mem, Agent::Codex, "ci", std::slice::from_ref(&exec));
+    let r = mem.extract(&dirs(), NOW + DAY).unwrap();
+    assert_eq!((r.non_interactive, r.withdrawn), (1, 2), "{r:?}");
+    assert!(all_live(&mem).is_empty());
+}
+
 /// A store kept by an older build holds pairs the current rules would not let stand; the
 /// first extraction run compares the live memories again, once, and the newer statement
 /// retires the older.

@@ -23,7 +23,13 @@
 //! `session_meta.source` says who drives the thread. A subagent thread
 //! (`{"subagent": "review" | "compact" | "memory_consolidation" | {"thread_spawn": {…}} |
 //! {"other": …}}`, `{"internal": …}`, or `thread_source` `subagent`) gets its prompts from
-//! another agent: its turns are sidechain turns, like Claude Code's.
+//! another agent: its turns are sidechain turns, like Claude Code's. A session that is not
+//! interactive (`"exec"`: `codex exec` run by a script or CI job; `"mcp"`: Codex as an MCP
+//! server, driven by another program) is the user's own session, but its prompts are a
+//! program's: its turns are marked `non_interactive`. Codex's own memory pipeline reads only
+//! interactive sessions (`INTERACTIVE_SESSION_SOURCES` in codex-rs/rollout: `cli`,
+//! `vscode`, `atlas`, `chatgpt`); a source this parser does not know, or none (older
+//! builds), counts as interactive.
 //!
 //! Codex writes context as user-role messages too (AGENTS.md, `<environment_context>`,
 //! `<skill>`, `<plugins>`, a `!command`'s output, a Stop hook's `<hook_prompt>`…): those are
@@ -326,6 +332,14 @@ fn subagent_thread(
     })
 }
 
+/// Whether `SessionSource` names a session no person types in: `exec` (`codex exec`) or
+/// `mcp` (Codex as an MCP server), serialised lowercase (codex-rs/protocol `protocol.rs`).
+fn non_interactive_source(source: Option<&RawValue>) -> bool {
+    source
+        .and_then(|raw| serde_json::from_str::<&str>(raw.get()).ok())
+        .is_some_and(|s| matches!(s, "exec" | "mcp"))
+}
+
 /// Exit code of a function_call_output: a JSON envelope with `metadata.exit_code`, or the
 /// "Exit code: N" / "Process exited with code N" header of newer shell tools.
 fn output_text_and_code(raw: Option<&RawValue>) -> (String, Option<i64>) {
@@ -614,6 +628,12 @@ fn own_session_meta(core: &mut ParserCore, p: &Payload, ts: Option<String>) {
             t.sidechain = true;
         }
     }
+    if non_interactive_source(p.source) {
+        st.non_interactive = true;
+        if let Some(t) = st.current.as_mut() {
+            t.non_interactive = true;
+        }
+    }
     st.own_lines_from_ordinal = p.subagent_history_start_ordinal.0.filter(|&n| n > 0);
 }
 
@@ -821,6 +841,29 @@ mod tests {
     fn source_of(json: &str) -> Option<SubagentThread> {
         let raw: Box<RawValue> = serde_json::from_str(json).expect("test JSON");
         subagent_thread(Some(&raw), None)
+    }
+
+    #[test]
+    fn only_exec_and_mcp_sessions_are_not_interactive() {
+        let of = |json: &str| {
+            let raw: Box<RawValue> = serde_json::from_str(json).expect("test JSON");
+            non_interactive_source(Some(&raw))
+        };
+        assert!(of(r#""exec""#) && of(r#""mcp""#));
+        for interactive in [
+            r#""cli""#,
+            r#""vscode""#,
+            r#""atlas""#,
+            r#""chatgpt""#,
+            r#""unknown""#,
+            r#""a-source-of-a-newer-codex""#,
+            r#"{"subagent":"review"}"#,
+            "null",
+            "7",
+        ] {
+            assert!(!of(interactive), "{interactive}");
+        }
+        assert!(!non_interactive_source(None), "no source: an older Codex");
     }
 
     #[test]

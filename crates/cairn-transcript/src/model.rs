@@ -120,6 +120,11 @@ pub struct Turn {
     /// longer part of the conversation, though its lines stay in the file.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rolled_back: bool,
+    /// Codex: the turn's session is not interactive (`session_meta.source` `exec`: a
+    /// `codex exec` run, from a script or a CI job; `mcp`: another program drives Codex as
+    /// an MCP server). Its prompts are that program's, not typed by the user.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub non_interactive: bool,
     /// The user's prompt text (empty when the file shows none, e.g. a resumed turn).
     pub prompt: String,
     /// 1-based line numbers of the first and last record of the turn in its file.
@@ -143,6 +148,7 @@ impl Turn {
             git_branch: None,
             sidechain: false,
             rolled_back: false,
+            non_interactive: false,
             prompt: String::new(),
             first_line: line,
             last_line: line,

@@ -30,7 +30,7 @@ impl LineError {
 /// same lines into different turns or texts (a record newly recognised as harness output, a
 /// turn boundary moved, a field read differently): ingest reads every file stored under an
 /// older revision again from the start, so that an upgrade corrects what is already stored.
-pub const PARSER_REVISION: u32 = 2;
+pub const PARSER_REVISION: u32 = 3;
 
 /// Everything a parser carries between lines.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -47,6 +47,10 @@ pub struct ParserState {
     /// compaction, memory consolidation). Every turn of the file is a sidechain turn.
     #[serde(default)]
     pub sidechain: bool,
+    /// Codex: the session is not interactive (`session_meta.source` `exec` or `mcp`): every
+    /// turn of the file is a `non_interactive` turn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub non_interactive: bool,
     /// Codex: the rollout uses `task_started` / `task_complete` events (else `turn_context`
     /// boundaries are used, as in old rollouts).
     #[serde(default)]
@@ -146,6 +150,7 @@ impl ParserCore {
         self.state.next_seq = self.state.next_seq.saturating_add(1);
         let mut t = Turn::new(key, seq, line);
         t.sidechain = self.state.sidechain;
+        t.non_interactive = self.state.non_interactive;
         t.cwd = self.state.session.cwd.clone();
         t.git_branch = self.state.session.git_branch.clone();
         self.state.current_from_context = false;

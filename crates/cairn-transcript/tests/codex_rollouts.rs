@@ -1,7 +1,8 @@
 //! Codex rollouts whose turns are not all the user's own: subagent threads (spawned agents,
 //! `/review`), contextual fragments Codex writes as user-role messages, forks that carry
-//! their parent's history, and turns a thread rollback dropped. The files are in
-//! `tests/fixtures/codex/` (see the README there).
+//! their parent's history, turns a thread rollback dropped, and sessions a program drives
+//! (`codex exec`, Codex as an MCP server). The files are in `tests/fixtures/codex/` (see the
+//! README there).
 
 use std::path::PathBuf;
 
@@ -14,6 +15,8 @@ const REVIEW: &str = "019ad40e-93a1-7c55-b2e4-0d1f7a6c3303";
 const FORK: &str = "019ad5a0-44f2-7a19-9e07-c2b83d5f1404";
 const INHERITING: &str = "019ad61b-7d03-7b88-8f15-a3c4e6b09606";
 const ROLLED_BACK: &str = "019ad6c2-5e10-7a3b-9c21-4b7d8e0f1707";
+const EXEC: &str = "019ad7d0-1a2b-7c3d-8e4f-5a6b7c8d1808";
+const MCP: &str = "019ad7d4-9f8e-7d6c-8b5a-4c3d2e1f1909";
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -100,7 +103,7 @@ fn user_prompts(t: &Turn) -> Vec<&str> {
 fn the_users_own_session_is_not_a_sidechain() {
     let (turns, state) = parse("parent-cli.jsonl", PARENT);
     assert_eq!(turns.len(), 2);
-    assert!(turns.iter().all(|t| !t.sidechain));
+    assert!(turns.iter().all(|t| !t.sidechain && !t.non_interactive));
     assert_eq!(state.session.id, PARENT);
     assert_eq!(state.session.subagent, None);
     assert_eq!(state.session.parent, None);
@@ -404,4 +407,37 @@ fn a_rollback_counts_user_turns_from_the_newest() {
     assert_eq!(dropped(&[3, 1]), ["a", "b", "c"], "nothing left to drop");
     assert!(dropped(&[0]).is_empty());
     assert!(dropped(&[-2]).is_empty());
+}
+
+// A session a program drives is the user's own, but its prompts are the program's.
+
+#[test]
+fn exec_and_mcp_sessions_are_not_interactive() {
+    for (name, id, said) in [
+        ("exec-ci.jsonl", EXEC, "Always answer in JSON"),
+        ("mcp-driven.jsonl", MCP, "From now on use yarn"),
+    ] {
+        let (turns, state) = parse(name, id);
+        assert_eq!(turns.len(), 1, "{name}");
+        assert!(
+            turns[0].prompt.contains(said),
+            "{name}: {}",
+            turns[0].prompt
+        );
+        assert!(turns[0].non_interactive, "{name}");
+        assert!(!turns[0].sidechain, "{name}: no other agent's thread");
+        assert_eq!(
+            state.session.key(),
+            id,
+            "{name}: filed as the session itself"
+        );
+        let lines = std::fs::read_to_string(fixture(name))
+            .expect("fixture")
+            .lines()
+            .count();
+        for cut in 1..lines {
+            let (turns, _) = parse_resumed(name, id, cut);
+            assert!(turns.iter().all(|t| t.non_interactive), "{name} cut {cut}");
+        }
+    }
 }

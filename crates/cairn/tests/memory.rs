@@ -1118,3 +1118,66 @@ fn codex_turns_a_rollback_dropped_give_no_memories() {
     assert!(said.contains("> Use pnpm, never npm"), "{said}");
     assert!(!said.contains("npm, never pnpm"), "{said}");
 }
+
+/// A `codex exec` run (a CI script) and a session another program drives over MCP write
+/// prompts no person typed ("Always answer in JSON"): they become no rules for the user's
+/// interactive sessions, as Codex's own memory pipeline reads only interactive sessions. A
+/// session whose source is unknown or missing (an older Codex) is the user's own.
+#[test]
+fn codex_exec_and_mcp_sessions_give_no_memories() {
+    let h = TestHome::empty();
+    let repo = h.project("app");
+    let cwd = s(&repo);
+    let sessions = [
+        (
+            "01a2125c-c780-7000-8000-000000000001",
+            Some("exec"),
+            "Review the diff in ci.patch. Always answer in JSON. Never ask clarifying questions.",
+        ),
+        (
+            "01a2125c-c780-7000-8000-000000000002",
+            Some("mcp"),
+            "From now on use yarn.",
+        ),
+        (
+            "01a2125c-c780-7000-8000-000000000003",
+            Some("cli"),
+            "From now on use pnpm, never npm, in this repo.",
+        ),
+        (
+            "01a2125c-c780-7000-8000-000000000004",
+            None,
+            "We deploy with terraform 1.6.",
+        ),
+    ];
+    for (id, source, prompt) in sessions {
+        let mut meta = codex_session_meta("2026-11-25", id, cwd, source.unwrap_or("cli"));
+        if source.is_none() {
+            meta = meta.replace(r#","source":"cli""#, "");
+        }
+        std::fs::write(
+            h.codex_rollout_path(id),
+            meta + &codex_user_turn("2026-11-25", "10:00", "t1", cwd, prompt),
+        )
+        .unwrap();
+    }
+    let r = h.json(&["sync"]);
+    assert_eq!(r["memories"]["non_interactive"], 2, "{r}");
+    let list = memories(&h, &["--cwd", cwd]);
+    let bodies: Vec<&str> = list.iter().filter_map(|m| m["body"].as_str()).collect();
+    assert_eq!(bodies.len(), 2, "{bodies:#?}");
+    find(&list, "Use pnpm, never npm");
+    find(&list, "terraform 1.6");
+    let r = h.json(&["sync"]);
+    assert_eq!(r["memories"]["non_interactive"], 0, "read once: {r}");
+    let said = context_of(&hook(
+        &h,
+        "codex",
+        json!({"hook_event_name": "SessionStart", "session_id": "next", "cwd": cwd,
+               "source": "startup", "transcript_path": null}),
+    ));
+    assert!(said.contains("pnpm"), "{said}");
+    for scripted in ["JSON", "clarifying", "yarn"] {
+        assert!(!said.contains(scripted), "{scripted}: {said}");
+    }
+}

@@ -235,10 +235,17 @@ pub fn print_sync(r: &SyncMemories) {
             e.rolled_back
         );
     }
+    if e.non_interactive > 0 {
+        outln!(
+            "  {} turn(s) of non-interactive Codex sessions skipped: `codex exec` or MCP-driven, \
+             their prompts are a program's, not yours",
+            e.non_interactive
+        );
+    }
     if e.restored > 0 {
         outln!(
             "  {} memory(ies) back: withdrawn when their turn's text changed and given again now, \
-             or replaced by a statement that was rolled back",
+             or replaced by a statement that was rolled back or not yours",
             e.restored
         );
     }
