@@ -8,7 +8,8 @@
 //! re-run never duplicates anything. A truncated or replaced file (also one rewritten in place
 //! to a greater size) is read again from the start, and so is a file read by an older version
 //! of the parser (`PARSER_REVISION`, stored with the cursor); a last line still being written is
-//! left for the next run. A compressed rollout (`.jsonl.zst`) is read whole, and only when its compressed
+//! left for the next run. A Codex rollback read in a later pass than the turns it drops marks
+//! their stored copies `rolled_back`, in the same transaction as the new cursor. A compressed rollout (`.jsonl.zst`) is read whole, and only when its compressed
 //! bytes changed; a damaged one keeps the lines that decode before the damage. One full pass
 //! runs at a time (`ingest.lock` in the data dir; a second one waits). Bad input is counted and
 //! reported, never fatal. It must not decide where files live (callers pass the roots), print
@@ -372,6 +373,8 @@ struct ParsedFile {
     closed: Vec<Turn>,
     /// The turn still open at the end of the read, with its encoded body.
     current: Option<(Turn, Option<String>)>,
+    /// Keys of turns stored by an earlier pass that a rollback read in this one dropped.
+    rolled_back: Vec<String>,
     session: Session,
     /// The cursor to save; its `state` already holds the parser state.
     cursor: FileCursor,
@@ -408,6 +411,7 @@ fn read_one(
                     project_key: file.project_key.clone(),
                     closed: Vec::new(),
                     current: None,
+                    rolled_back: Vec::new(),
                     session: Session::default(),
                     cursor: FileCursor {
                         dev: id.dev,
@@ -473,7 +477,8 @@ fn read_one(
 
     let mut skipped = 0u64;
     let mut listed = 0usize;
-    let mut closed = Vec::new();
+    let mut closed: Vec<Turn> = Vec::new();
+    let mut rolled_back = Vec::new();
     let mut problems = Vec::new();
     let expected = (!file.compressed).then(|| id.size.saturating_sub(offset));
     // A damaged compressed file ends the reading where the damage starts; the lines before it
@@ -501,6 +506,18 @@ fn read_one(
                 ));
             }
             closed.extend(parser.take_closed());
+            // A rollback drops turns: those of this pass are marked here, those stored by an
+            // earlier pass in the write.
+            for key in parser.take_rolled_back() {
+                match closed
+                    .iter_mut()
+                    .rev()
+                    .find(|t| t.key == key && !t.rolled_back)
+                {
+                    Some(t) => t.rolled_back = true,
+                    None => rolled_back.push(key),
+                }
+            }
         }
         LineItem::TooLong { number, len } => {
             skipped += 1;
@@ -609,6 +626,7 @@ fn read_one(
         project_key: file.project_key.clone(),
         closed,
         current,
+        rolled_back,
         cursor: FileCursor {
             path: key,
             agent: file.agent.as_str().to_owned(),
@@ -671,6 +689,18 @@ fn write_batch(
                 None => w.upsert_turn(p.agent, session_key, t, path)?,
             };
             count(new, before, &w);
+        }
+        for key in &p.rolled_back {
+            match w.mark_turn_rolled_back(p.agent, session_key, key) {
+                Ok(true) => report.updated_turns += 1,
+                Ok(false) => {}
+                Err(StoreError::Corrupt(why)) => report.errors.push(Problem::new(
+                    Path::new(path),
+                    None,
+                    format!("cannot mark a rolled-back turn: {why}"),
+                )),
+                Err(e) => return Err(e.into()),
+            }
         }
         if !p.session.id.is_empty() {
             w.upsert_session(p.agent, &p.session, p.project_key.as_deref(), path)?;

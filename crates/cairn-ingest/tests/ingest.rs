@@ -460,7 +460,10 @@ fn files_read_by_an_older_parser_are_read_again_and_corrected() {
         let rest = s
             .split_once(",\"ingest_tail\"")
             .map(|(_, r)| format!("{{\"ingest_tail\"{r}"));
-        rest.unwrap_or_else(|| s.replacen("\"parser_revision\":1", "\"parser_revision\":0", 1))
+        rest.unwrap_or_else(|| {
+            let current = format!("\"parser_revision\":{}", cairn_transcript::PARSER_REVISION);
+            s.replacen(&current, "\"parser_revision\":0", 1)
+        })
     };
     for path in [&plain, &packed] {
         let key = path.to_string_lossy().into_owned();
@@ -513,4 +516,63 @@ fn files_read_by_an_older_parser_are_read_again_and_corrected() {
         "only the appended lines: {} bytes",
         r.bytes
     );
+}
+
+/// A Codex rollback dropped turns from the thread: marked in the store, also when the
+/// rollback is read in a later pass than the turns (the file grows between two runs); the
+/// marked turn's revision rises, so what follows the turns reads it again.
+#[test]
+fn a_rollback_read_in_a_later_pass_marks_the_stored_turns() {
+    let h = Home::new();
+    let path = h.rollout(ID);
+    fs::write(&path, meta("/work/p", 10) + &turns(0..3)).unwrap();
+    assert_eq!(h.ingest().new_turns, 3);
+    let revision = |key: &str| -> i64 {
+        h.store()
+            .connection()
+            .query_row(
+                "SELECT revision FROM turns WHERE turn_key = ?1",
+                [key],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let before = revision("turn-0002");
+    let rolled_back = |h: &Home| -> Vec<String> {
+        let mut keys: Vec<String> = h
+            .store()
+            .all_turns()
+            .unwrap()
+            .into_iter()
+            .filter(|t| t.turn.rolled_back)
+            .map(|t| t.turn.key)
+            .collect();
+        keys.sort();
+        keys
+    };
+
+    // Esc Esc on the last two prompts, then the thread goes on.
+    let rollback = r#"{"timestamp":"2026-11-23T12:50:00.000Z","type":"event_msg","payload":{"type":"thread_rolled_back","num_turns":2}}"#;
+    let mut f = fs::File::options().append(true).open(&path).unwrap();
+    f.write_all(format!("{rollback}\n").as_bytes()).unwrap();
+    f.write_all(turn("turn-0009", "prompt 0009", "ok").as_bytes())
+        .unwrap();
+    drop(f);
+    let r = h.ingest();
+    assert_eq!(r.restarted_files, 0, "read on from the cursor");
+    assert_eq!((r.new_turns, r.updated_turns), (1, 2), "{r:?}");
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(rolled_back(&h), ["turn-0001", "turn-0002"]);
+    assert!(revision("turn-0002") > before);
+    // Nothing changed since: nothing read, nothing marked again.
+    let r = h.ingest();
+    assert_eq!((r.bytes, r.updated_turns), (0, 0));
+
+    // Read again from the start (the file replaced by a copy), the same turns are marked.
+    let tmp = path.with_extension("tmp");
+    fs::copy(&path, &tmp).unwrap();
+    fs::rename(&tmp, &path).unwrap();
+    let r = h.ingest();
+    assert_eq!((r.restarted_files, r.new_turns, r.updated_turns), (1, 0, 0));
+    assert_eq!(rolled_back(&h), ["turn-0001", "turn-0002"]);
 }

@@ -72,7 +72,8 @@ pub struct ExtractReport {
     pub withdrawn: usize,
     /// Memories withdrawn when their turn's text changed, back now that it gives them again;
     /// and memories an older version of the dedupe rules let another replace, back now that
-    /// the rules read the two as about different things.
+    /// the rules read the two as about different things; and memories a withdrawn one had
+    /// replaced, back when its turn was rolled back or found not interactive.
     pub restored: usize,
     /// Memories forgotten because a turn asked to forget them ("forget the rule about
     /// squashing commits").
@@ -81,6 +82,13 @@ pub struct ExtractReport {
     /// turns): the statement was taken there already, and what became of its memory since
     /// (replaced, forgotten) holds.
     pub copied: usize,
+    /// Codex turns a rollback dropped from their thread (the user backtracked): what was said
+    /// there gives no memory, and what such a turn alone gave before is withdrawn.
+    pub rolled_back: usize,
+    /// Codex turns of sessions no person types in (`codex exec` run by a script, Codex driven
+    /// over MCP by another program): their prompts give no memory, as in Codex's own memory
+    /// pipeline, and what such a turn alone gave before is withdrawn.
+    pub non_interactive: usize,
 }
 
 fn turn_time(t: &StoredTurn) -> Option<i64> {
@@ -95,14 +103,30 @@ fn turn_time(t: &StoredTurn) -> Option<i64> {
 }
 
 fn fingerprint(t: &StoredTurn, agent_wrote: bool) -> String {
-    let h = xxhash_rust::xxh3::xxh3_64(
-        format!(
-            "{EXTRACTOR_VERSION}\u{0}{agent_wrote}\u{0}{}",
-            t.turn.user_texts().join("\u{0}")
-        )
-        .as_bytes(),
+    let mut said = format!(
+        "{EXTRACTOR_VERSION}\u{0}{agent_wrote}\u{0}{}",
+        t.turn.user_texts().join("\u{0}")
     );
+    if let Some(why) = not_the_users_word(t) {
+        said.push('\u{0}');
+        said.push_str(why);
+    }
+    let h = xxhash_rust::xxh3::xxh3_64(said.as_bytes());
     format!("{h:016x}")
+}
+
+/// Why what turn `t` says is not the user's word although their own session holds it, as
+/// recorded for the turn: `rolled-back` (a rollback dropped it from the thread), or
+/// `not-interactive` (a program wrote its prompts: `codex exec`, Codex over MCP). Such a turn
+/// gives no memory, and what it alone gave before is withdrawn.
+fn not_the_users_word(t: &StoredTurn) -> Option<&'static str> {
+    if t.turn.rolled_back {
+        Some("rolled-back")
+    } else if t.turn.non_interactive {
+        Some("not-interactive")
+    } else {
+        None
+    }
 }
 
 /// The key of one statement of one turn (what a tombstone remembers):
@@ -243,7 +267,9 @@ fn forgotten_origins(conn: &rusqlite::Connection) -> Result<Vec<ForgottenOrigin>
 impl MemoryStore {
     /// Extracts memories from every ingested turn not extracted yet (or whose prompt changed),
     /// then regenerates the views. Sidechain (subagent) turns are skipped: their prompt comes
-    /// from the main agent, not from the user.
+    /// from the main agent, not from the user. A Codex turn a rollback dropped, or one of a
+    /// session that is not interactive (`codex exec`, Codex over MCP), gives nothing: what it
+    /// alone gave before is withdrawn, and what that replaced comes back.
     ///
     /// Incremental: only turns whose store revision is above the mark of the last run are
     /// read (see [`EXTRACTION_MARK`]); the mark never passes a turn left for later (an open
@@ -295,13 +321,20 @@ impl MemoryStore {
             if t.turn.sidechain || t.turn.user_texts().is_empty() {
                 continue;
             }
-            let wrote = dirs.agent_wrote_memory(&t.turn);
+            let discounted = not_the_users_word(t).is_some();
+            let wrote = !discounted && dirs.agent_wrote_memory(&t.turn);
             let fp = fingerprint(t, wrote);
             if self.extracted_fingerprint(t)?.as_deref() == Some(fp.as_str()) {
                 continue;
             }
+            report.rolled_back += usize::from(t.turn.rolled_back);
+            report.non_interactive += usize::from(!t.turn.rolled_back && t.turn.non_interactive);
             let at = turn_time(t).unwrap_or(now);
-            if t.turn.status == TurnStatus::Open && now - at < OPEN_TURN_GRACE_SECS && !wrote {
+            if t.turn.status == TurnStatus::Open
+                && now - at < OPEN_TURN_GRACE_SECS
+                && !wrote
+                && !discounted
+            {
                 report.deferred += 1;
                 hold = Some(hold.map_or(revision - 1, |h| h.min(revision - 1)));
                 continue;
@@ -540,13 +573,18 @@ impl MemoryStore {
             )
             .optional()?;
         let mut ids: Vec<String> = Vec::new();
-        // The prompt and what the user added while the turn ran.
-        let found: Vec<_> = t
-            .turn
-            .user_texts()
-            .into_iter()
-            .flat_map(candidates)
-            .collect();
+        // The prompt and what the user added while the turn ran (nothing from a turn whose
+        // words are not the user's).
+        let discounted = not_the_users_word(t);
+        let found: Vec<_> = match discounted {
+            Some(_) => Vec::new(),
+            None => t
+                .turn
+                .user_texts()
+                .into_iter()
+                .flat_map(candidates)
+                .collect(),
+        };
         let project = t
             .turn
             .cwd
@@ -684,7 +722,11 @@ impl MemoryStore {
                 }
                 ids.push(out.memory.id);
             }
-            if ids.is_empty() { "none" } else { "memories" }
+            match discounted {
+                Some(why) => why,
+                None if ids.is_empty() => "none",
+                None => "memories",
+            }
         };
         // Read again, the turn no longer gives some memory it gave: an older rule's reading
         // (a task kept in a rule, a bare secret) stays out of the store, as on a fresh sync.
@@ -701,7 +743,11 @@ impl MemoryStore {
                     && m.updated_at <= extracted_at.max(m.created_at)
                     && made_by_turn_alone(&tx, id, t)?
                 {
-                    report.withdrawn += usize::from(crate::store::retire_in(&tx, recall, id, now)?);
+                    let retired = crate::store::retire_in(&tx, recall, id, now)?;
+                    report.withdrawn += usize::from(retired);
+                    if retired && discounted.is_some() {
+                        report.restored += reinstate_replaced(&tx, recall, id)?;
+                    }
                 }
             }
         }
@@ -808,6 +854,32 @@ fn restore_withdrawn(
     };
     recall.upsert(conn, &crate::store::document(&back))?;
     Ok(true)
+}
+
+/// Brings back the memories that memory `id` replaced, withdrawn because its turn was not
+/// the user's word (rolled back, or a program's prompt): the statement that replaced them
+/// never held. Only those not forgotten since. Returns how many came back.
+fn reinstate_replaced(
+    conn: &rusqlite::Connection,
+    recall: &mut cairn_recall::Recall,
+    id: &str,
+) -> Result<usize> {
+    let replaced: Vec<String> = conn
+        .prepare_cached(
+            "SELECT id FROM memories WHERE superseded_by = ?1 AND forgotten_at IS NULL",
+        )?
+        .query_map([id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for old in &replaced {
+        conn.execute(
+            "UPDATE memories SET superseded_by = NULL WHERE id = ?1",
+            [old],
+        )?;
+        if let Some(back) = crate::store::get_memory(conn, old)? {
+            recall.upsert(conn, &crate::store::document(&back))?;
+        }
+    }
+    Ok(replaced.len())
 }
 
 fn made_by_turn_alone(conn: &rusqlite::Connection, id: &str, t: &StoredTurn) -> Result<bool> {

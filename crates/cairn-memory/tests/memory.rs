@@ -361,6 +361,95 @@ fn a_memory_withdrawn_with_its_turns_text_comes_back_with_it() {
     assert!(all_live(&mem).is_empty());
 }
 
+/// A Codex turn a rollback dropped gives no memory. Rolled back after it was read (the Stop
+/// hook's extraction ran before the user backtracked), what it alone gave is withdrawn, and
+/// the memory its statement had replaced is back.
+#[test]
+fn a_rolled_back_turn_gives_nothing_and_loses_what_it_gave() {
+    let cwd = "/home/dev/work/webapp";
+    let mut mem = store();
+    let pnpm = turn(
+        "t1",
+        "From now on use pnpm, never npm, in this repo.",
+        cwd,
+        "2026-11-20T10:00:00Z",
+    );
+    ingest(&mut mem, Agent::Codex, "s1", &[pnpm]);
+    assert_eq!(mem.extract(&dirs(), NOW).unwrap().created, 1);
+    let kept = all_live(&mem);
+
+    // Read after the rollback: nothing from it.
+    let mut npm = turn(
+        "t2",
+        "From now on always use npm, never pnpm.",
+        cwd,
+        "2026-11-25T10:00:00Z",
+    );
+    npm.rolled_back = true;
+    ingest(&mut mem, Agent::Codex, "s2", std::slice::from_ref(&npm));
+    let r = mem.extract(&dirs(), NOW + DAY).unwrap();
+    assert_eq!(
+        (r.rolled_back, r.statements, r.superseded),
+        (1, 0, 0),
+        "{r:?}"
+    );
+    assert_eq!(all_live(&mem), kept);
+
+    // Read before the rollback: it replaced the pnpm rule; rolled back, it is withdrawn
+    // and the pnpm rule is back.
+    npm.rolled_back = false;
+    ingest(&mut mem, Agent::Codex, "s3", std::slice::from_ref(&npm));
+    let r = mem.extract(&dirs(), NOW + 2 * DAY).unwrap();
+    assert_eq!(r.superseded, 1, "{r:?}");
+    assert!(all_live(&mem)[0].rule.contains("npm, never pnpm"));
+    npm.rolled_back = true;
+    ingest(&mut mem, Agent::Codex, "s3", std::slice::from_ref(&npm));
+    let r = mem.extract(&dirs(), NOW + 3 * DAY).unwrap();
+    assert_eq!((r.rolled_back, r.withdrawn, r.restored), (1, 1, 1), "{r:?}");
+    let live = all_live(&mem);
+    assert_eq!(live.len(), 1, "{live:?}");
+    assert_eq!(live[0].id, kept[0].id);
+    assert!(live[0].is_live());
+    // Read once: the next run changes nothing.
+    let r = mem.extract(&dirs(), NOW + 4 * DAY).unwrap();
+    assert_eq!((r.turns, r.rolled_back, r.withdrawn), (0, 0, 0), "{r:?}");
+}
+
+/// A turn of a session no person types in (`codex exec` from a CI script, Codex driven over
+/// MCP) gives no memory; one an older build took from such a turn is withdrawn when the turn
+/// is read again as what it is.
+#[test]
+fn a_non_interactive_sessions_prompts_give_no_memories() {
+    let cwd = "/home/dev/work/webapp";
+    let mut mem = store();
+    let mut exec = turn(
+        "t1",
+        "Review the diff in ci.patch. Always answer in JSON. Never ask clarifying questions.",
+        cwd,
+        "2026-11-25T10:00:00Z",
+    );
+    exec.non_interactive = true;
+    ingest(&mut mem, Agent::Codex, "ci", std::slice::from_ref(&exec));
+    let r = mem.extract(&dirs(), NOW).unwrap();
+    assert_eq!(
+        (r.non_interactive, r.statements, r.created),
+        (1, 0, 0),
+        "{r:?}"
+    );
+    assert!(all_live(&mem).is_empty());
+
+    // What an older build kept from it goes.
+    let mut mem = store();
+    exec.non_interactive = false;
+    ingest(&mut mem, Agent::Codex, "ci", std::slice::from_ref(&exec));
+    assert_eq!(mem.extract(&dirs(), NOW).unwrap().created, 2);
+    exec.non_interactive = true;
+    ingest(&mut mem, Agent::Codex, "ci", std::slice::from_ref(&exec));
+    let r = mem.extract(&dirs(), NOW + DAY).unwrap();
+    assert_eq!((r.non_interactive, r.withdrawn), (1, 2), "{r:?}");
+    assert!(all_live(&mem).is_empty());
+}
+
 /// A store kept by an older build holds pairs the current rules would not let stand; the
 /// first extraction run compares the live memories again, once, and the newer statement
 /// retires the older.

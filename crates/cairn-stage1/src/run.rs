@@ -88,7 +88,9 @@ pub struct UnitOutcome {
     pub session: String,
     pub through_turn: String,
     pub turns: usize,
-    /// `stored`, `no_output`, `agent_wrote`, `failed`, `budget`.
+    /// `stored`, `no_output`, `agent_wrote`, `rolled_back` or `non_interactive` (nothing to
+    /// send: every new turn was one in which the agent wrote memory itself, one a rollback
+    /// dropped, or one of a `codex exec` or MCP-driven session), `failed`, `budget`.
     pub outcome: String,
     pub memories: usize,
     /// Memories the answer proposed beyond [`MAX_PROPOSED_MEMORIES`], not kept.
@@ -341,7 +343,14 @@ impl Extractor<'_> {
             }
             if u.turns.is_empty() {
                 advance(self.conn(), &u, now)?;
-                report.units.push(outcome(&u, "agent_wrote", 0, 0, None));
+                let why = if u.non_interactive > 0 {
+                    "non_interactive"
+                } else if u.rolled_back > 0 && u.agent_wrote == 0 {
+                    "rolled_back"
+                } else {
+                    "agent_wrote"
+                };
+                report.units.push(outcome(&u, why, 0, 0, None));
                 continue;
             }
             let p = self.prepare(u)?;
@@ -720,6 +729,8 @@ mod tests {
             through_key: "t1".into(),
             first_seq: 1,
             agent_wrote: 0,
+            rolled_back: 0,
+            non_interactive: 0,
             last_activity: 0,
         };
         let memories: Vec<Value> = (0..900)

@@ -4,8 +4,10 @@
 //! turns. In `turn` mode a session is ready as soon as a turn has ended; in `idle` mode (Codex
 //! style) when its last activity is at least `idle_hours` old. Sessions older than
 //! `max_age_days` (turn mode: `turn_window_hours`) are left alone, the newest go first, and at most `max_per_run` are taken.
-//! Sidechain (subagent) turns are not read, and a turn in which the agent wrote memory itself
-//! is skipped (seed 001's mutual exclusion), though the cursor moves past it.
+//! Sidechain (subagent) turns are not read; a Codex turn a rollback dropped, one of a session
+//! that is not interactive (`codex exec`, Codex over MCP: Codex's own phase 1 reads only
+//! interactive sessions), and a turn in which the agent wrote memory itself (seed 001's mutual
+//! exclusion), are skipped, though the cursor moves past them.
 
 use cairn_config::{ExtractConfig, ExtractMode};
 use cairn_memory::{AgentMemoryDirs, parse_time};
@@ -32,6 +34,11 @@ pub struct Unit {
     pub first_seq: i64,
     /// New turns in which the agent wrote memory itself (not shown to the model).
     pub agent_wrote: usize,
+    /// New Codex turns a rollback dropped from the thread (not shown to the model).
+    pub rolled_back: usize,
+    /// New Codex turns of a session that is not interactive (`codex exec`, Codex over MCP):
+    /// not shown to the model, as Codex's own phase 1 reads only interactive sessions.
+    pub non_interactive: usize,
     /// Last activity in the session (Unix seconds).
     pub last_activity: i64,
 }
@@ -177,6 +184,14 @@ pub fn select_units(
             .rev()
             .find_map(|t| t.turn.git_branch.clone())
             .or(session.as_ref().and_then(|s| s.2.clone()));
+        // What a rollback dropped is no longer part of the conversation, and a program's
+        // prompts (a non-interactive session) are not the user's.
+        let before = new.len();
+        new.retain(|t| !t.turn.rolled_back);
+        let rolled_back = before - new.len();
+        let before = new.len();
+        new.retain(|t| !t.turn.non_interactive);
+        let non_interactive = before - new.len();
         let before = new.len();
         new.retain(|t| !dirs.agent_wrote_memory(&t.turn));
         units.push(Unit {
@@ -192,6 +207,8 @@ pub fn select_units(
                 .and_then(|s| s.3.clone())
                 .unwrap_or(source_path),
             agent_wrote: before - new.len(),
+            rolled_back,
+            non_interactive,
             turns: new,
             through_seq,
             through_key,

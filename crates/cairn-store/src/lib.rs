@@ -642,6 +642,39 @@ impl Write<'_> {
         }
     }
 
+    /// Marks a stored turn as dropped from its thread by a rollback ([`Turn::rolled_back`]),
+    /// raising its revision. Returns whether it changed (`false`: no such turn, or marked
+    /// already); a stored body that cannot be decoded is [`StoreError::Corrupt`], nothing
+    /// written.
+    pub fn mark_turn_rolled_back(
+        &self,
+        agent: Agent,
+        session_key: &str,
+        turn_key: &str,
+    ) -> Result<bool> {
+        let row: Option<(String, String)> = self
+            .tx
+            .prepare_cached(
+                "SELECT body, source_path FROM turns
+                 WHERE agent = ?1 AND session_key = ?2 AND turn_key = ?3",
+            )?
+            .query_row(params![agent.as_str(), session_key, turn_key], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        let Some((body, source_path)) = row else {
+            return Ok(false);
+        };
+        let mut turn: Turn = serde_json::from_str(&body)
+            .map_err(|e| StoreError::Corrupt(format!("turn {turn_key}: {e}")))?;
+        if turn.rolled_back {
+            return Ok(false);
+        }
+        turn.rolled_back = true;
+        self.upsert_turn(agent, session_key, &turn, &source_path)?;
+        Ok(true)
+    }
+
     /// The transaction, for sibling modules (jobs) that write in the same unit.
     pub fn transaction(&self) -> &rusqlite::Transaction<'_> {
         &self.tx

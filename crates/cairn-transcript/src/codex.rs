@@ -11,10 +11,25 @@
 //! `subagent_history_start_ordinal` tells which lines (by `ordinal`) are replayed history,
 //! and those are skipped.
 //!
+//! A rollback (the user backtracks with Esc Esc, or a client calls `thread/rollback`) leaves
+//! the turns it drops in the file and appends `event_msg` `thread_rolled_back` with
+//! `num_turns`: the newest that many user turns still in the thread are dropped, with every
+//! turn after the oldest of them (codex-rs/core `rollout_reconstruction.rs`, whose reverse
+//! replay skips them, and `drop_last_n_user_turns`). Turns an earlier rollback dropped are
+//! not counted again; turns without a user message are not counted; a count beyond the
+//! thread's user turns drops them all. Dropped turns are marked `rolled_back`; a rollback
+//! read in a later pass than its turns names them through `Parser::take_rolled_back`.
+//!
 //! `session_meta.source` says who drives the thread. A subagent thread
 //! (`{"subagent": "review" | "compact" | "memory_consolidation" | {"thread_spawn": {…}} |
 //! {"other": …}}`, `{"internal": …}`, or `thread_source` `subagent`) gets its prompts from
-//! another agent: its turns are sidechain turns, like Claude Code's.
+//! another agent: its turns are sidechain turns, like Claude Code's. A session that is not
+//! interactive (`"exec"`: `codex exec` run by a script or CI job; `"mcp"`: Codex as an MCP
+//! server, driven by another program) is the user's own session, but its prompts are a
+//! program's: its turns are marked `non_interactive`. Codex's own memory pipeline reads only
+//! interactive sessions (`INTERACTIVE_SESSION_SOURCES` in codex-rs/rollout: `cli`,
+//! `vscode`, `atlas`, `chatgpt`); a source this parser does not know, or none (older
+//! builds), counts as interactive.
 //!
 //! Codex writes context as user-role messages too (AGENTS.md, `<environment_context>`,
 //! `<skill>`, `<plugins>`, a `!command`'s output, a Stop hook's `<hook_prompt>`…): those are
@@ -71,6 +86,9 @@ struct Payload<'a> {
     turn_id: Str<'a>,
     #[serde(borrow, default)]
     reason: Str<'a>,
+    // thread_rolled_back
+    #[serde(default)]
+    num_turns: Int,
     // messages
     #[serde(borrow, default)]
     role: Str<'a>,
@@ -314,6 +332,14 @@ fn subagent_thread(
     })
 }
 
+/// Whether `SessionSource` names a session no person types in: `exec` (`codex exec`) or
+/// `mcp` (Codex as an MCP server), serialised lowercase (codex-rs/protocol `protocol.rs`).
+fn non_interactive_source(source: Option<&RawValue>) -> bool {
+    source
+        .and_then(|raw| serde_json::from_str::<&str>(raw.get()).ok())
+        .is_some_and(|s| matches!(s, "exec" | "mcp"))
+}
+
 /// Exit code of a function_call_output: a JSON envelope with `metadata.exit_code`, or the
 /// "Exit code: N" / "Process exited with code N" header of newer shell tools.
 fn output_text_and_code(raw: Option<&RawValue>) -> (String, Option<i64>) {
@@ -538,6 +564,11 @@ pub(crate) fn feed(core: &mut ParserCore, line: &[u8], line_no: u64) -> Result<(
                     });
                 }
             }
+            "thread_rolled_back" => {
+                // A count Codex never writes (negative) drops nothing; one too large, all.
+                let n = p.num_turns.0.unwrap_or(0).max(0);
+                core.roll_back(usize::try_from(n).unwrap_or(usize::MAX));
+            }
             "context_compacted" => {
                 if let Some(t) = core.current_mut(line_no)
                     && !matches!(t.events.last(), Some(Event::Compacted { .. }))
@@ -595,6 +626,12 @@ fn own_session_meta(core: &mut ParserCore, p: &Payload, ts: Option<String>) {
         st.sidechain = true;
         if let Some(t) = st.current.as_mut() {
             t.sidechain = true;
+        }
+    }
+    if non_interactive_source(p.source) {
+        st.non_interactive = true;
+        if let Some(t) = st.current.as_mut() {
+            t.non_interactive = true;
         }
     }
     st.own_lines_from_ordinal = p.subagent_history_start_ordinal.0.filter(|&n| n > 0);
@@ -804,6 +841,29 @@ mod tests {
     fn source_of(json: &str) -> Option<SubagentThread> {
         let raw: Box<RawValue> = serde_json::from_str(json).expect("test JSON");
         subagent_thread(Some(&raw), None)
+    }
+
+    #[test]
+    fn only_exec_and_mcp_sessions_are_not_interactive() {
+        let of = |json: &str| {
+            let raw: Box<RawValue> = serde_json::from_str(json).expect("test JSON");
+            non_interactive_source(Some(&raw))
+        };
+        assert!(of(r#""exec""#) && of(r#""mcp""#));
+        for interactive in [
+            r#""cli""#,
+            r#""vscode""#,
+            r#""atlas""#,
+            r#""chatgpt""#,
+            r#""unknown""#,
+            r#""a-source-of-a-newer-codex""#,
+            r#"{"subagent":"review"}"#,
+            "null",
+            "7",
+        ] {
+            assert!(!of(interactive), "{interactive}");
+        }
+        assert!(!non_interactive_source(None), "no source: an older Codex");
     }
 
     #[test]

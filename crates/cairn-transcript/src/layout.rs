@@ -3,7 +3,9 @@
 //!
 //! Everything here only reads. Symlinks are never followed while walking (a symlink loop or a
 //! link out of the tree is reported, not entered), except a transcript root itself
-//! (`projects/`, `sessions/`, `archived_sessions/` moved elsewhere and linked back).
+//! (`projects/`, `sessions/`, `archived_sessions/` moved elsewhere and linked back). A
+//! transcript whose path below its root is not valid UTF-8 is reported, not read: cairn keys
+//! transcripts by their path as text, and such a path has no text of its own.
 
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read};
@@ -119,6 +121,31 @@ fn entries(dir: &Path, problems: &mut Vec<Problem>) -> Vec<(PathBuf, fs::FileTyp
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+/// Whether `path` is text below `root`: every name on the way from the transcript root to the
+/// file is valid UTF-8. cairn keys a transcript by its path as text (its cursor, its turns'
+/// source); two names that differ only in bytes that are not UTF-8 would read as the same
+/// text, so such a file is reported and not read.
+fn utf8_below(root: &Path, path: &Path, problems: &mut Vec<Problem>) -> bool {
+    let below = path.strip_prefix(root).unwrap_or(path);
+    if below.to_str().is_some() {
+        return true;
+    }
+    problems.push(Problem::new(
+        path,
+        None,
+        "transcript skipped: its path is not valid UTF-8 (cairn keys transcripts by their \
+         path as text); rename it to have it read",
+    ));
+    false
+}
+
+/// A file name's bytes (on Unix, what the file system holds; elsewhere, an encoding that
+/// keeps ASCII as it is), so that a name that is not UTF-8 is still recognised by its
+/// ASCII prefix and extension.
+fn name_bytes(path: &Path) -> &[u8] {
+    path.file_name().map_or(&[], |n| n.as_encoded_bytes())
 }
 
 fn symlink_skipped(p: &Path, problems: &mut Vec<Problem>) {
@@ -266,7 +293,7 @@ impl ClaudeProject {
                 symlink_skipped(&path, problems);
                 continue;
             }
-            if !t.is_file() {
+            if !t.is_file() || !utf8_below(&self.dir, &path, problems) {
                 continue;
             }
             let hint = stem(&path);
@@ -301,6 +328,9 @@ impl ClaudeProject {
             let mut files = Vec::new();
             walk_jsonl(&sub, 0, 4, &mut files, problems);
             for p in files {
+                if !utf8_below(&self.dir, &p, problems) {
+                    continue;
+                }
                 out.push(TranscriptFile {
                     path: p,
                     agent: Agent::Claude,
@@ -336,9 +366,9 @@ fn walk_jsonl(
             if depth < max_depth {
                 walk_jsonl(&path, depth + 1, max_depth, out, problems);
             }
-        } else if t.is_file() && path.extension().is_some_and(|e| e == "jsonl" || e == "zst") {
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if name.ends_with(".jsonl") || name.ends_with(".jsonl.zst") {
+        } else if t.is_file() {
+            let name = name_bytes(&path);
+            if name.ends_with(b".jsonl") || name.ends_with(b".jsonl.zst") {
                 out.push(path);
             }
         }
@@ -648,11 +678,11 @@ impl CodexHome {
             let mut files = Vec::new();
             walk_jsonl(&dir, 0, 5, &mut files, problems);
             for path in files {
-                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                if !name.starts_with("rollout-") {
+                let name = name_bytes(&path);
+                if !name.starts_with(b"rollout-") || !utf8_below(&dir, &path, problems) {
                     continue;
                 }
-                let compressed = name.ends_with(".zst");
+                let compressed = name.ends_with(b".zst");
                 let st = stem(&path);
                 out.push(TranscriptFile {
                     session_hint: rollout_uuid(&st).unwrap_or(&st).to_owned(),

@@ -11,7 +11,8 @@
 //! background-task notices) is never a prompt; what the user says besides the prompt (a Codex
 //! steering message, a correction typed while rejecting a Claude Code tool call) is a
 //! [`Event::UserPrompt`] inside the turn; a Codex fork is filed under its own id, not under the
-//! parent it copies. Parsing is incremental and resumable ([`Parser`] + [`ParserState`]),
+//! parent it copies; Codex turns a thread rollback dropped are marked `rolled_back`, and those
+//! of sessions a program drives (`codex exec`, Codex over MCP) `non_interactive`. Parsing is incremental and resumable ([`Parser`] + [`ParserState`]),
 //! tolerant (unknown record types and fields are skipped; a field of the wrong type reads as
 //! absent; a bad line costs only itself; a line with invalid UTF-8 or lone UTF-16 surrogate
 //! escapes is read again repaired, see [`lone_surrogates`]), and bounded (long texts are
@@ -44,7 +45,7 @@ pub use layout::{
     claude_project_key, count_memory_files, open_transcript, resolve_project_cwd, rollout_cwd,
 };
 pub use model::{Agent, Event, Session, Turn, TurnStatus};
-pub use parse::{LineError, PARSER_REVISION, Parser, ParserState};
+pub use parse::{LineError, PARSER_REVISION, Parser, ParserState, ThreadTurn};
 
 /// A turn keeps at most this many events; the rest are counted in `Turn::dropped_events`.
 pub const MAX_EVENTS_PER_TURN: usize = 4000;

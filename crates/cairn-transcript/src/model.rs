@@ -115,6 +115,16 @@ pub struct Turn {
     /// written by another agent, not by the user.
     #[serde(default)]
     pub sidechain: bool,
+    /// Codex: a `thread_rolled_back` later in the rollout dropped this turn from the thread
+    /// (the user backtracked, or a client rolled the thread back): what was said in it is no
+    /// longer part of the conversation, though its lines stay in the file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rolled_back: bool,
+    /// Codex: the turn's session is not interactive (`session_meta.source` `exec`: a
+    /// `codex exec` run, from a script or a CI job; `mcp`: another program drives Codex as
+    /// an MCP server). Its prompts are that program's, not typed by the user.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub non_interactive: bool,
     /// The user's prompt text (empty when the file shows none, e.g. a resumed turn).
     pub prompt: String,
     /// 1-based line numbers of the first and last record of the turn in its file.
@@ -137,6 +147,8 @@ impl Turn {
             cwd: None,
             git_branch: None,
             sidechain: false,
+            rolled_back: false,
+            non_interactive: false,
             prompt: String::new(),
             first_line: line,
             last_line: line,

@@ -30,7 +30,7 @@ impl LineError {
 /// same lines into different turns or texts (a record newly recognised as harness output, a
 /// turn boundary moved, a field read differently): ingest reads every file stored under an
 /// older revision again from the start, so that an upgrade corrects what is already stored.
-pub const PARSER_REVISION: u32 = 1;
+pub const PARSER_REVISION: u32 = 3;
 
 /// Everything a parser carries between lines.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -47,6 +47,10 @@ pub struct ParserState {
     /// compaction, memory consolidation). Every turn of the file is a sidechain turn.
     #[serde(default)]
     pub sidechain: bool,
+    /// Codex: the session is not interactive (`session_meta.source` `exec` or `mcp`): every
+    /// turn of the file is a `non_interactive` turn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub non_interactive: bool,
     /// Codex: the rollout uses `task_started` / `task_complete` events (else `turn_context`
     /// boundaries are used, as in old rollouts).
     #[serde(default)]
@@ -63,11 +67,27 @@ pub struct ParserState {
     /// history and are skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own_lines_from_ordinal: Option<i64>,
+    /// Codex: the closed turns of the thread that no rollback dropped, oldest first: what a
+    /// later `thread_rolled_back` counts back from, whichever pass reads it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_turns: Vec<ThreadTurn>,
+}
+
+/// A closed turn still part of a Codex thread, as [`ParserState::thread_turns`] keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadTurn {
+    pub key: String,
+    /// The turn holds a user message (a prompt): the kind of turn a rollback counts.
+    #[serde(default)]
+    pub user: bool,
 }
 
 pub(crate) struct ParserCore {
+    pub(crate) agent: Agent,
     pub(crate) state: ParserState,
     pub(crate) closed: Vec<Turn>,
+    /// Keys of turns handed out before (closed and taken) that a rollback read since dropped.
+    pub(crate) rolled_back_earlier: Vec<String>,
     pub(crate) filter: TextFilter,
 }
 
@@ -78,7 +98,49 @@ impl ParserCore {
             if t.status == TurnStatus::Open {
                 t.status = TurnStatus::Complete;
             }
+            if self.agent == Agent::Codex && !t.rolled_back {
+                self.state.thread_turns.push(ThreadTurn {
+                    key: t.key.clone(),
+                    user: !t.prompt.is_empty(),
+                });
+            }
             self.closed.push(t);
+        }
+    }
+
+    /// A Codex `thread_rolled_back`: drops the newest `num_turns` user turns of the thread
+    /// and every turn after the oldest of them, as Codex rebuilds the thread's history
+    /// (codex-rs/core `rollout_reconstruction.rs`, `drop_last_n_user_turns`). Only turns a
+    /// rollback has not dropped yet count; a turn without a user message is not counted (one
+    /// before the first user turn stays); more than the thread holds drops every user turn.
+    /// The current turn is closed first (a rollback never comes while a turn runs). Turns
+    /// still held are marked [`Turn::rolled_back`]; the keys of those handed out already
+    /// wait in [`ParserCore::rolled_back_earlier`].
+    pub(crate) fn roll_back(&mut self, num_turns: usize) {
+        self.close_current();
+        if num_turns == 0 {
+            return;
+        }
+        let users: Vec<usize> = (0..self.state.thread_turns.len())
+            .filter(|&i| self.state.thread_turns[i].user)
+            .collect();
+        let Some(&first_user) = users.first() else {
+            return;
+        };
+        let cut = match users.len().checked_sub(num_turns) {
+            Some(i) => users[i],
+            None => first_user,
+        };
+        for dropped in self.state.thread_turns.split_off(cut) {
+            match self
+                .closed
+                .iter_mut()
+                .rev()
+                .find(|t| t.key == dropped.key && !t.rolled_back)
+            {
+                Some(t) => t.rolled_back = true,
+                None => self.rolled_back_earlier.push(dropped.key),
+            }
         }
     }
 
@@ -88,6 +150,7 @@ impl ParserCore {
         self.state.next_seq = self.state.next_seq.saturating_add(1);
         let mut t = Turn::new(key, seq, line);
         t.sidechain = self.state.sidechain;
+        t.non_interactive = self.state.non_interactive;
         t.cwd = self.state.session.cwd.clone();
         t.git_branch = self.state.session.git_branch.clone();
         self.state.current_from_context = false;
@@ -144,8 +207,10 @@ impl Parser {
         Parser {
             agent,
             core: ParserCore {
+                agent,
                 state,
                 closed: Vec::new(),
+                rolled_back_earlier: Vec::new(),
                 filter: no_filter,
             },
         }
@@ -219,6 +284,14 @@ impl Parser {
     /// Turns closed since the last call, in file order.
     pub fn take_closed(&mut self) -> Vec<Turn> {
         std::mem::take(&mut self.core.closed)
+    }
+
+    /// Keys of turns handed out before (by [`Parser::take_closed`] or [`Parser::into_parts`],
+    /// in this parser's life or, resumed from a saved state, an earlier one) that a Codex
+    /// `thread_rolled_back` read since dropped from the thread: the caller marks its copies
+    /// [`Turn::rolled_back`]. Turns not handed out yet come marked.
+    pub fn take_rolled_back(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.core.rolled_back_earlier)
     }
 
     /// The turn still accumulating events.

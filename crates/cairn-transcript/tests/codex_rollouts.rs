@@ -1,6 +1,8 @@
 //! Codex rollouts whose turns are not all the user's own: subagent threads (spawned agents,
-//! `/review`), contextual fragments Codex writes as user-role messages, and forks that carry
-//! their parent's history. The files are in `tests/fixtures/codex/` (see the README there).
+//! `/review`), contextual fragments Codex writes as user-role messages, forks that carry
+//! their parent's history, turns a thread rollback dropped, and sessions a program drives
+//! (`codex exec`, Codex as an MCP server). The files are in `tests/fixtures/codex/` (see the
+//! README there).
 
 use std::path::PathBuf;
 
@@ -12,6 +14,9 @@ const SPAWNED: &str = "019ad402-1b7c-7e21-8c3d-5f60a9b4e202";
 const REVIEW: &str = "019ad40e-93a1-7c55-b2e4-0d1f7a6c3303";
 const FORK: &str = "019ad5a0-44f2-7a19-9e07-c2b83d5f1404";
 const INHERITING: &str = "019ad61b-7d03-7b88-8f15-a3c4e6b09606";
+const ROLLED_BACK: &str = "019ad6c2-5e10-7a3b-9c21-4b7d8e0f1707";
+const EXEC: &str = "019ad7d0-1a2b-7c3d-8e4f-5a6b7c8d1808";
+const MCP: &str = "019ad7d4-9f8e-7d6c-8b5a-4c3d2e1f1909";
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -31,12 +36,25 @@ fn parse(name: &str, id_from_file_name: &str) -> (Vec<Turn>, ParserState) {
             assert!(result.is_ok(), "{name} line {number}: {result:?}");
             assert!(!lossy);
             turns.extend(parser.take_closed());
+            mark_rolled_back(&mut turns, parser.take_rolled_back());
         }
     })
     .expect("read");
     let (rest, state) = parser.finish();
     turns.extend(rest);
     (turns, state)
+}
+
+/// What a caller does with [`Parser::take_rolled_back`]: marks its copies of those turns.
+fn mark_rolled_back(turns: &mut [Turn], keys: Vec<String>) {
+    for key in keys {
+        let turn = turns
+            .iter_mut()
+            .rev()
+            .find(|t| t.key == key && !t.rolled_back)
+            .expect("a rollback names a turn handed out before");
+        turn.rolled_back = true;
+    }
 }
 
 /// Parses a fixture in two parts, saving and restoring the parser state after `cut` lines, as
@@ -54,6 +72,7 @@ fn parse_resumed(name: &str, id_from_file_name: &str, cut: usize) -> (Vec<Turn>,
             let saved = serde_json::to_string(parser.state()).expect("state serializes");
             let state: ParserState = serde_json::from_str(&saved).expect("state deserializes");
             turns.extend(parser.take_closed());
+            mark_rolled_back(&mut turns, parser.take_rolled_back());
             parser = Parser::resume(Agent::Codex, state);
         }
         parser
@@ -61,6 +80,7 @@ fn parse_resumed(name: &str, id_from_file_name: &str, cut: usize) -> (Vec<Turn>,
             .0
             .expect("line parses");
         turns.extend(parser.take_closed());
+        mark_rolled_back(&mut turns, parser.take_rolled_back());
     }
     let (rest, state) = parser.finish();
     turns.extend(rest);
@@ -83,7 +103,7 @@ fn user_prompts(t: &Turn) -> Vec<&str> {
 fn the_users_own_session_is_not_a_sidechain() {
     let (turns, state) = parse("parent-cli.jsonl", PARENT);
     assert_eq!(turns.len(), 2);
-    assert!(turns.iter().all(|t| !t.sidechain));
+    assert!(turns.iter().all(|t| !t.sidechain && !t.non_interactive));
     assert_eq!(state.session.id, PARENT);
     assert_eq!(state.session.subagent, None);
     assert_eq!(state.session.parent, None);
@@ -244,4 +264,180 @@ fn history_before_the_subagent_start_ordinal_is_not_the_threads_own() {
     );
     assert_eq!(turns[0].prompt, "Add a test for the router.");
     assert!(turns[0].sidechain);
+}
+
+// A rollback drops turns from the thread; their lines stay in the file.
+
+/// `rollback.jsonl`: a user turn that stays, a rule the user rolls back with the compaction
+/// turn after it (`num_turns` 1), two more user turns rolled back together (`num_turns` 2:
+/// the turns dropped before are not counted again), then the turn the thread goes on with.
+fn rollback_fixture_keys() -> (Vec<String>, Vec<String>) {
+    let key = |n: u32| format!("0c1d2e3f-0000-4a00-8000-0000000007{n:02}");
+    (vec![key(1), key(6)], vec![key(2), key(3), key(4), key(5)])
+}
+
+fn split_by_rollback(turns: &[Turn]) -> (Vec<String>, Vec<String>) {
+    let (dropped, kept): (Vec<&Turn>, Vec<&Turn>) = turns.iter().partition(|t| t.rolled_back);
+    let keys = |ts: Vec<&Turn>| ts.into_iter().map(|t| t.key.clone()).collect();
+    (keys(kept), keys(dropped))
+}
+
+#[test]
+fn turns_a_rollback_dropped_are_marked_and_the_rest_kept() {
+    let (turns, state) = parse("rollback.jsonl", ROLLED_BACK);
+    assert_eq!(turns.len(), 6);
+    assert_eq!(split_by_rollback(&turns), rollback_fixture_keys());
+    let said = |key: &str| {
+        turns
+            .iter()
+            .find(|t| t.key == key)
+            .map(|t| t.prompt.clone())
+            .unwrap_or_default()
+    };
+    let (kept, dropped) = rollback_fixture_keys();
+    assert_eq!(said(&dropped[0]), "From now on always use npm, never pnpm.");
+    assert_eq!(said(&dropped[1]), "", "the compaction turn has no prompt");
+    assert_eq!(said(&kept[1]), "Write the changelog entry for 2.3.");
+    // Only the turns still in the thread are left to count a later rollback from.
+    let left: Vec<&str> = state.thread_turns.iter().map(|t| t.key.as_str()).collect();
+    assert_eq!(left, kept.iter().map(String::as_str).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_parser_that_still_holds_the_turns_hands_them_out_marked() {
+    let data = std::fs::read(fixture("rollback.jsonl")).expect("fixture");
+    let mut parser = Parser::new(Agent::Codex, ROLLED_BACK);
+    for (i, line) in data
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
+        parser
+            .feed_bytes(line, i as u64 + 1)
+            .0
+            .expect("line parses");
+    }
+    assert!(
+        parser.take_rolled_back().is_empty(),
+        "nothing was handed out before the rollbacks"
+    );
+    let (turns, _) = parser.finish();
+    assert_eq!(split_by_rollback(&turns), rollback_fixture_keys());
+}
+
+/// Ingest reads a growing rollout in passes: a rollback read in a later pass than the turns
+/// it drops names them, whatever line the first pass stopped at.
+#[test]
+fn a_rollback_read_in_a_later_pass_names_the_turns_it_drops() {
+    let lines = std::fs::read_to_string(fixture("rollback.jsonl"))
+        .expect("fixture")
+        .lines()
+        .count();
+    for cut in 1..lines {
+        let (turns, _) = parse_resumed("rollback.jsonl", ROLLED_BACK, cut);
+        assert_eq!(
+            split_by_rollback(&turns),
+            rollback_fixture_keys(),
+            "cut {cut}"
+        );
+    }
+}
+
+/// Rollback counts as Codex rebuilds a thread: user turns only, from the newest; one
+/// without a user message before the first user turn stays; more than the thread holds
+/// drops every user turn; a count of 0 (refused by Codex) or below drops nothing.
+#[test]
+fn a_rollback_counts_user_turns_from_the_newest() {
+    let line = |kind: &str, payload: serde_json::Value| {
+        serde_json::json!({"timestamp": "2026-11-30T15:00:00.000Z", "type": kind, "payload": payload})
+            .to_string()
+    };
+    let turn = |id: &str, prompt: Option<&str>| {
+        let mut out = vec![line(
+            "event_msg",
+            serde_json::json!({"type": "task_started", "turn_id": id}),
+        )];
+        if let Some(p) = prompt {
+            out.push(line(
+                "event_msg",
+                serde_json::json!({"type": "user_message", "message": p}),
+            ));
+        }
+        out.push(line(
+            "event_msg",
+            serde_json::json!({"type": "task_complete", "turn_id": id}),
+        ));
+        out
+    };
+    let rollback = |n: i64| {
+        line(
+            "event_msg",
+            serde_json::json!({"type": "thread_rolled_back", "num_turns": n}),
+        )
+    };
+    let dropped = |rollbacks: &[i64]| -> Vec<String> {
+        let mut lines = turn("review", None);
+        lines.extend(turn("a", Some("first")));
+        lines.extend(turn("b", Some("second")));
+        lines.extend(turn("c", Some("third")));
+        lines.extend(rollbacks.iter().map(|&n| rollback(n)));
+        let mut parser = Parser::new(Agent::Codex, "s");
+        for (i, l) in lines.iter().enumerate() {
+            parser.feed(l, i as u64 + 1).expect("line parses");
+        }
+        let (turns, _) = parser.finish();
+        turns
+            .into_iter()
+            .filter(|t| t.rolled_back)
+            .map(|t| t.key)
+            .collect()
+    };
+    assert_eq!(dropped(&[1]), ["c"]);
+    assert_eq!(dropped(&[2]), ["b", "c"]);
+    assert_eq!(
+        dropped(&[1, 1]),
+        ["b", "c"],
+        "a dropped turn is not counted again"
+    );
+    assert_eq!(
+        dropped(&[99]),
+        ["a", "b", "c"],
+        "the turn before the first user turn stays"
+    );
+    assert_eq!(dropped(&[3, 1]), ["a", "b", "c"], "nothing left to drop");
+    assert!(dropped(&[0]).is_empty());
+    assert!(dropped(&[-2]).is_empty());
+}
+
+// A session a program drives is the user's own, but its prompts are the program's.
+
+#[test]
+fn exec_and_mcp_sessions_are_not_interactive() {
+    for (name, id, said) in [
+        ("exec-ci.jsonl", EXEC, "Always answer in JSON"),
+        ("mcp-driven.jsonl", MCP, "From now on use yarn"),
+    ] {
+        let (turns, state) = parse(name, id);
+        assert_eq!(turns.len(), 1, "{name}");
+        assert!(
+            turns[0].prompt.contains(said),
+            "{name}: {}",
+            turns[0].prompt
+        );
+        assert!(turns[0].non_interactive, "{name}");
+        assert!(!turns[0].sidechain, "{name}: no other agent's thread");
+        assert_eq!(
+            state.session.key(),
+            id,
+            "{name}: filed as the session itself"
+        );
+        let lines = std::fs::read_to_string(fixture(name))
+            .expect("fixture")
+            .lines()
+            .count();
+        for cut in 1..lines {
+            let (turns, _) = parse_resumed(name, id, cut);
+            assert!(turns.iter().all(|t| t.non_interactive), "{name} cut {cut}");
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! Files the agents did not write quite as usual: a byte order mark in front of the first
-//! record, a compressed rollout cut short.
+//! record, a compressed rollout cut short, a transcript whose name is not UTF-8.
 
 use std::fs;
 use std::path::PathBuf;
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use cairn_transcript::reader::{LineItem, StopAtError, read_lines};
 use cairn_transcript::zst::Damaged;
 use cairn_transcript::{
-    Agent, CodexHome, FileKind, Parser, TranscriptFile, open_transcript, rollout_cwd,
+    Agent, ClaudeRoot, CodexHome, FileKind, Parser, TranscriptFile, open_transcript, rollout_cwd,
 };
 
 const ID: &str = "01a20872-2d99-772e-8ca9-396e307a2f75";
@@ -113,4 +113,70 @@ fn a_truncated_compressed_rollout_gives_its_lines_up_to_the_damage() {
         summary.lines as usize > 3 * closed,
         "the meta line and every kept turn"
     );
+}
+
+/// A transcript whose path is not valid UTF-8 (a rollout renamed with Latin-1 bytes, a day
+/// directory copied from another system) cannot be keyed apart from others: it is reported,
+/// by name, never dropped without a word; its neighbours are read.
+#[cfg(unix)]
+#[test]
+fn a_transcript_whose_path_is_not_utf8_is_reported_not_dropped() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let home = scratch("not-utf8");
+    let day = home.join("sessions/2026/11/20");
+    fs::create_dir_all(&day).unwrap();
+    let rollout = |dir: &std::path::Path, prefix: &[u8], id: &str| {
+        let name = [prefix, format!("2026-11-20T10-00-00-{id}.jsonl").as_bytes()].concat();
+        let path = dir.join(OsStr::from_bytes(&name));
+        fs::write(&path, meta("/work/app") + "\n").unwrap();
+        path
+    };
+    let renamed = rollout(&day, b"rollout-\xff\xfe-", ID);
+    let odd_day = home.join(OsStr::from_bytes(b"sessions/2026/11/2\xe9"));
+    fs::create_dir_all(&odd_day).unwrap();
+    let copied = rollout(
+        &odd_day,
+        b"rollout-",
+        "01a20872-2d99-772e-8ca9-396e307a2f76",
+    );
+    let fine = rollout(&day, b"rollout-", "01a20872-2d99-772e-8ca9-396e307a2f77");
+    // Not a rollout by its name: no word about it, as for any other file.
+    fs::write(day.join(OsStr::from_bytes(b"notes-\xff.txt")), "x").unwrap();
+
+    let mut problems = Vec::new();
+    let files = CodexHome::new(&home).rollouts(&mut problems);
+    assert_eq!(
+        files.iter().map(|f| f.path.clone()).collect::<Vec<_>>(),
+        [fine]
+    );
+    let mut named: Vec<String> = problems.iter().map(|p| p.path.clone()).collect();
+    named.sort();
+    let mut expected = vec![copied.display().to_string(), renamed.display().to_string()];
+    expected.sort();
+    assert_eq!(named, expected, "{problems:?}");
+    assert!(
+        problems
+            .iter()
+            .all(|p| p.message.contains("not valid UTF-8") && p.message.contains("rename")),
+        "{problems:?}"
+    );
+
+    // Claude Code sessions and subagent transcripts alike.
+    let root = scratch("not-utf8-claude");
+    let project = root.join("projects/-work-app");
+    fs::create_dir_all(project.join("s1/subagents")).unwrap();
+    fs::write(project.join(OsStr::from_bytes(b"\xff.jsonl")), "{}\n").unwrap();
+    fs::write(
+        project.join(OsStr::from_bytes(b"s1/subagents/agent-\xff.jsonl")),
+        "{}\n",
+    )
+    .unwrap();
+    fs::write(project.join("s1.jsonl"), "{}\n").unwrap();
+    let mut problems = Vec::new();
+    let projects = ClaudeRoot::new(&root).projects(&mut problems);
+    assert_eq!(projects.len(), 1);
+    assert_eq!(projects[0].session_files(&mut problems).len(), 1);
+    assert!(projects[0].subagent_files(&mut problems).is_empty());
+    assert_eq!(problems.len(), 2, "{problems:?}");
 }

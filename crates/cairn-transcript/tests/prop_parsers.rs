@@ -72,12 +72,26 @@ fn seeds(agent: Agent) -> Vec<Vec<String>> {
     out
 }
 
+/// Marks the turns a rollback dropped after they were handed out, as a caller does.
+fn mark_rolled_back(turns: &mut [Turn], p: &mut Parser) {
+    for key in p.take_rolled_back() {
+        if let Some(t) = turns
+            .iter_mut()
+            .rev()
+            .find(|t| t.key == key && !t.rolled_back)
+        {
+            t.rolled_back = true;
+        }
+    }
+}
+
 fn parse_all(agent: Agent, lines: &[Vec<u8>]) -> Vec<Turn> {
     let mut p = Parser::new(agent, "hint");
     let mut turns = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         let _ = p.feed_bytes(l, i as u64 + 1);
         turns.extend(p.take_closed());
+        mark_rolled_back(&mut turns, &mut p);
     }
     let (rest, _) = p.finish();
     turns.extend(rest);
@@ -92,6 +106,7 @@ fn parse_resumed(agent: Agent, lines: &[Vec<u8>], k: usize) -> Vec<Turn> {
         let _ = p.feed_bytes(l, i as u64 + 1);
     }
     turns.extend(p.take_closed());
+    mark_rolled_back(&mut turns, &mut p);
     let state = p.state().clone();
     let json = serde_json::to_string(&state).expect("state serializes");
     let state: ParserState = serde_json::from_str(&json).expect("state deserializes");
@@ -99,6 +114,7 @@ fn parse_resumed(agent: Agent, lines: &[Vec<u8>], k: usize) -> Vec<Turn> {
     for (i, l) in lines[k..].iter().enumerate() {
         let _ = p.feed_bytes(l, (k + i) as u64 + 1);
         turns.extend(p.take_closed());
+        mark_rolled_back(&mut turns, &mut p);
     }
     let (rest, _) = p.finish();
     turns.extend(rest);

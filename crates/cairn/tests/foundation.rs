@@ -656,3 +656,53 @@ fn an_empty_filtered_list_says_nothing_matches() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("no memories match"), "{text}");
 }
+
+/// A rollout whose file name is not valid UTF-8 (renamed, or copied from a system with
+/// another encoding) cannot be keyed by cairn, which keys transcripts by their path as text:
+/// `scan`, `ingest` and `sync` name it as a problem instead of counting nothing.
+#[cfg(unix)]
+#[test]
+fn a_rollout_whose_name_is_not_utf8_is_reported_not_dropped() {
+    use std::os::unix::ffi::OsStrExt;
+    let h = TestHome::empty();
+    let id = "01a1f000-0000-7000-8000-000000000001";
+    let day = h.codex().join("sessions/2026/11/20");
+    std::fs::create_dir_all(&day).unwrap();
+    let name = [
+        b"rollout-\xff\xfe-".as_slice(),
+        format!("2026-11-20T10-00-00-{id}.jsonl").as_bytes(),
+    ]
+    .concat();
+    let cwd = h.root().display().to_string();
+    std::fs::write(
+        day.join(std::ffi::OsStr::from_bytes(&name)),
+        codex_meta(id, &cwd) + &codex_turn("t1", "From now on use pnpm, never npm.", "ls", 0),
+    )
+    .unwrap();
+    let said = |r: &Value| -> Vec<String> {
+        r.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| format!("{}: {}", e["path"], e["message"]))
+            .collect()
+    };
+
+    let scan = h.json(&["scan"]);
+    assert_eq!(scan["codex"]["rollouts"], 0, "{scan}");
+    let problems = said(&scan["errors"]);
+    assert_eq!(problems.len(), 1, "{scan}");
+    assert!(problems[0].contains("rollout-"), "{problems:?}");
+    assert!(problems[0].contains("not valid UTF-8"), "{problems:?}");
+    let out = h.cairn(&["scan"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1 problem(s):"), "{text}");
+    assert!(text.contains("not valid UTF-8"), "{text}");
+
+    let r = h.json(&["ingest"]);
+    assert_eq!(r["files"], 0, "{r}");
+    assert_eq!(said(&r["errors"]).len(), 1, "{r}");
+    // `sync` says it once, with the scan.
+    let r = h.json(&["sync"]);
+    assert_eq!(said(&r["scan"]["errors"]).len(), 1, "{r}");
+    assert!(said(&r["ingest"]["errors"]).is_empty(), "{r}");
+}

@@ -326,6 +326,108 @@ fn idle_mode_waits_for_idle_sessions_and_reads_only_new_turns() {
     assert_eq!(p.calls().len(), 2);
 }
 
+/// Phase 1 never sends what a Codex rollback dropped from the thread; a session whose new
+/// turns were all rolled back is passed over, its cursor moved past them.
+#[test]
+fn phase1_sends_no_turn_a_rollback_dropped() {
+    let h = TestHome::empty();
+    let p = FakeProvider::new(&h);
+    p.config(
+        &h,
+        "[extract]\nmode = \"idle\"\nidle_hours = 6\nmax_age_days = 30\n",
+    );
+    let project = h.project("api");
+    let rollout = codex_session(
+        &h,
+        "0194f5a6-89ab-7cde-8123-456789abcde0",
+        &project,
+        &[
+            ("t1", "first task: fix the parser"),
+            ("t2", "second task: always use npm, never pnpm"),
+        ],
+    );
+    let rollback = codex_line(
+        "event_msg",
+        json!({"type": "thread_rolled_back", "num_turns": 1}),
+    );
+    append(&rollout, rollback.as_bytes());
+    append(
+        &rollout,
+        codex_turn("t3", "third task: add a test", "cargo test", 0).as_bytes(),
+    );
+    let r = run_json(&h, &["sync"], &[("CAIRN_NOW", "2026-11-20T17:00:00Z")]);
+    assert_eq!(r["phase1"]["sessions"], 1, "{}", r["phase1"]);
+    let calls = p.calls();
+    assert_eq!(calls.len(), 1);
+    assert!(calls[0].contains("first task") && calls[0].contains("third task"));
+    assert!(!calls[0].contains("second task"), "{}", calls[0]);
+
+    // Every new turn rolled back: nothing to send, and the session is not picked again.
+    append(
+        &rollout,
+        (codex_turn("t4", "fourth task: drop the cache", "true", 0) + &rollback).as_bytes(),
+    );
+    h.json(&["ingest"]);
+    let r = run_json(&h, &["extract"], &[("CAIRN_NOW", "2026-11-21T17:00:00Z")]);
+    assert_eq!(r["sessions"], 0, "{r}");
+    assert_eq!(r["units"][0]["outcome"], "rolled_back", "{r}");
+    assert_eq!(p.calls().len(), 1);
+    let r = run_json(&h, &["extract"], &[("CAIRN_NOW", "2026-11-22T17:00:00Z")]);
+    assert_eq!(r["units"], json!([]), "{r}");
+}
+
+/// Phase 1 reads only interactive sessions, as Codex's own does: a `codex exec` run and an
+/// MCP-driven session are never sent; their cursors move past them.
+#[test]
+fn phase1_never_sends_exec_or_mcp_sessions() {
+    let h = TestHome::empty();
+    let p = FakeProvider::new(&h);
+    p.config(
+        &h,
+        "[extract]\nmode = \"idle\"\nidle_hours = 6\nmax_age_days = 30\n",
+    );
+    let project = h.project("api");
+    for (id, source, prompt) in [
+        (
+            "0194f5a6-89ab-7cde-8123-456789abcde1",
+            "exec",
+            "ci task: always answer in JSON",
+        ),
+        (
+            "0194f5a6-89ab-7cde-8123-456789abcde2",
+            "mcp",
+            "driven task: use yarn",
+        ),
+        (
+            "0194f5a6-89ab-7cde-8123-456789abcde3",
+            "cli",
+            "own task: fix the parser",
+        ),
+    ] {
+        let rollout = codex_session(&h, id, &project, &[("t1", prompt)]);
+        let text = std::fs::read_to_string(&rollout).unwrap();
+        std::fs::write(
+            &rollout,
+            text.replacen(r#""source":"cli""#, &format!(r#""source":"{source}""#), 1),
+        )
+        .unwrap();
+    }
+    let r = run_json(&h, &["sync"], &[("CAIRN_NOW", "2026-11-20T17:00:00Z")]);
+    assert_eq!(r["phase1"]["sessions"], 1, "{}", r["phase1"]);
+    let calls = p.calls();
+    assert_eq!(calls.len(), 1);
+    assert!(calls[0].contains("own task"), "{}", calls[0]);
+    let skipped: Vec<&Value> = r["phase1"]["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["outcome"] == "non_interactive")
+        .collect();
+    assert_eq!(skipped.len(), 2, "{}", r["phase1"]);
+    let r = run_json(&h, &["extract"], &[("CAIRN_NOW", "2026-11-21T17:00:00Z")]);
+    assert_eq!(r["units"], json!([]), "{r}");
+}
+
 #[test]
 fn estimate_counts_tokens_and_cost_without_calling() {
     let h = TestHome::empty();

@@ -1081,3 +1081,180 @@ fn sync_says_when_a_running_sessions_last_turn_waits() {
     let r = h.json(&["sync"]);
     assert_eq!(r["memories"]["deferred"], 1, "{r}");
 }
+
+/// Codex rollout lines of one interactive turn as Codex 0.145 persists it, at `day` `hh:mm`.
+fn codex_user_turn(day: &str, hm: &str, turn_id: &str, cwd: &str, prompt: &str) -> String {
+    let line = |sec: u32, kind: &str, payload: Value| {
+        json!({"timestamp": format!("{day}T{hm}:{sec:02}.000Z"), "type": kind, "payload": payload})
+            .to_string()
+            + "\n"
+    };
+    [
+        line(0, "event_msg", json!({"type": "task_started", "turn_id": turn_id, "model_context_window": 258400, "collaboration_mode_kind": "default"})),
+        line(0, "turn_context", json!({"turn_id": turn_id, "cwd": cwd, "approval_policy": "on-request", "sandbox_policy": {"type": "workspace-write"}, "model": "gpt-5.1-codex"})),
+        line(1, "response_item", json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]})),
+        line(1, "event_msg", json!({"type": "user_message", "message": prompt, "images": []})),
+        line(5, "event_msg", json!({"type": "agent_message", "message": "OK."})),
+        line(5, "response_item", json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "OK."}]})),
+        line(6, "event_msg", json!({"type": "task_complete", "turn_id": turn_id, "last_agent_message": "OK."})),
+    ]
+    .concat()
+}
+
+fn codex_session_meta(day: &str, id: &str, cwd: &str, source: &str) -> String {
+    json!({"timestamp": format!("{day}T09:59:59.000Z"), "type": "session_meta",
+           "payload": {"id": id, "timestamp": format!("{day}T09:59:59.000Z"), "cwd": cwd,
+                       "originator": "codex_cli_rs", "cli_version": "0.145.0", "source": source,
+                       "model_provider": "openai"}})
+    .to_string()
+        + "\n"
+}
+
+fn codex_rollback(day: &str, hm: &str, num_turns: u32) -> String {
+    json!({"timestamp": format!("{day}T{hm}:00.000Z"), "type": "event_msg",
+           "payload": {"type": "thread_rolled_back", "num_turns": num_turns}})
+    .to_string()
+        + "\n"
+}
+
+/// What the user rolled back in Codex (Esc Esc, or a client's `thread/rollback`) is not
+/// theirs to keep: read with its rollback, it gives nothing; read before it (the Stop hook's
+/// extraction ran first), the next sync withdraws it and brings back the rule it replaced.
+#[test]
+fn codex_turns_a_rollback_dropped_give_no_memories() {
+    let h = TestHome::empty();
+    let repo = h.project("shop");
+    let cwd = s(&repo);
+    let pnpm_id = "01a1f000-0000-7000-8000-000000000001";
+    std::fs::write(
+        h.codex_rollout_path(pnpm_id),
+        codex_session_meta("2026-11-20", pnpm_id, cwd, "cli")
+            + &codex_user_turn(
+                "2026-11-20",
+                "10:00",
+                "t1",
+                cwd,
+                "From now on use pnpm, never npm, in this repo.",
+            ),
+    )
+    .unwrap();
+    let npm = "From now on always use npm, never pnpm.";
+    // Rolled back before cairn read it.
+    let early_id = "01a21225-d900-7000-8000-0000000000aa";
+    std::fs::write(
+        h.codex_rollout_path(early_id),
+        codex_session_meta("2026-11-25", early_id, cwd, "cli")
+            + &codex_user_turn("2026-11-25", "10:00", "t1", cwd, npm)
+            + &codex_rollback("2026-11-25", "10:01", 1)
+            + &codex_user_turn("2026-11-25", "10:02", "t2", cwd, "Add a lint script."),
+    )
+    .unwrap();
+    let r = h.json(&["sync"]);
+    assert_eq!(r["memories"]["rolled_back"], 1, "{r}");
+    assert_eq!(r["memories"]["superseded"], 0, "{r}");
+    let list = memories(&h, &["--cwd", cwd]);
+    assert_eq!(list.len(), 1, "{list:#?}");
+    find(&list, "Use pnpm, never npm");
+
+    // Read before its rollback: it replaces the pnpm rule until the rollback is read.
+    let late_id = "01a21226-0000-7000-8000-0000000000bb";
+    let late = h.codex_rollout_path(late_id);
+    std::fs::write(
+        &late,
+        codex_session_meta("2026-11-26", late_id, cwd, "cli")
+            + &codex_user_turn("2026-11-26", "10:00", "t1", cwd, npm),
+    )
+    .unwrap();
+    let r = h.json(&["sync"]);
+    assert_eq!(r["memories"]["superseded"], 1, "{r}");
+    let list = memories(&h, &["--cwd", cwd]);
+    find(&list, "Always use npm, never pnpm");
+    common::append(
+        &late,
+        (codex_rollback("2026-11-26", "10:01", 1)
+            + &codex_user_turn("2026-11-26", "10:02", "t2", cwd, "Add a lint script."))
+            .as_bytes(),
+    );
+    let r = h.json(&["sync"]);
+    let m = &r["memories"];
+    assert_eq!(
+        (&m["rolled_back"], &m["withdrawn"], &m["restored"]),
+        (&json!(1), &json!(1), &json!(1)),
+        "{r}"
+    );
+    let list = memories(&h, &["--cwd", cwd]);
+    assert_eq!(list.len(), 1, "{list:#?}");
+    find(&list, "Use pnpm, never npm");
+    // What the next session is told.
+    let said = context_of(&hook(
+        &h,
+        "codex",
+        json!({"hook_event_name": "SessionStart", "session_id": "next", "cwd": cwd,
+               "source": "startup", "transcript_path": null}),
+    ));
+    assert!(said.contains("> Use pnpm, never npm"), "{said}");
+    assert!(!said.contains("npm, never pnpm"), "{said}");
+}
+
+/// A `codex exec` run (a CI script) and a session another program drives over MCP write
+/// prompts no person typed ("Always answer in JSON"): they become no rules for the user's
+/// interactive sessions, as Codex's own memory pipeline reads only interactive sessions. A
+/// session whose source is unknown or missing (an older Codex) is the user's own.
+#[test]
+fn codex_exec_and_mcp_sessions_give_no_memories() {
+    let h = TestHome::empty();
+    let repo = h.project("app");
+    let cwd = s(&repo);
+    let sessions = [
+        (
+            "01a2125c-c780-7000-8000-000000000001",
+            Some("exec"),
+            "Review the diff in ci.patch. Always answer in JSON. Never ask clarifying questions.",
+        ),
+        (
+            "01a2125c-c780-7000-8000-000000000002",
+            Some("mcp"),
+            "From now on use yarn.",
+        ),
+        (
+            "01a2125c-c780-7000-8000-000000000003",
+            Some("cli"),
+            "From now on use pnpm, never npm, in this repo.",
+        ),
+        (
+            "01a2125c-c780-7000-8000-000000000004",
+            None,
+            "We deploy with terraform 1.6.",
+        ),
+    ];
+    for (id, source, prompt) in sessions {
+        let mut meta = codex_session_meta("2026-11-25", id, cwd, source.unwrap_or("cli"));
+        if source.is_none() {
+            meta = meta.replace(r#","source":"cli""#, "");
+        }
+        std::fs::write(
+            h.codex_rollout_path(id),
+            meta + &codex_user_turn("2026-11-25", "10:00", "t1", cwd, prompt),
+        )
+        .unwrap();
+    }
+    let r = h.json(&["sync"]);
+    assert_eq!(r["memories"]["non_interactive"], 2, "{r}");
+    let list = memories(&h, &["--cwd", cwd]);
+    let bodies: Vec<&str> = list.iter().filter_map(|m| m["body"].as_str()).collect();
+    assert_eq!(bodies.len(), 2, "{bodies:#?}");
+    find(&list, "Use pnpm, never npm");
+    find(&list, "terraform 1.6");
+    let r = h.json(&["sync"]);
+    assert_eq!(r["memories"]["non_interactive"], 0, "read once: {r}");
+    let said = context_of(&hook(
+        &h,
+        "codex",
+        json!({"hook_event_name": "SessionStart", "session_id": "next", "cwd": cwd,
+               "source": "startup", "transcript_path": null}),
+    ));
+    assert!(said.contains("pnpm"), "{said}");
+    for scripted in ["JSON", "clarifying", "yarn"] {
+        assert!(!said.contains(scripted), "{scripted}: {said}");
+    }
+}

@@ -228,10 +228,25 @@ pub fn print_sync(r: &SyncMemories) {
             e.withdrawn
         );
     }
+    if e.rolled_back > 0 {
+        outln!(
+            "  {} rolled-back turn(s) skipped: a Codex rollback dropped them from their thread, \
+             so what was said there is not kept (what it gave before is withdrawn)",
+            e.rolled_back
+        );
+    }
+    if e.non_interactive > 0 {
+        outln!(
+            "  {} turn(s) of non-interactive Codex sessions skipped: `codex exec` or MCP-driven, \
+             their prompts are a program's, not yours",
+            e.non_interactive
+        );
+    }
     if e.restored > 0 {
         outln!(
-            "  {} memory(ies) back: withdrawn when their turn's text changed and given again now, or \
-             replaced by a memory these rules read as about another thing",
+            "  {} memory(ies) back: withdrawn when their turn's text changed and given again now, \
+             replaced by a memory these rules read as about another thing, or replaced by a \
+             statement that was rolled back or not yours",
             e.restored
         );
     }
