@@ -424,6 +424,23 @@ pub fn model_tokens(conn: &Connection, id: &str) -> Result<u64> {
     Ok(n.max(0) as u64)
 }
 
+/// The files consolidation wrote into Codex's memory workspaces (`[codex] write_workspace`),
+/// with the xxh3 hash (16 hex digits) of what it wrote: `(path, hash)`.
+pub fn workspace_files(conn: &Connection) -> Result<Vec<(std::path::PathBuf, String)>> {
+    if !schema::readable(conn)? {
+        return Ok(Vec::new());
+    }
+    let mut st =
+        conn.prepare("SELECT root, name, hash FROM workspace_files ORDER BY root, name")?;
+    let rows = st.query_map([], |r| {
+        Ok((
+            std::path::Path::new(&r.get::<_, String>(0)?).join(r.get::<_, String>(1)?),
+            r.get::<_, String>(2)?,
+        ))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// The last consolidation run, if any.
 pub fn last_run(conn: &Connection) -> Result<Option<LastRun>> {
     if !schema::readable(conn)? {

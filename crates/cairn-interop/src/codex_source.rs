@@ -88,6 +88,9 @@ pub struct CodexMemory {
     pub roots: Vec<PathBuf>,
     pub items: Vec<MemoryItem>,
     pub problems: Vec<Problem>,
+    /// Files left unread because they hold exactly what cairn wrote there (relative to the
+    /// Codex home).
+    pub cairn_written: Vec<String>,
 }
 
 /// ASCII alphanumerics lowercased, runs of anything else → `_`, at most 60 characters.
@@ -436,9 +439,33 @@ fn md_files(dir: &Path, problems: &mut Vec<Problem>) -> Vec<PathBuf> {
     out
 }
 
+/// A file cairn wrote into a Codex memory workspace (`[codex] write_workspace`): its path and
+/// the xxh3 hash (16 hex digits) of what was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenByCairn {
+    pub path: PathBuf,
+    pub hash: String,
+}
+
+/// Whether `path` holds exactly what cairn wrote there: cairn's own rendering of its
+/// memories, which must not come back as Codex's.
+fn is_cairns(path: &Path, own: &[WrittenByCairn]) -> bool {
+    own.iter().any(|w| {
+        w.path == path
+            && fs::read(path)
+                .is_ok_and(|b| format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&b)) == w.hash)
+    })
+}
+
 /// Reads the workspaces of `order` (the active pipeline first); an item id seen in an
-/// earlier workspace is not read again from a later one.
-pub fn read_workspace(codex_home: &Path, order: &[MemoryVersion]) -> CodexMemory {
+/// earlier workspace is not read again from a later one. A file that holds exactly what
+/// cairn wrote there (`own`) is not read: it is cairn's memory, not Codex's, and is listed
+/// in [`CodexMemory::cairn_written`].
+pub fn read_workspace(
+    codex_home: &Path,
+    order: &[MemoryVersion],
+    own: &[WrittenByCairn],
+) -> CodexMemory {
     let mut mem = CodexMemory::default();
     let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
     for &v in order {
@@ -461,7 +488,13 @@ pub fn read_workspace(codex_home: &Path, order: &[MemoryVersion]) -> CodexMemory
         let mut items = Vec::new();
 
         let summary_path = root.join("memory_summary.md");
-        if let Some(text) = read_text(&summary_path, &mut mem.problems) {
+        let summary_text = if is_cairns(&summary_path, own) {
+            mem.cairn_written.push(rel(&summary_path));
+            None
+        } else {
+            read_text(&summary_path, &mut mem.problems)
+        };
+        if let Some(text) = summary_text {
             let src = rel(&summary_path);
             let s = parse_summary(&text);
             let globals = [
@@ -528,7 +561,13 @@ pub fn read_workspace(codex_home: &Path, order: &[MemoryVersion]) -> CodexMemory
         }
 
         let memory_md = root.join("MEMORY.md");
-        if let Some(text) = read_text(&memory_md, &mut mem.problems) {
+        let memory_text = if is_cairns(&memory_md, own) {
+            mem.cairn_written.push(rel(&memory_md));
+            None
+        } else {
+            read_text(&memory_md, &mut mem.problems)
+        };
+        if let Some(text) = memory_text {
             let src = rel(&memory_md);
             let mut slugs: BTreeSet<String> = BTreeSet::new();
             for g in parse_task_groups(&text) {
@@ -577,6 +616,10 @@ pub fn read_workspace(codex_home: &Path, order: &[MemoryVersion]) -> CodexMemory
         }
 
         for path in md_files(&root.join("rollout_summaries"), &mut mem.problems) {
+            if is_cairns(&path, own) {
+                mem.cairn_written.push(rel(&path));
+                continue;
+            }
             let Some(text) = read_text(&path, &mut mem.problems) else {
                 continue;
             };

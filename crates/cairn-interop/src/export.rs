@@ -63,6 +63,10 @@ pub struct ExportRequest {
     /// state (which topic files it wrote where, [`crate::export_state`]) is kept beside it;
     /// without a lock file nothing is remembered, and a deleted topic file is written again.
     pub lock_path: Option<PathBuf>,
+    /// The files cairn wrote into Codex's memory workspace (`[codex] write_workspace`), as
+    /// it recorded them: their content is cairn's own memory, so an unchanged one is not
+    /// exported back into Claude Code as Codex's.
+    pub written_by_cairn: Vec<crate::codex_source::WrittenByCairn>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -112,6 +116,9 @@ pub struct ExportReport {
     pub projects: Vec<ExportTarget>,
     pub warnings: Vec<String>,
     pub skipped: Vec<Problem>,
+    /// Workspace files left out because they hold exactly what cairn wrote there (its own
+    /// memories, which would otherwise come back as Codex's).
+    pub cairn_written: Vec<String>,
 }
 
 /// `findCanonicalGitRoot`: walk up to `.git`; for a worktree (`.git` file → `gitdir: X`
@@ -870,7 +877,7 @@ pub fn run(req: &ExportRequest) -> Result<ExportReport> {
         }
     };
     let _shared = WorkspaceLock::acquire_shared(&req.codex_home, &order)?;
-    let mem = codex_source::read_workspace(&req.codex_home, &order);
+    let mem = codex_source::read_workspace(&req.codex_home, &order, &req.written_by_cairn);
     let claude = ClaudeRoot::new(&req.claude_root);
     let over = claude.auto_memory_override(req.home.as_deref());
 
@@ -891,6 +898,7 @@ pub fn run(req: &ExportRequest) -> Result<ExportReport> {
         projects: Vec::new(),
         warnings,
         skipped: mem.problems.clone(),
+        cairn_written: mem.cairn_written.clone(),
     };
 
     // Where each scoped item goes: (memory dir, project key, canonical root, item).

@@ -100,6 +100,7 @@ impl Home {
 
     fn export(&self) -> ExportReport {
         run(&ExportRequest {
+            written_by_cairn: Vec::new(),
             claude_root: self.home.join(".claude"),
             home: Some(self.home.clone()),
             codex_home: self.home.join(".codex"),

@@ -1160,3 +1160,74 @@ fn a_project_holding_only_codex_exports_is_not_imported_back() {
     assert!(!s.resources("memories_v2").join(&key_d).exists());
     assert!(s.resources("memories_v2").join(&s.key_a).exists());
 }
+
+/// What cairn wrote into Codex's memory workspace (`[codex] write_workspace`) is its own
+/// memory: exporting Codex's memory into Claude Code leaves it out (it would come back as
+/// Codex's, beside the memory it came from, with cairn's placeholders as topic files); once
+/// Codex rewrites the file, it is Codex's, and is exported.
+#[test]
+fn what_cairn_wrote_into_codex_memory_is_not_exported_back() {
+    let h = TestHome::empty();
+    let repo = h.project("shop");
+    let cwd = repo.to_str().unwrap();
+    fs::create_dir_all(h.codex()).unwrap();
+    fs::write(
+        h.codex().join("config.toml"),
+        "[features]\nmemories = true\n",
+    )
+    .unwrap();
+    fs::create_dir_all(h.data()).unwrap();
+    fs::write(
+        h.data().join("config.toml"),
+        "[codex]\nwrite_workspace = true\n",
+    )
+    .unwrap();
+    let dir = h.claude_project(&repo);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("11111111-2222-4333-8444-555555555555.jsonl"),
+        claude_prompt(
+            "u1",
+            cwd,
+            "Always squash commits when merging PRs to this repo.",
+            "2026-11-20T10:00:00.000Z",
+        ) + &claude_reply("a1", cwd, "OK.", "2026-11-20T10:00:05.000Z"),
+    )
+    .unwrap();
+    let r = h.json(&["sync"]);
+    assert!(r["consolidate"]["workspace"]["error"].is_null(), "{r}");
+    let summary = h.codex().join("memories_v2/memory_summary.md");
+    assert!(summary.is_file(), "{r}");
+    let out = h.json(&["import", "--from", "codex", "--to", "claude"]);
+    let left: Vec<&str> = out["cairn_written"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        left.iter().any(|p| p.ends_with("memory_summary.md")),
+        "{out}"
+    );
+    let memory_dir = dir.join("memory");
+    let exported: Vec<PathBuf> = fs::read_dir(&memory_dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(exported.is_empty(), "{exported:?}");
+    // Codex's own consolidation rewrites the summary: now it is Codex's memory.
+    fs::write(
+        &summary,
+        format!(
+            "v1\n\n## User Profile\nA backend developer.\n\n## User preferences\n- Prefers terse answers.\n\n## General Tips\n- none\n\n## What's in Memory\n\n### {cwd}\n\n#### 2026-11-20\n\n- rollout_summaries/x.md — fixed the build; thread_id=1\n"
+        ),
+    )
+    .unwrap();
+    let out = h.json(&["import", "--from", "codex", "--to", "claude"]);
+    assert!(out["cairn_written"].as_array().unwrap().is_empty(), "{out}");
+    let text: String = fs::read_dir(&memory_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert!(text.contains("Prefers terse answers"), "{text}");
+}

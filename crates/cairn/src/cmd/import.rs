@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use cairn_interop::codex_config::MemoryVersion;
 use cairn_interop::export::{self, ExportReport, ExportRequest};
 use cairn_interop::import::{self, ImportReport, ImportRequest, Mode, Status};
@@ -165,7 +165,19 @@ fn print_import(r: &ImportReport) {
 }
 
 fn codex_to_claude(homes: &Homes, args: &ImportArgs, json: bool) -> Result<ExitCode> {
+    // What cairn itself wrote into Codex's workspace is its own memory: not exported back.
+    let written_by_cairn = if homes.db_path().is_file() {
+        let store = crate::cmd::ingest::open_store_for_reading(homes)?;
+        cairn_consolidate::workspace_files(store.connection())
+            .context("cannot read which Codex workspace files cairn wrote")?
+            .into_iter()
+            .map(|(path, hash)| cairn_interop::codex_source::WrittenByCairn { path, hash })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let req = ExportRequest {
+        written_by_cairn,
         claude_root: homes.claude_root()?.to_path_buf(),
         home: homes.home.clone(),
         codex_home: homes.codex_home()?.to_path_buf(),
@@ -207,6 +219,12 @@ fn print_export(r: &ExportReport) {
     }
     for w in &r.warnings {
         outln!("warning: {w}");
+    }
+    if !r.cairn_written.is_empty() {
+        outln!(
+            "  left out (cairn wrote them there from its own memory, unchanged since): {}",
+            r.cairn_written.join(", ")
+        );
     }
     for p in &r.projects {
         let status = serde_json::to_value(p.status)
