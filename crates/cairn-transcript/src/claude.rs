@@ -22,7 +22,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::lenient::{Bool, Obj, ObjList, Str};
+use crate::lenient::{Bool, Obj, ObjList, Str, StrList};
 use crate::model::{Event, TurnStatus};
 use crate::parse::{LineError, ParserCore};
 use crate::text::{
@@ -58,6 +58,9 @@ struct Record<'a> {
     agent_id: Str<'a>,
     #[serde(rename = "continuedInSessionId", borrow, default)]
     continued_in: Str<'a>,
+    /// `system` / `memory_saved`: the memory files Claude Code's background extraction wrote.
+    #[serde(rename = "writtenPaths", default)]
+    written_paths: StrList,
     /// Set on the user records a tool adds (a skill's loading message and content).
     #[serde(rename = "sourceToolUseID", borrow, default)]
     source_tool_use_id: Str<'a>,
@@ -393,6 +396,20 @@ pub(crate) fn feed(core: &mut ParserCore, line: &[u8], line_no: u64) -> Result<(
                 Some("compact_boundary") => {
                     if let Some(t) = core.current_mut(line_no) {
                         t.push(Event::Compacted { at: ts });
+                    }
+                }
+                // Claude Code's background extraction saved memories of the turn that just
+                // ended: written by the agent, like an Edit into its memory dir.
+                Some("memory_saved") if !rec.written_paths.0.is_empty() => {
+                    if let Some(t) = core.current_mut(line_no) {
+                        t.push(Event::FileEdit {
+                            call_id: rec.uuid.get().unwrap_or("memory_saved").to_owned(),
+                            tool: "memory_saved".to_owned(),
+                            paths: rec.written_paths.0.clone(),
+                            added: 0,
+                            removed: 0,
+                            at: ts,
+                        });
                     }
                 }
                 Some("turn_duration") | Some("stop_hook_summary") => {

@@ -313,3 +313,60 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjList<T> {
         d.deserialize_any(V(std::marker::PhantomData))
     }
 }
+
+/// A list field whose string elements are kept (capped at `N` of them); elements of other
+/// types are dropped, a non-list reads as empty.
+#[derive(Debug, Clone, Default)]
+pub struct StrList(pub Vec<String>);
+
+/// Most elements a [`StrList`] keeps (a damaged record must not cost more than a line).
+const STR_LIST_MAX: usize = 256;
+
+impl<'de> Deserialize<'de> for StrList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = StrList;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(Str(item)) = s.next_element::<Str<'de>>()? {
+                    if out.len() < STR_LIST_MAX
+                        && let Some(v) = item
+                    {
+                        out.push(v.into_owned());
+                    }
+                }
+                Ok(StrList(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(StrList::default())
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(StrList::default())
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(StrList::default())
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(StrList::default())
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(StrList::default())
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(StrList::default())
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(StrList::default())
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(StrList::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}

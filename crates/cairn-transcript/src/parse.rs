@@ -30,7 +30,7 @@ impl LineError {
 /// same lines into different turns or texts (a record newly recognised as harness output, a
 /// turn boundary moved, a field read differently): ingest reads every file stored under an
 /// older revision again from the start, so that an upgrade corrects what is already stored.
-pub const PARSER_REVISION: u32 = 3;
+pub const PARSER_REVISION: u32 = 4;
 
 /// Everything a parser carries between lines.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -983,6 +983,71 @@ fn a_projects_history_leaves_only_what_holds_now() {
     assert_eq!(pytest, 1, "one pytest rule: {bodies:#?}");
 }
 
+/// Claude Code's background extraction saves what a turn said into its own memory and
+/// records it (`system` / `memory_saved` with `writtenPaths`): cairn does not keep it a
+/// second time, also when that record lands after cairn read the turn.
+#[test]
+fn what_claude_codes_own_extraction_saved_is_not_kept_twice() {
+    let h = TestHome::empty();
+    let repo = h.project("payments");
+    let cwd = s(&repo);
+    let dir = h.claude_project(&repo);
+    let memory = dir.join("memory");
+    std::fs::create_dir_all(&memory).unwrap();
+    let saved = memory.join("feedback_refund_logging.md");
+    std::fs::write(
+        &saved,
+        "---\nname: log refund decisions\ndescription: log refund decisions at info with order id\ntype: feedback\n---\n\nAlways log refund decisions at info level with the order id.\n",
+    )
+    .unwrap();
+    let session = dir.join("11111111-2222-4333-8444-555555555555.jsonl");
+    let turn = common::claude_prompt(
+        "u1",
+        cwd,
+        "from now on, always log refund decisions at info level with the order id",
+        "2026-11-20T10:00:00.000Z",
+    ) + &common::claude_reply(
+        "a1",
+        cwd,
+        "OK, I'll log them at info.",
+        "2026-11-20T10:00:05.000Z",
+    );
+    let memory_saved = json!({
+        "parentUuid": "a1", "isSidechain": false, "type": "system", "subtype": "memory_saved",
+        "writtenPaths": [saved.to_str().unwrap()], "content": "Saved 1 memory",
+        "uuid": "sys1", "timestamp": "2026-11-20T10:00:09.000Z", "cwd": cwd,
+        "sessionId": "11111111-2222-4333-8444-555555555555"
+    })
+    .to_string()
+        + "\n";
+    let next = common::claude_prompt("u2", cwd, "ok, next task", "2026-11-20T10:01:00.000Z");
+    let refund = |h: &TestHome| {
+        memories(h, &["--scope", "all", "--cwd", cwd])
+            .iter()
+            .any(|m| m["body"].as_str().unwrap_or_default().contains("refund"))
+    };
+    // Saved by Claude Code before cairn reads the turn.
+    std::fs::write(&session, turn.clone() + &memory_saved + &next).unwrap();
+    let out = h.json(&["sync"]);
+    assert_eq!(out["memories"]["agent_wrote"], 1, "{out}");
+    assert!(!refund(&h));
+    // Saved after cairn read the turn: the memory cairn kept from it goes.
+    let h = TestHome::empty();
+    let dir = h.claude_project(&repo);
+    std::fs::create_dir_all(dir.join("memory")).unwrap();
+    std::fs::copy(&saved, dir.join("memory/feedback_refund_logging.md")).unwrap();
+    let session = dir.join("11111111-2222-4333-8444-555555555555.jsonl");
+    std::fs::write(&session, &turn).unwrap();
+    h.json(&["sync"]);
+    assert!(refund(&h), "the turn alone gives the memory");
+    let saved_here = dir.join("memory/feedback_refund_logging.md");
+    let memory_saved = memory_saved.replace(saved.to_str().unwrap(), saved_here.to_str().unwrap());
+    common::append(&session, (memory_saved + &next).as_bytes());
+    let out = h.json(&["sync"]);
+    assert_eq!(out["memories"]["withdrawn"], 1, "{out}");
+    assert!(!refund(&h));
+}
+
 /// A Codex fork copies its parent's turns into the new rollout, with the time of the fork: a
 /// rule said in the parent and replaced since is not brought back by the copy.
 #[test]
