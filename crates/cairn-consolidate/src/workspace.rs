@@ -9,6 +9,9 @@ use cairn_interop::codex_config::{MemoryVersion, plan_versions, read_config};
 use cairn_interop::workspace::WorkspaceLock;
 use cairn_memory::{GLOBAL, Memory, MemoryStore, MemoryType, neutralise};
 use cairn_stage1::Stage1Output;
+use cairn_workspace::merge::{
+    has_cairn_blocks, merge_summary, merge_task_groups, without_cairn_blocks,
+};
 use cairn_workspace::{
     GroupTask, RolloutSummary, SummaryItem, TaskGroup, install_file, install_summary, remove_file,
     render_memory_summary, render_task_groups, validate_task_groups,
@@ -29,6 +32,10 @@ pub struct WorkspaceReport {
     /// kept in cairn's data dir before cairn's version replaced them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kept_aside: Vec<String>,
+    /// Files Codex keeps itself (its own `memory_summary.md` or `MEMORY.md`) that cairn's
+    /// memories were added to, in marked blocks, instead of replacing them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<String>,
     /// Why the workspace (or part of it) was not written; the previous files stay.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -237,33 +244,22 @@ fn write_inner(
                 forget_file(conn, &root_key, &old)?;
             }
         }
+        let place = Place {
+            conn,
+            root: &root,
+            root_key: &root_key,
+            kept_aside,
+            now,
+        };
         if *v == MemoryVersion::V1 {
-            keep_theirs(
-                conn,
-                &root,
-                &root_key,
-                "MEMORY.md",
-                &memory_md,
-                kept_aside,
-                now,
-                r,
-            )?;
+            let memory_md = place.with_theirs("MEMORY.md", &memory_md, merge_task_groups, r)?;
             count(
                 install_file(&root, "MEMORY.md", &memory_md).map_err(|e| e.to_string())?,
                 r,
             );
             remember_file(conn, &root_key, "MEMORY.md", &memory_md)?;
         }
-        keep_theirs(
-            conn,
-            &root,
-            &root_key,
-            "memory_summary.md",
-            &summary,
-            kept_aside,
-            now,
-            r,
-        )?;
+        let summary = place.with_theirs("memory_summary.md", &summary, merge_summary, r)?;
         count(
             install_summary(&root, &summary).map_err(|e| e.to_string())?,
             r,
@@ -288,6 +284,73 @@ fn count(changed: bool, r: &mut WorkspaceReport) {
         r.written += 1;
     } else {
         r.unchanged += 1;
+    }
+}
+
+/// One workspace root being written.
+struct Place<'a> {
+    conn: &'a rusqlite::Connection,
+    root: &'a Path,
+    root_key: &'a str,
+    kept_aside: &'a Path,
+    now: i64,
+}
+
+impl Place<'_> {
+    /// What to write at `root/name` for cairn's rendering `ours`: merged into the file Codex
+    /// keeps there (`merge`, cairn's lines in marked blocks) when there is one, found by
+    /// taking cairn's blocks out of the file (a file that is cairn's own last write without
+    /// blocks holds nothing of Codex's). A file there that is not a valid one of its kind is
+    /// kept aside (see [`keep_theirs`]) and replaced.
+    fn with_theirs(
+        &self,
+        name: &str,
+        ours: &str,
+        merge: fn(&str, &str) -> Option<String>,
+        r: &mut WorkspaceReport,
+    ) -> Result<String, String> {
+        let path = self.root.join(name);
+        let Ok(current) = std::fs::read_to_string(&path) else {
+            return Ok(ours.to_string());
+        };
+        let hash = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(current.as_bytes()));
+        let recorded: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT hash FROM workspace_files WHERE root = ?1 AND name = ?2",
+                rusqlite::params![self.root_key, name],
+                |row| row.get(0),
+            )
+            .ok();
+        let ours_last = recorded.as_deref() == Some(hash.as_str());
+        if ours_last && !has_cairn_blocks(&current) {
+            return Ok(ours.to_string());
+        }
+        let base = without_cairn_blocks(&current);
+        if base.trim().is_empty() {
+            return Ok(ours.to_string());
+        }
+        match merge(&base, ours) {
+            Some(merged) => {
+                if !ours_last {
+                    r.merged.push(path.display().to_string());
+                }
+                Ok(merged)
+            }
+            None => {
+                keep_theirs(
+                    self.conn,
+                    self.root,
+                    self.root_key,
+                    name,
+                    ours,
+                    self.kept_aside,
+                    self.now,
+                    r,
+                )?;
+                Ok(ours.to_string())
+            }
+        }
     }
 }
 

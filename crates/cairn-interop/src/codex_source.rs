@@ -447,13 +447,16 @@ pub struct WrittenByCairn {
     pub hash: String,
 }
 
-/// Whether `path` holds exactly what cairn wrote there: cairn's own rendering of its
-/// memories, which must not come back as Codex's.
+/// Whether `path` holds exactly what cairn wrote there, and nothing of Codex's: cairn's own
+/// rendering of its memories, which must not come back as Codex's. (A file of Codex's that
+/// cairn added its blocks to is read, without those blocks.)
 fn is_cairns(path: &Path, own: &[WrittenByCairn]) -> bool {
     own.iter().any(|w| {
         w.path == path
-            && fs::read(path)
-                .is_ok_and(|b| format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&b)) == w.hash)
+            && fs::read(path).is_ok_and(|b| {
+                format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&b)) == w.hash
+                    && !cairn_workspace::merge::has_cairn_blocks(&String::from_utf8_lossy(&b))
+            })
     })
 }
 
@@ -494,6 +497,8 @@ pub fn read_workspace(
         } else {
             read_text(&summary_path, &mut mem.problems)
         };
+        // (cairn's blocks in a file Codex keeps are cairn's memories, not Codex's.)
+        let summary_text = summary_text.map(|t| cairn_workspace::merge::without_cairn_blocks(&t));
         if let Some(text) = summary_text {
             let src = rel(&summary_path);
             let s = parse_summary(&text);
@@ -567,6 +572,7 @@ pub fn read_workspace(
         } else {
             read_text(&memory_md, &mut mem.problems)
         };
+        let memory_text = memory_text.map(|t| cairn_workspace::merge::without_cairn_blocks(&t));
         if let Some(text) = memory_text {
             let src = rel(&memory_md);
             let mut slugs: BTreeSet<String> = BTreeSet::new();

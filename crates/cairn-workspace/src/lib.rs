@@ -4,9 +4,12 @@
 //! line `v1`, the four headings, under 10,000 bytes for v2), `MEMORY.md` task-group blocks,
 //! `rollout_summaries/<stem>.md` with Codex's file-name algorithm — and their atomic
 //! installation: an artifact that fails validation is never installed, the previous one stays.
+//! It also merges cairn's lines into the summary and task groups Codex keeps itself ([`merge`]).
 //! It renders from plain input structs; it must not decide what is worth remembering, call a
 //! model, open cairn's database, or take locks on the Codex home (the caller holds the workspace
 //! lock while it installs).
+
+pub mod merge;
 
 use std::fmt::Write as _;
 use std::fs;

@@ -1086,6 +1086,83 @@ fn the_codex_workspace_is_written_valid_and_only_cairn_files_are_removed() {
     );
 }
 
+/// Codex keeps its own memory summary and task groups (its memory on, its phase 2 writing
+/// them): cairn adds its memories to them in marked blocks instead of replacing them, so what
+/// Codex learned stays in what Codex reads; the export back into Claude Code reads Codex's
+/// part only.
+#[test]
+fn codex_own_workspace_files_get_cairns_memories_added_not_replaced() {
+    let h = TestHome::empty();
+    let p = FakeProvider::new(&h);
+    p.config(&h, "[codex]\nwrite_workspace = true\n");
+    p.answer(&pnpm_answer());
+    let project = h.project("api");
+    let id = "0194f5a6-89ab-7cde-8123-456789abcdef";
+    codex_session(&h, id, &project, &[("t1", "use pnpm not npm")]);
+    let root = h.codex().join("memories");
+    std::fs::create_dir_all(&root).unwrap();
+    let cwd = project.display().to_string();
+    let codex_summary = format!(
+        "v1\n\n## User Profile\nA backend developer who reviews on a phone.\n\n## User preferences\n- Prefers short bullet answers.\n\n## General Tips\n- Run make check before pushing.\n\n## What's in Memory\n\n### {cwd}\n\n#### 2026-11-18\n\n- rollout_summaries/old.md — fixed the flaky cart test; thread_id=0\n"
+    );
+    let codex_memory_md = format!(
+        "# Task Group: cart flakes\nscope: the flaky cart test\napplies_to: cwd={cwd}\n\n- rollout_summaries/old.md (cwd={cwd})\n"
+    );
+    std::fs::write(root.join("memory_summary.md"), &codex_summary).unwrap();
+    std::fs::write(root.join("MEMORY.md"), &codex_memory_md).unwrap();
+    let r = run_json(&h, &["sync"], &[("CAIRN_NOW", "2026-11-20T10:03:00Z")]);
+    let w = &r["consolidate"]["workspace"];
+    assert!(w["error"].is_null(), "{w}");
+    assert!(w["kept_aside"].is_null(), "{w}");
+    assert_eq!(w["merged"].as_array().map(Vec::len), Some(2), "{w}");
+    let summary = std::fs::read_to_string(root.join("memory_summary.md")).unwrap();
+    let memory_md = std::fs::read_to_string(root.join("MEMORY.md")).unwrap();
+    // Codex's text, byte for byte, is what cairn's blocks leave; cairn's rule is in them.
+    assert_eq!(
+        cairn_workspace::merge::without_cairn_blocks(&summary),
+        codex_summary,
+        "{summary}"
+    );
+    assert!(
+        summary.contains("pnpm") && summary.len() < 10_000,
+        "{summary}"
+    );
+    assert!(memory_md.starts_with(&codex_memory_md), "{memory_md}");
+    assert!(memory_md.contains("pnpm_switch.md"), "{memory_md}");
+    // A second run changes nothing.
+    let r = h.json(&["consolidate"]);
+    assert_eq!(r["workspace"]["written"], 0, "{r}");
+    assert!(r["workspace"]["merged"].is_null(), "{r}");
+    // Codex's phase 2 writes its summary again: cairn's lines go into the new one.
+    let rewritten = codex_summary.replace(
+        "Prefers short bullet answers.",
+        "Prefers answers in English.",
+    );
+    std::fs::write(root.join("memory_summary.md"), &rewritten).unwrap();
+    let r = h.json(&["consolidate"]);
+    assert_eq!(
+        r["workspace"]["merged"].as_array().map(Vec::len),
+        Some(1),
+        "{r}"
+    );
+    let summary = std::fs::read_to_string(root.join("memory_summary.md")).unwrap();
+    assert_eq!(
+        cairn_workspace::merge::without_cairn_blocks(&summary),
+        rewritten
+    );
+    assert!(summary.contains("pnpm"), "{summary}");
+    // Exported into Claude Code: Codex's part, not cairn's own lines.
+    let out = h.json(&["import", "--from", "codex", "--to", "claude"]);
+    let memory_dir = h.claude_project(&project).join("memory");
+    let text: String = std::fs::read_dir(&memory_dir)
+        .unwrap_or_else(|e| panic!("{e}: {out}"))
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert!(text.contains("Prefers answers in English"), "{text}");
+    assert!(!text.contains("pnpm"), "{text}");
+}
+
 /// A Codex ad-hoc note path in the v2 root (outside the symlinked v1 root).
 fn notes_dir_for(h: &TestHome) -> PathBuf {
     let d = h.codex().join("memories_v2/extensions/ad_hoc/notes");
