@@ -2693,6 +2693,48 @@ fn may_retract(text: &str) -> bool {
     )
 }
 
+/// Words of a rule that say nothing of what to do: "always be careful", "never be lazy",
+/// "always do things properly".
+const VAGUE_WORDS: &str = "always never be careful carefully lazy good better best nice right \
+    properly proper correctly correct well thing things stuff sure thorough thoroughly do double \
+    check smart mindful attentive attention pay";
+
+/// Whether a rule holds no word beyond [`VAGUE_WORDS`] (Latin text only).
+fn says_nothing(rule: &str) -> bool {
+    static VAGUE: LazyLock<std::collections::HashSet<String>> =
+        LazyLock::new(|| crate::text::content_words(VAGUE_WORDS));
+    rule.is_ascii() && {
+        let words = crate::text::content_words(rule);
+        words.len() <= 3 && words.iter().all(|w| VAGUE.contains(w))
+    }
+}
+
+/// Whether a statement was there to hold a secret that redaction took out: with its markers
+/// gone, at most two words are left besides the words naming the secret ("The AWS key is
+/// [REDACTED:…] with secret [REDACTED:…]", "My API key is [REDACTED:…]: always use it for the
+/// staging tests": what to use is gone). Where a secret lives stays ("the staging DB password
+/// is in 1Password under Staging DB").
+fn little_but_secrets(rule: &str) -> bool {
+    if !rule.contains("[REDACTED:") {
+        return false;
+    }
+    static NAMING: LazyLock<std::collections::HashSet<String>> = LazyLock::new(|| {
+        crate::text::content_words(
+            "key keys secret secrets token tokens password passwords passphrase credential \
+             credentials api access pin code codes login user username value",
+        )
+    });
+    let without: String = REDACTION_MARKER.replace_all(rule, " ").into_owned();
+    crate::text::content_words(&without)
+        .iter()
+        .filter(|w| !NAMING.contains(*w))
+        .count()
+        <= 2
+}
+
+/// A marker the redactor leaves: `[REDACTED:kind]`.
+static REDACTION_MARKER: LazyLock<Regex> = LazyLock::new(|| re(r"\[REDACTED:[a-z0-9-]+\]"));
+
 /// Every request in a prompt to forget something said before ([`Retraction`]), in order.
 /// Questions, quoted text and tool output are not requests (as for [`candidates`]).
 pub fn retractions(prompt: &str) -> Vec<Retraction> {
@@ -3088,8 +3130,10 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             why = Some(sentence_case(stripped[i - 1].0));
         }
         // A "memory" of pages ("remember that" before a pasted document) is a paste, not a
-        // statement: nothing that long is kept.
-        if rule.len() > MAX_RULE_BYTES {
+        // statement: nothing that long is kept. Nor a rule that says nothing ("Always be
+        // careful.") or a statement whose point was a secret redaction took out ("The AWS key
+        // is [REDACTED:…] with secret [REDACTED:…]").
+        if rule.len() > MAX_RULE_BYTES || says_nothing(&rule) || little_but_secrets(&rule) {
             continue;
         }
         let personal = matches!(memory_type, MemoryType::Feedback | MemoryType::User)

@@ -984,6 +984,25 @@ fn a_practice_given_up_is_a_rule() {
 }
 
 #[test]
+fn rules_that_say_nothing_and_redacted_secrets_are_not_kept() {
+    for p in [
+        "Always be careful.",
+        "Never be lazy.",
+        "Always do things properly.",
+        "remember that the AWS key is [REDACTED:aws-access-key] with secret [REDACTED:secret]",
+        "My API key is [REDACTED:openai-key] — always use it for the staging tests.",
+    ] {
+        none(p);
+    }
+    for p in [
+        "Always be careful with migrations.",
+        "the staging db password is in 1Password under Staging DB, never paste it",
+    ] {
+        one(p);
+    }
+}
+
+#[test]
 fn retractions_name_what_to_forget() {
     let subject = |p: &str| -> Vec<String> {
         crate::extract::retractions(p)
