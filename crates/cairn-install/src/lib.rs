@@ -1295,3 +1295,8 @@ fn is_cairn_program(command: &str) -> bool {
         .file_name()
         .is_some_and(|n| n == "cairn")
 }
+
+/// The program a hook command runs (its first shell word), when the command parses.
+pub fn command_program(cmd: &str) -> Option<String> {
+    shell_words(cmd.trim())?.into_iter().next()
+}

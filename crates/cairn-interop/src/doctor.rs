@@ -386,6 +386,11 @@ fn codex_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
             .fix("run `cairn install codex` again (it keeps one), or remove the extra handler by hand"),
         );
     }
+    let commands: Vec<(&str, &str, &Path)> = hooks
+        .iter()
+        .map(|h| (h.event.as_str(), h.command.as_str(), Path::new(&h.source)))
+        .collect();
+    checks.extend(missing_programs("codex", &commands));
     let trust_fix = "start Codex, open /hooks and trust the cairn hooks (Codex asks again after every change to a hook and skips untrusted hooks silently)";
     for h in &hooks {
         let (status, msg, fix) = match (h.enabled, h.trust) {
@@ -482,6 +487,50 @@ fn codex_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
 }
 
 /// Why a directory could not be read, in words ("permission denied").
+/// cairn hooks (`(event, command, where configured)`) whose program is an absolute path that
+/// is not there (the binary moved or was removed): the agent then runs a failing command on
+/// every turn. One check per missing program, naming its events.
+fn missing_programs(agent: &'static str, hooks: &[(&str, &str, &Path)]) -> Vec<Check> {
+    let mut missing: Vec<(String, Vec<&str>, &Path)> = Vec::new();
+    for (event, command, source) in hooks {
+        let Some(program) = cairn_install::command_program(command) else {
+            continue;
+        };
+        let path = Path::new(&program);
+        if !path.is_absolute() || path.is_file() {
+            continue;
+        }
+        match missing.iter_mut().find(|(p, ..)| *p == program) {
+            Some((_, events, _)) => events.push(event),
+            None => missing.push((program, vec![event], source)),
+        }
+    }
+    let (id, name) = if agent == "claude" {
+        ("claude.hook_program", "Claude Code")
+    } else {
+        ("codex.hook_program", "Codex")
+    };
+    missing
+        .into_iter()
+        .map(|(program, mut events, source)| {
+            events.sort_unstable();
+            events.dedup();
+            Check::new(
+                id,
+                CheckStatus::Error,
+                format!(
+                    "cairn's hooks ({}) run {program}, which does not exist: {name} runs a failing command on every turn, and no memory is recorded or given",
+                    events.join(", ")
+                ),
+            )
+            .fix(format!(
+                "run `cairn install {agent}` again with the cairn you use now (it replaces the hooks), or `cairn install {agent} --uninstall`"
+            ))
+            .path(source)
+        })
+        .collect()
+}
+
 pub fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
@@ -566,6 +615,26 @@ fn claude_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
             ))
             .path(&settings),
         );
+    }
+    if let Ok(text) = fs::read_to_string(&settings)
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+        && let Some(events) = v.get("hooks").and_then(serde_json::Value::as_object)
+    {
+        let mut commands: Vec<(&str, &str, &Path)> = Vec::new();
+        for (event, groups) in events {
+            commands.extend(
+                groups
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|g| g.get("hooks").and_then(serde_json::Value::as_array))
+                    .flatten()
+                    .filter_map(|h| h.get("command").and_then(serde_json::Value::as_str))
+                    .filter(|c| cairn_install::is_cairn_command(c, cairn_install::Target::Claude))
+                    .map(|c| (event.as_str(), c, settings.as_path())),
+            );
+        }
+        checks.extend(missing_programs("claude", &commands));
     }
     let mem = claude_source::discover(&req.claude_root, req.home.as_deref());
     for l in &mem.linked {

@@ -385,3 +385,48 @@ fn a_first_install_names_sync_and_the_mcp_server_until_they_are_done() {
         "{codex}"
     );
 }
+
+/// A binary moved or removed after install leaves both agents running a command that fails
+/// on every turn: `doctor` says so, once per agent, and exits 1.
+#[test]
+fn doctor_names_hooks_whose_binary_is_gone() {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.claude()).unwrap();
+    std::fs::create_dir_all(h.codex()).unwrap();
+    let bin = copy_binary(&h, "opt", "cairn");
+    run_json(&h, &bin, &["install", "claude"]);
+    run_json(&h, &bin, &["install", "codex"]);
+    let out = h.cairn(&["doctor", "--json"]);
+    let d: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let program_checks = |d: &Value| -> Vec<Value> {
+        d["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| {
+                c["id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .ends_with(".hook_program")
+            })
+            .cloned()
+            .collect()
+    };
+    assert!(program_checks(&d).is_empty(), "{d}");
+    std::fs::remove_file(&bin).unwrap();
+    let out = h.cairn(&["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let d: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let checks = program_checks(&d);
+    assert_eq!(checks.len(), 2, "{d}");
+    for c in &checks {
+        assert_eq!(c["status"], "error", "{c}");
+        let msg = c["message"].as_str().unwrap();
+        assert!(msg.contains(&*bin.display().to_string()), "{msg}");
+        assert!(
+            msg.contains("SessionStart, Stop, UserPromptSubmit"),
+            "{msg}"
+        );
+        assert!(c["fix"].as_str().unwrap().contains("cairn install"), "{c}");
+    }
+}
