@@ -8,7 +8,11 @@
 //! "next <weekday>" is the one in the following week; "last <weekday>" the latest one before.
 //! Recurring phrases ("every Friday", "Fridays", "毎週金曜", a habit with plural things: "we do
 //! hotfix deploys on Thursday") are left alone, and so is a
-//! weekday already followed by a date, so rewriting twice changes nothing.
+//! weekday already followed by a date, so rewriting twice changes nothing. A date without its
+//! year ("December 15", "15 December") gets the year that puts it nearest the statement (said
+//! in December, "January 6" is next year's), "the end of the month" the month it was said in,
+//! and "on the 3rd" its date in this month or the next; a day of every month ("we release at
+//! the end of the month", "invoices go out on the 15th") stays as it is.
 
 use std::sync::LazyLock;
 
@@ -183,6 +187,47 @@ fn preceded_by_date(text: &str, start: usize) -> bool {
     DATE.is_match(&text[..start])
 }
 
+/// A day of each month, not of one: "we release at the end of the month", "invoices go out on
+/// the 15th", "never deploy at the end of the month".
+fn month_habit(t: &str) -> bool {
+    static HABIT: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)\bmonthly\b|\b(?:every|each)\s+month\b|\bwe\s+(?:always\s+|usually\s+)?(?:release|ship|deploy|pay|bill|invoice|close|run|rotate|review|report|publish|cut|reconcile)\b|\b[a-z-]+s\s+(?:go out|are paid|are sent|are cut|are closed|run|renew|reset)\b",
+        )
+    });
+    EN_RECURRING.is_match(t) || HABIT.is_match(t)
+}
+
+/// A year right after a date: "December 15, 2026", "15 December 2026".
+fn followed_by_year(text: &str, end: usize) -> bool {
+    let rest = text[end..].trim_start_matches([',', ' ']);
+    rest.len() >= 4 && rest.as_bytes()[..4].iter().all(u8::is_ascii_digit)
+}
+
+/// The month number of an English month name or its abbreviation.
+fn month_number(name: &str) -> Option<i8> {
+    let lower = name.trim_end_matches('.').to_ascii_lowercase();
+    MONTHS
+        .iter()
+        .position(|m| m.to_ascii_lowercase().starts_with(&lower) && lower.len() >= 3)
+        .and_then(|i| i8::try_from(i + 1).ok())
+}
+
+/// The year that puts `month`/`day` nearest the anchor (within half a year either way): said
+/// on 2026-12-01, "January 6" is in 2027 and "November 3" in 2026.
+fn nearest_year(anchor: Date, month: i8, day: i8) -> Option<i16> {
+    let y = anchor.year();
+    [y - 1, y, y + 1]
+        .into_iter()
+        .filter_map(|y| Date::new(y, month, day).ok())
+        .min_by_key(|d| {
+            anchor
+                .until(*d)
+                .map_or(i64::MAX, |span| i64::from(span.get_days()).abs())
+        })
+        .map(|d| d.year())
+}
+
 fn re(p: &str) -> Regex {
     Regex::new(p).expect("static regex")
 }
@@ -246,6 +291,18 @@ static EN_WEEK: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b(next|this|last|the following|the coming|the previous)\s+week\b"));
 static EN_MONTH: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b(next|this|last|the following|the previous)\s+month\b"));
+/// "the end of the month", "by the start of this month": the month the statement was made in.
+static EN_THE_MONTH: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(end|start|beginning|middle)\s+of\s+(?:the|this)\s+month\b"));
+/// A day of a month without a year: "December 15", "Dec 15th", "15 December".
+static EN_MONTH_DAY: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:(Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+(\d{1,2})(?:st|nd|rd|th)?|(\d{1,2})(?:st|nd|rd|th)?\s+(January|February|March|April|May|June|July|August|September|October|November|December))\b",
+    )
+});
+/// "on the 3rd", "by the 15th": a day of the coming month or this one.
+static EN_THE_NTH: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(on|by|before|until|after) the (\d{1,2})(st|nd|rd|th)\b"));
 static EN_QUARTER: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b(next|this|last|the previous|the following)\s+(quarter|year)\b"));
 static EN_IN_N: LazyLock<Regex> = LazyLock::new(|| {
@@ -372,6 +429,53 @@ fn absolutise_words(text: &str, anchor: Date) -> String {
         let (y, m) = month_shift(anchor, off);
         let expr = format!("{} {y}", MONTHS[(m - 1) as usize]);
         Some(with_prep(t, start, "in", &expr))
+    });
+    s = replace(&s, &EN_THE_MONTH, |t, c, _, _| {
+        if month_habit(t) {
+            return None;
+        }
+        Some(format!(
+            "{} of {} {}",
+            &c[1],
+            MONTHS[(anchor.month() - 1) as usize],
+            anchor.year()
+        ))
+    });
+    s = replace(&s, &EN_MONTH_DAY, |t, c, _, end| {
+        if followed_by_year(t, end) {
+            return None;
+        }
+        let (name, day) = match (c.get(1), c.get(2), c.get(3), c.get(4)) {
+            (Some(m), Some(d), _, _) => (m.as_str(), d.as_str()),
+            (_, _, Some(d), Some(m)) => (m.as_str(), d.as_str()),
+            _ => return None,
+        };
+        let month = month_number(name)?;
+        let day: i8 = day.parse().ok()?;
+        let year = nearest_year(anchor, month, day)?;
+        // "December 15" → "December 15, 2026"; "15 December" → "15 December 2026".
+        Some(if c.get(1).is_some() {
+            format!("{}, {year}", &c[0])
+        } else {
+            format!("{} {year}", &c[0])
+        })
+    });
+    s = replace(&s, &EN_THE_NTH, |t, c, _, end| {
+        // "the 3rd of December", "the 3rd (2026-12-03)": said already.
+        let rest = t[end..].trim_start();
+        if rest.starts_with('(') || rest.to_ascii_lowercase().starts_with("of ") || month_habit(t) {
+            return None;
+        }
+        let day: i8 = c[2].parse().ok()?;
+        let this = Date::new(anchor.year(), anchor.month(), day).ok();
+        let date = match this {
+            Some(d) if d >= anchor => d,
+            _ => {
+                let (y, m) = month_shift(anchor, 1);
+                Date::new(y, m, day).ok()?
+            }
+        };
+        Some(format!("{} ({})", &c[0], iso(date)))
     });
     s = replace(&s, &EN_QUARTER, |t, c, start, _| {
         let off = match c[1].to_ascii_lowercase().as_str() {
@@ -603,9 +707,47 @@ mod tests {
     }
 
     #[test]
+    fn dates_without_a_year_and_the_months_end() {
+        let a = |s: &str| absolutise(s, d());
+        assert_eq!(
+            a("the VPC migration is due by the end of the month"),
+            "the VPC migration is due by the end of November 2026"
+        );
+        assert_eq!(
+            a("the deadline got pushed to December 15"),
+            "the deadline got pushed to December 15, 2026"
+        );
+        assert_eq!(
+            a("I'm out from Dec 20 to Jan 6"),
+            "I'm out from Dec 20, 2026 to Jan 6, 2027"
+        );
+        assert_eq!(
+            a("we shipped it on 3 November"),
+            "we shipped it on 3 November 2026"
+        );
+        assert_eq!(
+            a("the freeze lifts on the 3rd"),
+            "the freeze lifts on the 3rd (2026-12-03)"
+        );
+        assert_eq!(a("pay by the 28th"), "pay by the 28th (2026-11-28)");
+        // Said with its year, of a month, or of every month: as it is.
+        for kept in [
+            "we release at the end of the month",
+            "invoices go out on the 15th",
+            "never deploy at the end of the month",
+            "the launch is December 15, 2026",
+            "Python 3.12 since May 2024",
+            "on the 3rd of December",
+            "may 5 people review it",
+        ] {
+            assert_eq!(a(kept), kept);
+        }
+    }
+
+    #[test]
     fn idempotent() {
         let once = absolutise(
-            "deploy Thursday, review tomorrow, 明日, 下周五, 来週の金曜日",
+            "deploy Thursday, review tomorrow, 明日, 下周五, 来週の金曜日, by Dec 15, on the 3rd, end of the month",
             d(),
         );
         assert_eq!(absolutise(&once, d()), once);
