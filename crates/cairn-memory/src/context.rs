@@ -275,6 +275,10 @@ struct Section {
 /// sentence, no Why or How). Those are not injected again in the same session.
 fn shown_whole(m: &Memory) -> bool {
     matches!(m.memory_type, MemoryType::User | MemoryType::Feedback)
+        || (m.memory_type == MemoryType::Reference
+            && m.why.is_none()
+            && m.how.is_none()
+            && m.rule.chars().count() <= POINTER_CHARS)
         || (m.why.is_none()
             && m.how.is_none()
             && m.description.chars().count() <= 200
@@ -283,8 +287,12 @@ fn shown_whole(m: &Memory) -> bool {
                 .contains(m.rule.trim().trim_end_matches('.')))
 }
 
+/// Most of a reference memory's rule the session-start summary shows (its links, whole).
+const POINTER_CHARS: usize = 400;
+
 /// One memory's line in the session-start summary: user and feedback memories in full (the
-/// rule and its Why), the others by their description.
+/// rule and its Why), a reference by its rule (its links whole), the others by their
+/// description.
 fn session_entry(m: &Memory, now: i64) -> String {
     let full = matches!(m.memory_type, MemoryType::User | MemoryType::Feedback);
     let mut entry = format!(
@@ -297,6 +305,9 @@ fn session_entry(m: &Memory, now: i64) -> String {
     );
     if full {
         entry.push_str(&indent(&quote(&truncate_chars(&m.body, 600))));
+    } else if m.memory_type == MemoryType::Reference {
+        // A pointer is its links: a description cut short would lose the second one.
+        entry.push_str(&indent(&quote(&truncate_chars(&m.rule, POINTER_CHARS))));
     } else {
         entry.push_str(&indent(&quote(&truncate_chars(&m.description, 200))));
     }
@@ -348,7 +359,9 @@ impl MemoryStore {
         // hold as many entries as were ranked, they are ranked again, all of them.
         let mut per_type = per_type;
         let (out, listed, shown_full, total) = loop {
-            let (ranked, total) = self.live_ids_by_usefulness(&scopes, now, per_type)?;
+            let (mut ranked, total) = self.live_ids_by_usefulness(&scopes, now, per_type)?;
+            let held = self.held_by_reader(scope);
+            ranked.retain(|(id, _)| !held.contains(id));
             if ranked.is_empty() {
                 return Ok(String::new());
             }
@@ -549,10 +562,11 @@ impl MemoryStore {
                 && tells_how_to_answer(&h.memory.rule))
         });
         let keep = relevant(&query, &hits);
+        let held = self.held_by_reader(scope);
         let picked: Vec<_> = hits
             .into_iter()
             .zip(keep)
-            .filter(|(h, k)| *k && !shown.contains(&h.memory.id))
+            .filter(|(h, k)| *k && !shown.contains(&h.memory.id) && !held.contains(&h.memory.id))
             .map(|(h, _)| h)
             .take(MAX_PROMPT_MEMORIES)
             .collect();

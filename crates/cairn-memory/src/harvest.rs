@@ -102,11 +102,15 @@ fn turn_time(t: &StoredTurn) -> Option<i64> {
         .or_else(|| t.turn.started_at.as_deref().and_then(parse_time))
 }
 
-fn fingerprint(t: &StoredTurn, agent_wrote: bool) -> String {
+fn fingerprint(t: &StoredTurn, agent_wrote: bool, claude_saved: bool) -> String {
     let mut said = format!(
         "{EXTRACTOR_VERSION}\u{0}{agent_wrote}\u{0}{}",
         t.turn.user_texts().join("\u{0}")
     );
+    // (Only when it is so: the fingerprints of every other turn stay what they were.)
+    if claude_saved {
+        said.push_str("\u{0}claude-saved");
+    }
     if let Some(why) = not_the_users_word(t) {
         said.push('\u{0}');
         said.push_str(why);
@@ -323,7 +327,8 @@ impl MemoryStore {
             }
             let discounted = not_the_users_word(t).is_some();
             let wrote = !discounted && dirs.agent_wrote_memory(&t.turn);
-            let fp = fingerprint(t, wrote);
+            let claude_saved = !discounted && !wrote && dirs.claude_saved_memory(&t.turn);
+            let fp = fingerprint(t, wrote, claude_saved);
             if self.extracted_fingerprint(t)?.as_deref() == Some(fp.as_str()) {
                 continue;
             }
@@ -344,7 +349,15 @@ impl MemoryStore {
                 self.recall_index()?;
                 opened = true;
             }
-            self.extract_turn(t, wrote, &fp, now, &mut forgotten, &mut report)?;
+            self.extract_turn(
+                t,
+                wrote,
+                claude_saved,
+                &fp,
+                now,
+                &mut forgotten,
+                &mut report,
+            )?;
         }
         // Every revision read is above `since`, so a hold never takes the mark below it.
         progress(turns.len(), turns.len());
@@ -552,10 +565,12 @@ impl MemoryStore {
             .optional()?)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn extract_turn(
         &mut self,
         t: &StoredTurn,
         wrote: bool,
+        claude_saved: bool,
         fp: &str,
         now: i64,
         forgotten: &mut Option<Vec<ForgottenOrigin>>,
@@ -749,6 +764,16 @@ impl MemoryStore {
                         report.restored += reinstate_replaced(&tx, recall, id)?;
                     }
                 }
+            }
+        }
+        // Claude Code's background extraction saved this turn's memories into its own memory
+        // dir for the project: Claude Code has them there, and is not given them again.
+        if claude_saved && let Some(p) = &project {
+            for id in &ids {
+                tx.execute(
+                    "INSERT OR IGNORE INTO memory_held(memory_id, agent, scope) VALUES (?1, 'claude', ?2)",
+                    params![id, p],
+                )?;
             }
         }
         tx.execute(

@@ -103,6 +103,20 @@ const ADDED_INDEXES: [(&str, &str); 2] = [
     ),
 ];
 
+/// Tables added since version 1, by name: like [`ADDED_INDEXES`], they change nothing an
+/// earlier build reads or writes, so adding one keeps the version.
+const ADDED_TABLES: [(&str, &str); 1] = [(
+    // Memories an agent's own memory holds already for a project (Claude Code's background
+    // extraction saved the statement): not given to that agent there a second time.
+    "memory_held",
+    "CREATE TABLE IF NOT EXISTS memory_held (
+         memory_id TEXT NOT NULL,
+         agent TEXT NOT NULL,
+         scope TEXT NOT NULL,
+         PRIMARY KEY (memory_id, agent, scope)
+     )",
+)];
+
 /// Creates the tables and indexes if needed and records the version; refuses a newer
 /// layout.
 pub fn ensure(conn: &Connection) -> Result<()> {
@@ -118,9 +132,19 @@ pub fn ensure(conn: &Connection) -> Result<()> {
     let mut st = conn.prepare_cached(
         "SELECT EXISTS(SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?1)",
     )?;
+    let mut tables = conn.prepare_cached(
+        "SELECT EXISTS(SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1)",
+    )?;
+    // (Read-only, nothing can be added: readers do without.)
+    let writable = !conn.is_readonly(rusqlite::MAIN_DB)?;
+    for (name, ddl) in ADDED_TABLES {
+        if writable && !tables.query_row([name], |r| r.get::<_, bool>(0))? {
+            conn.execute_batch(ddl)?;
+        }
+    }
     for (name, ddl) in ADDED_INDEXES {
         // Read first: opening a database that has them takes no write lock (hooks).
-        if !st.query_row([name], |r| r.get::<_, bool>(0))? {
+        if writable && !st.query_row([name], |r| r.get::<_, bool>(0))? {
             conn.execute_batch(ddl)?;
         }
     }

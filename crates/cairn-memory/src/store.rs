@@ -78,6 +78,8 @@ pub struct MemoryStore {
     /// Whether opening the recall index counts both tables to check it is in step (see
     /// [`MemoryStore::check_index_only_when_empty`]).
     pub(crate) full_index_check: bool,
+    /// The agent the context is for (see [`MemoryStore::give_context_to`]).
+    pub(crate) reader: Option<String>,
 }
 
 const COLUMNS: &str = "id, type, scope, name, description, rule, why, how, keywords, source_kind,
@@ -384,7 +386,32 @@ impl MemoryStore {
             recall_config: None,
             views: None,
             full_index_check: true,
+            reader: None,
         })
+    }
+
+    /// The agent the hooks' context is for (`claude`, `codex`): memories that agent's own
+    /// memory already holds for the project (Claude Code's background extraction saved the
+    /// statement into its memory dir) are left out of its session summary and prompts there.
+    /// Searches (`recall`, MCP) are not affected.
+    pub fn give_context_to(&mut self, agent: &str) {
+        self.reader = Some(agent.to_string());
+    }
+
+    /// The memories [`MemoryStore::give_context_to`]'s agent holds itself for `scope`.
+    pub(crate) fn held_by_reader(&self, scope: &str) -> std::collections::HashSet<String> {
+        let Some(agent) = self.reader.as_deref() else {
+            return Default::default();
+        };
+        // (A database from before the table, opened read-only, has none.)
+        self.store
+            .connection()
+            .prepare_cached("SELECT memory_id FROM memory_held WHERE agent = ?1 AND scope = ?2")
+            .and_then(|mut st| {
+                st.query_map([agent, scope], |r| r.get::<_, String>(0))?
+                    .collect::<rusqlite::Result<_>>()
+            })
+            .unwrap_or_default()
     }
 
     /// Writes the markdown views under `dir` (normally `<data dir>/memory`).

@@ -423,7 +423,46 @@ fn hooks_give_both_agents_their_memory() {
     let h = TestHome::sample();
     h.json(&["sync"]);
     let webshop = h.root().join("work/webshop");
-    for agent in ["claude", "codex"] {
+    // The sample's Claude Code sessions had their rules saved by Claude Code's background
+    // extraction (`memory_saved`): Claude Code reads them from its own memory, so in webshop
+    // they reach Codex through cairn, and Claude Code only through its own MEMORY.md.
+    let claude = hook(
+        &h,
+        "claude",
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": "claude-1", "cwd": s(&webshop),
+               "prompt": "which package manager should I use to add lodash?", "transcript_path": null}),
+    );
+    assert!(
+        !context_of(&claude).contains("Use pnpm"),
+        "{}",
+        context_of(&claude)
+    );
+    let claude_memory = std::fs::read_to_string(
+        h.claude_project(&webshop)
+            .join("memory/feedback_package_manager.md"),
+    )
+    .unwrap();
+    assert!(claude_memory.contains("pnpm"), "{claude_memory}");
+    // What Claude Code's own memory does not hold reaches it: a memory said by hand.
+    h.json(&[
+        "remember",
+        "Run the cart tests with pnpm vitest run src/cart",
+        "--cwd",
+        s(&webshop),
+    ]);
+    let claude = hook(
+        &h,
+        "claude",
+        json!({"hook_event_name": "SessionStart", "session_id": "claude-2",
+               "cwd": s(&webshop), "source": "startup", "transcript_path": null}),
+    );
+    let c = context_of(&claude);
+    assert!(
+        c.contains("cart tests") && !c.contains("> Use pnpm, not npm."),
+        "{c}"
+    );
+    {
+        let agent = "codex";
         let start = hook(
             &h,
             agent,
@@ -984,68 +1023,94 @@ fn a_projects_history_leaves_only_what_holds_now() {
 }
 
 /// Claude Code's background extraction saves what a turn said into its own memory and
-/// records it (`system` / `memory_saved` with `writtenPaths`): cairn does not keep it a
-/// second time, also when that record lands after cairn read the turn.
+/// records it (`system` / `memory_saved` with `writtenPaths`): cairn keeps the statement (Codex
+/// reads cairn's memory, not Claude Code's), but does not give it to Claude Code in that
+/// project a second time, also when the record lands after cairn read the turn.
 #[test]
-fn what_claude_codes_own_extraction_saved_is_not_kept_twice() {
-    let h = TestHome::empty();
-    let repo = h.project("payments");
-    let cwd = s(&repo);
-    let dir = h.claude_project(&repo);
-    let memory = dir.join("memory");
-    std::fs::create_dir_all(&memory).unwrap();
-    let saved = memory.join("feedback_refund_logging.md");
-    std::fs::write(
-        &saved,
-        "---\nname: log refund decisions\ndescription: log refund decisions at info with order id\ntype: feedback\n---\n\nAlways log refund decisions at info level with the order id.\n",
-    )
-    .unwrap();
-    let session = dir.join("11111111-2222-4333-8444-555555555555.jsonl");
-    let turn = common::claude_prompt(
-        "u1",
-        cwd,
-        "from now on, always log refund decisions at info level with the order id",
-        "2026-11-20T10:00:00.000Z",
-    ) + &common::claude_reply(
-        "a1",
-        cwd,
-        "OK, I'll log them at info.",
-        "2026-11-20T10:00:05.000Z",
-    );
-    let memory_saved = json!({
-        "parentUuid": "a1", "isSidechain": false, "type": "system", "subtype": "memory_saved",
-        "writtenPaths": [saved.to_str().unwrap()], "content": "Saved 1 memory",
-        "uuid": "sys1", "timestamp": "2026-11-20T10:00:09.000Z", "cwd": cwd,
-        "sessionId": "11111111-2222-4333-8444-555555555555"
-    })
-    .to_string()
-        + "\n";
-    let next = common::claude_prompt("u2", cwd, "ok, next task", "2026-11-20T10:01:00.000Z");
-    let refund = |h: &TestHome| {
-        memories(h, &["--scope", "all", "--cwd", cwd])
-            .iter()
-            .any(|m| m["body"].as_str().unwrap_or_default().contains("refund"))
+fn what_claude_codes_own_extraction_saved_reaches_codex_and_not_claude_twice() {
+    let repo_name = "payments";
+    let session_start = |h: &TestHome, agent: &str, cwd: &str| {
+        context_of(&hook(
+            h,
+            agent,
+            json!({"session_id": format!("{agent}-s"), "transcript_path": null, "cwd": cwd,
+                   "hook_event_name": "SessionStart", "source": "startup"}),
+        ))
     };
-    // Saved by Claude Code before cairn reads the turn.
-    std::fs::write(&session, turn.clone() + &memory_saved + &next).unwrap();
-    let out = h.json(&["sync"]);
-    assert_eq!(out["memories"]["agent_wrote"], 1, "{out}");
-    assert!(!refund(&h));
-    // Saved after cairn read the turn: the memory cairn kept from it goes.
-    let h = TestHome::empty();
-    let dir = h.claude_project(&repo);
-    std::fs::create_dir_all(dir.join("memory")).unwrap();
-    std::fs::copy(&saved, dir.join("memory/feedback_refund_logging.md")).unwrap();
-    let session = dir.join("11111111-2222-4333-8444-555555555555.jsonl");
-    std::fs::write(&session, &turn).unwrap();
-    h.json(&["sync"]);
-    assert!(refund(&h), "the turn alone gives the memory");
-    let saved_here = dir.join("memory/feedback_refund_logging.md");
-    let memory_saved = memory_saved.replace(saved.to_str().unwrap(), saved_here.to_str().unwrap());
-    common::append(&session, (memory_saved + &next).as_bytes());
-    let out = h.json(&["sync"]);
-    assert_eq!(out["memories"]["withdrawn"], 1, "{out}");
-    assert!(!refund(&h));
+    let prompt = |h: &TestHome, agent: &str, cwd: &str| {
+        context_of(&hook(
+            h,
+            agent,
+            json!({"session_id": format!("{agent}-p"), "transcript_path": null, "cwd": cwd,
+                   "hook_event_name": "UserPromptSubmit",
+                   "prompt": "add logging to the refund decisions"}),
+        ))
+    };
+    for late in [false, true] {
+        let h = TestHome::empty();
+        let repo = h.project(repo_name);
+        let cwd = s(&repo);
+        let dir = h.claude_project(&repo);
+        let memory = dir.join("memory");
+        std::fs::create_dir_all(&memory).unwrap();
+        let saved = memory.join("feedback_refund_logging.md");
+        std::fs::write(
+            &saved,
+            "---\nname: log refund decisions\ndescription: log refund decisions at info with order id\ntype: feedback\n---\n\nAlways log refund decisions at info level with the order id.\n",
+        )
+        .unwrap();
+        let session = dir.join("11111111-2222-4333-8444-555555555555.jsonl");
+        let turn = common::claude_prompt(
+            "u1",
+            cwd,
+            "from now on, always log refund decisions at info level with the order id",
+            "2026-11-20T10:00:00.000Z",
+        ) + &common::claude_reply(
+            "a1",
+            cwd,
+            "OK, I'll log them at info.",
+            "2026-11-20T10:00:05.000Z",
+        );
+        let memory_saved = json!({
+            "parentUuid": "a1", "isSidechain": false, "type": "system", "subtype": "memory_saved",
+            "writtenPaths": [saved.to_str().unwrap()], "content": "Saved 1 memory",
+            "uuid": "sys1", "timestamp": "2026-11-20T10:00:09.000Z", "cwd": cwd,
+            "sessionId": "11111111-2222-4333-8444-555555555555"
+        })
+        .to_string()
+            + "\n";
+        let next = common::claude_prompt("u2", cwd, "ok, next task", "2026-11-20T10:01:00.000Z");
+        if late {
+            // cairn reads the turn first; Claude Code's record lands after.
+            std::fs::write(&session, &turn).unwrap();
+            h.json(&["sync"]);
+            assert!(session_start(&h, "claude", cwd).contains("refund"));
+            common::append(&session, (memory_saved + &next).as_bytes());
+        } else {
+            std::fs::write(&session, turn + &memory_saved + &next).unwrap();
+        }
+        let out = h.json(&["sync"]);
+        assert_eq!(out["memories"]["agent_wrote"], 0, "{out}");
+        let kept = memories(&h, &["--scope", "all", "--cwd", cwd]);
+        assert!(
+            kept.iter()
+                .any(|m| m["body"].as_str().unwrap_or_default().contains("refund")),
+            "{kept:?}"
+        );
+        assert!(
+            !session_start(&h, "claude", cwd).contains("refund"),
+            "late={late}"
+        );
+        assert!(!prompt(&h, "claude", cwd).contains("refund"), "late={late}");
+        assert!(
+            session_start(&h, "codex", cwd).contains("refund"),
+            "late={late}"
+        );
+        assert!(prompt(&h, "codex", cwd).contains("refund"), "late={late}");
+        // An explicit search finds it for either agent.
+        let r = h.json(&["recall", "refund logging", "--cwd", cwd]);
+        assert!(r["results"].to_string().contains("refund"), "{r}");
+    }
 }
 
 /// A Codex fork copies its parent's turns into the new rollout, with the time of the fork: a

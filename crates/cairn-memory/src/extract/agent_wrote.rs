@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 
 use cairn_transcript::{Event, Turn};
 
+/// The tool name the transcript parser gives Claude Code's `memory_saved` record.
+const MEMORY_SAVED: &str = "memory_saved";
+
 /// Where the agents keep the memory they write themselves.
 #[derive(Debug, Clone, Default)]
 pub struct AgentMemoryDirs {
@@ -100,6 +103,18 @@ impl AgentMemoryDirs {
         false
     }
 
+    /// Whether Claude Code's background extraction saved memory of this turn into its own
+    /// memory dir (`system` / `memory_saved`): Claude Code then has the turn's statements in its
+    /// own memory, and cairn does not give them to Claude Code a second time.
+    pub fn claude_saved_memory(&self, turn: &Turn) -> bool {
+        turn.events.iter().any(|e| match e {
+            Event::FileEdit { tool, paths, .. } if tool == MEMORY_SAVED => {
+                paths.iter().any(|p| self.is_memory_path(p))
+            }
+            _ => false,
+        })
+    }
+
     /// Whether the agent itself wrote memory during this turn (a Claude Code Edit/Write into its
     /// memory dir, a Codex ad-hoc note by patch, shell or the `add_ad_hoc_note` tool). Such a
     /// turn is not extracted again (the agent already kept what it wanted).
@@ -109,6 +124,11 @@ impl AgentMemoryDirs {
                 || is_instruction_file(p, turn.cwd.as_deref(), &self.claude_roots)
         };
         turn.events.iter().any(|e| match e {
+            // Claude Code's background extraction is not the agent keeping what it wanted in
+            // this turn: cairn keeps the statement too (Codex reads cairn's memory, not Claude
+            // Code's), and leaves it out of what it gives Claude Code (see
+            // `claude_saved_memory`).
+            Event::FileEdit { tool, .. } if tool == MEMORY_SAVED => false,
             Event::FileEdit { paths, .. } => paths.iter().any(memory),
             Event::PatchApplied { paths, success, .. } => *success && paths.iter().any(memory),
             Event::ToolCall { tool, command, .. } => {

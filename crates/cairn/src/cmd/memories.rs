@@ -319,6 +319,7 @@ impl cairn_capture::context::ContextProvider for MemoryContext<'_> {
         let text = match req.event {
             HookEvent::SessionStart => {
                 let mut mem = open_for_search(self.homes).map_err(fail)?;
+                mem.give_context_to(req.agent.as_str());
                 Some(
                     mem.session_start_context(&scope, session, self.budget, req.now)
                         .map_err(|e| fail(e.into()))?,
@@ -327,6 +328,7 @@ impl cairn_capture::context::ContextProvider for MemoryContext<'_> {
             HookEvent::UserPromptSubmit => match req.prompt {
                 Some(p) => {
                     let mut mem = open_for_search(self.homes).map_err(fail)?;
+                    mem.give_context_to(req.agent.as_str());
                     mem.prompt_context(&scope, session, p, req.now)
                         .map_err(|e| fail(e.into()))?
                 }
