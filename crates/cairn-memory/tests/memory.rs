@@ -2391,3 +2391,26 @@ fn statements_without_a_project_are_not_made_global() {
     assert_eq!(live[0].memory_type, MemoryType::User);
     assert_eq!(live[0].scope, GLOBAL);
 }
+
+/// A pointer is its links: the session summary shows a reference memory's whole rule, so a
+/// second link is not cut off with its description.
+#[test]
+fn the_session_summary_shows_every_link_of_a_pointer() {
+    let mut mem = store();
+    let p = "/w/ledger";
+    mem.remember(
+        manual(
+            MemoryType::Reference,
+            p,
+            "The runbook for ledger incidents is https://wiki.example.com/ledger/runbook and the latency dashboard is https://grafana.example.com/d/ledger-latency",
+        ),
+        NOW,
+    )
+    .unwrap();
+    let text = mem.session_start_context(p, None, 2_500, NOW).unwrap();
+    assert!(
+        text.contains("https://wiki.example.com/ledger/runbook")
+            && text.contains("https://grafana.example.com/d/ledger-latency"),
+        "{text}"
+    );
+}
