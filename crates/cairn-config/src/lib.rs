@@ -147,6 +147,10 @@ pub struct WorkerConfig {
     pub retry_delay_secs: u64,
     /// The worker waits for a retry due within this many seconds instead of exiting.
     pub max_wait_secs: u64,
+    /// A session that starts when no `cairn sync` has run for this many hours starts one in
+    /// the background (the history from before the hooks, sessions whose hooks did not run),
+    /// at most once an hour; 0: never.
+    pub catch_up_hours: u64,
 }
 
 impl Default for WorkerConfig {
@@ -155,6 +159,7 @@ impl Default for WorkerConfig {
             max_attempts: 3,
             retry_delay_secs: 10,
             max_wait_secs: 120,
+            catch_up_hours: 6,
         }
     }
 }

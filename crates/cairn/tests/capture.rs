@@ -1114,3 +1114,63 @@ fn a_turn_with_a_huge_line_is_left_to_the_worker_which_records_it() {
         "{bodies:?}"
     );
 }
+
+/// A session that starts when no sync has run for hours starts one in the background: the
+/// history from before the hooks reaches memory without anyone running `cairn sync`. Once an
+/// hour at most, and never with `catch_up_hours = 0`.
+#[test]
+fn a_session_start_catches_up_a_history_no_sync_read() {
+    let h = TestHome::empty();
+    let repo = h.project("shop");
+    let cwd = repo.to_str().unwrap();
+    let dir = h.claude_project(&repo);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("11111111-2222-4333-8444-555555555555.jsonl"),
+        claude_prompt(
+            "u1",
+            cwd,
+            "from now on use pnpm, not npm",
+            "2026-11-20T10:00:00.000Z",
+        ) + &claude_reply("a1", cwd, "OK.", "2026-11-20T10:00:05.000Z"),
+    )
+    .unwrap();
+    let start = json!({"session_id": "s9", "transcript_path": null, "cwd": cwd,
+                       "hook_event_name": "SessionStart", "source": "startup"})
+    .to_string();
+    let kept = |h: &TestHome| {
+        let out = h.cairn(&["list", "--json"]);
+        String::from_utf8_lossy(&out.stdout).contains("pnpm")
+    };
+    let log_lines = |h: &TestHome| {
+        std::fs::read_to_string(h.data().join("cairn.log"))
+            .unwrap_or_default()
+            .matches("started one in the background")
+            .count()
+    };
+    hook(&h, "claude", &start, &[]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !kept(&h) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the catch-up sync never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(log_lines(&h), 1);
+    // Synced now: the next session start begins nothing.
+    hook(&h, "claude", &start, &[]);
+    assert_eq!(log_lines(&h), 1);
+    // Switched off.
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.data()).unwrap();
+    std::fs::write(
+        h.data().join("config.toml"),
+        "[worker]\ncatch_up_hours = 0\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(h.claude()).unwrap();
+    hook(&h, "claude", &start, &[]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(log_lines(&h), 0);
+}

@@ -187,6 +187,18 @@ fn handle(homes: &Homes, agent: Agent, log: &CaptureLog) -> Result<Option<String
             for e in errors {
                 log.error(&format!("context provider failed: {e}"));
             }
+            // A history no sync has read for hours (sessions from before the hooks, turns
+            // whose hooks did not run): a sync in the background reads it.
+            if payload.event == HookEvent::SessionStart {
+                let hours = config
+                    .as_ref()
+                    .map_or(cairn_config::WorkerConfig::default().catch_up_hours, |c| {
+                        c.worker.catch_up_hours
+                    });
+                if let Err(e) = catch_up(homes, &store, hours, log) {
+                    log.error(&format!("cannot start the catch-up sync: {e}"));
+                }
+            }
             // Jobs left waiting (a retry, or a worker that died): pick them up now.
             if payload.event == HookEvent::SessionStart
                 && store.next_pending_at()?.is_some_and(|t| t <= now())
@@ -231,6 +243,45 @@ fn open_store_for_reading(homes: &Homes) -> Result<Store> {
         store.defer_checkpoint_on_close()?;
     }
     Ok(store)
+}
+
+/// The store meta key of the last catch-up sync a session start began.
+const CATCH_UP_STARTED: &str = "catch_up_started";
+
+/// Starts `cairn sync` in the background when none has run for `hours` (`last_ingest`), and
+/// no catch-up began within the hour (one may still be running); 0 hours: never. Not in a
+/// data dir this process may not write.
+fn catch_up(homes: &Homes, store: &Store, hours: u64, log: &CaptureLog) -> Result<()> {
+    if hours == 0 || store.is_read_only() {
+        return Ok(());
+    }
+    let now = now();
+    let at = |key: &str| -> Result<Option<i64>> {
+        Ok(store.meta(key)?.and_then(|v| v.parse::<i64>().ok()))
+    };
+    let stale = at("last_ingest")?
+        .is_none_or(|t| now.saturating_sub(t) >= i64::try_from(hours * 3600).unwrap_or(i64::MAX));
+    let begun = at(CATCH_UP_STARTED)?.is_some_and(|t| now.saturating_sub(t) < 3600);
+    if !stale || begun {
+        return Ok(());
+    }
+    store.set_meta(CATCH_UP_STARTED, &now.to_string())?;
+    let exe = std::env::current_exe().context("cannot locate the cairn binary")?;
+    let args = [
+        "--claude-dir".as_ref(),
+        homes.claude_root()?.as_os_str(),
+        "--codex-home".as_ref(),
+        homes.codex_home()?.as_os_str(),
+        "--data-dir".as_ref(),
+        homes.data_dir.as_os_str(),
+        "sync".as_ref(),
+    ];
+    let pid = cairn_capture::detach::spawn_detached(&exe, &args, &homes.data_dir, log.path())
+        .context("cannot start the catch-up sync")?;
+    log.info(&format!(
+        "session start: no sync for {hours} hour(s) or more; started one in the background ({pid})"
+    ));
+    Ok(())
 }
 
 /// Starts the detached worker unless one holds the worker lock.
