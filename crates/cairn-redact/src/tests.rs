@@ -1111,6 +1111,9 @@ fn fragments(rng: &mut Rng) -> Vec<String> {
             "xai-",
             "dapi",
             ":AA",
+            "hv",
+            "hooks/",
+            "秘密",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -1446,4 +1449,21 @@ fn passwords_said_to_be_one() {
     ] {
         assert_eq!(redact(text), text, "{text}");
     }
+}
+
+/// The triggers merged to free prefilter slots still select their detectors, and only on
+/// their own literals: `hooks` without a `/` selects nothing.
+#[test]
+fn merged_triggers_select_their_detectors() {
+    let bit = |kind: Kind| 1u64 << SPECS.iter().position(|s| s.kind == kind).unwrap();
+    let e = &*ENGINE;
+    assert_eq!(e.candidates("hvs.x"), bit(Kind::VaultToken));
+    assert_eq!(e.candidates("hvb.x"), bit(Kind::VaultToken));
+    assert_eq!(
+        e.candidates("discord.com/api/webhooks/1/x"),
+        bit(Kind::DiscordWebhook)
+    );
+    assert_eq!(e.candidates("密碼是 x"), bit(Kind::Password));
+    assert_eq!(e.candidates("密码是 x"), bit(Kind::Password));
+    assert_eq!(e.candidates("React hooks rerender; the webhook fired"), 0);
 }
