@@ -81,7 +81,7 @@
 //!
 //! Agents and users also state secrets in sentences. At the same sensitive
 //! words (also `API key`, `access key` written apart; `login`, `creds` for
-//! the pair rule):
+//! the pair rule; any `key` for rule 5):
 //!
 //! 1. *word, copula, value*: the sensitive word, an optional qualifier
 //!    starting with a preposition (`password for this project`), then `is`,
@@ -102,6 +102,15 @@
 //!    determiner (`the key`) or at a line start, not in `cache key`. Git
 //!    SHAs (40) and SHA-256 digests (64) never match, nor does hex with no
 //!    sensitive word before it.
+//! 5. *any key, copula, random value*: whatever word names a key (`the vault
+//!    unseal key is qZ8vLmN3…`, `the recovery key:`, `Key:` at a line start),
+//!    a copula as in rule 1 and a value that is strongly random: 16+
+//!    characters of letters and digits (base64's `+/_-=` allowed), upper case,
+//!    lower case and digits, and under 60% of its letters in pieces that read
+//!    like words. So `the cache key is userId`, `the primary key is
+//!    customer_id`, `the sort key is created_at`, `the partition key is
+//!    TenantId2024Region`, `the key is to be patient` and `the key is in the
+//!    drawer` stay.
 //!
 //! The value must look like a secret, not prose: not a stop word (`in`,
 //! `stored`, `rotated`, `the`, `not`, `1password`, `bcrypt`, ...), not a
@@ -1889,6 +1898,61 @@ fn mixed_token(v: &str) -> bool {
             >= 3
 }
 
+/// A value nobody types as a word or names as an identifier (`qZ8vLmN3pR5tW7yB9dF1hJ4kM6nP2sU0xA`):
+/// 16 characters or more of letters, digits and base64's `+/_-` (and `=` padding), with upper
+/// case, lower case and digits, and under 60% of its letters in pieces that read like words
+/// ([`key_words`] of three letters or more, not all capitals, with a vowel in every five
+/// letters and never four consonants in a row). So `TenantId2024Region` and
+/// `userProfileV2Cache` stay; about one random key of 16 characters in 30 reads like words
+/// (one in 200 of 34), and stays too.
+fn strongly_random(v: &str) -> bool {
+    let core = v.trim_end_matches('=');
+    let b = core.as_bytes();
+    if b.len() < 16
+        || char_classes(core) < 3
+        || !b
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'_' | b'-'))
+    {
+        return false;
+    }
+    let (mut letters, mut in_words) = (0, 0);
+    for w in key_words(core) {
+        if w.bytes().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        letters += w.len();
+        if reads_like_a_word(w) {
+            in_words += w.len();
+        }
+    }
+    in_words * 5 < letters * 3
+}
+
+/// A piece of an identifier that reads like a word (`Tenant`, `user`, `Cache`), not like
+/// the letters of a random string (`Lm`, `QXB`, `vkpt`).
+fn reads_like_a_word(w: &str) -> bool {
+    let vowel = |c: &u8| {
+        matches!(
+            c.to_ascii_lowercase(),
+            b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
+        )
+    };
+    let b = w.as_bytes();
+    let vowels = b.iter().filter(|c| vowel(c)).count();
+    let mut consonants = 0;
+    let mut cluster = false;
+    for c in b {
+        consonants = if vowel(c) { 0 } else { consonants + 1 };
+        cluster |= consonants >= 4;
+    }
+    b.len() >= 3
+        && b.iter().any(u8::is_ascii_lowercase)
+        && vowels * 5 >= b.len()
+        && vowels > 0
+        && !cluster
+}
+
 fn char_classes(s: &str) -> usize {
     let (mut lo, mut up, mut dg) = (false, false, false);
     for c in s.bytes() {
@@ -2224,8 +2288,12 @@ const UNITS: &[&str] = &[
 enum Subject {
     /// `password`, `token`, `API key`: a copula and a value, or a 32-hex string.
     Sensitive(Family),
-    /// `the key`: only a 32-hex string in the same clause.
+    /// `the key`: a 32-hex string in the same clause, or a copula and a
+    /// [`strongly_random`] value.
     BareKey,
+    /// `the vault unseal key`, `the cache key`: only a copula and a
+    /// [`strongly_random`] value (`the cache key is userId` stays).
+    NamedKey,
 }
 
 /// Secrets stated in prose after the sensitive word `text[start..end]` (see
@@ -2263,7 +2331,7 @@ fn prose_value(
                 Some(Subject::Sensitive(Family::Other))
             }
             Some(p) if eq_any_ci(p, DETERMINERS) => Some(Subject::BareKey),
-            Some(_) => None,
+            Some(_) => Some(Subject::NamedKey),
             // `Key: ...` opening a line; `(key, ...)` is code.
             None => line_start_before(b, start).then_some(Subject::BareKey),
         },
@@ -2310,6 +2378,18 @@ fn prose_value(
                 kind: Kind::Password,
             });
         }
+        // `the vault unseal key is qZ8vLmN3…`: whatever names a key, a value that is no
+        // word nor identifier is its secret (`the sort key is created_at` stays).
+        if let Some(Subject::BareKey | Subject::NamedKey) = subject
+            && let Some((vs, ve, _)) = prose_value_at(text, start, v, !separator)
+            && strongly_random(&text[vs..ve])
+        {
+            return Some(Span {
+                start: vs,
+                end: ve,
+                kind: Kind::Secret,
+            });
+        }
     }
     if assigned {
         return None;
@@ -2348,6 +2428,8 @@ fn prose_value(
     let f = match subject {
         Subject::Sensitive(f) => f,
         Subject::BareKey => Family::Other,
+        // `cache key 5d41402a…`: a compound noun names a key, it does not state one.
+        Subject::NamedKey => return None,
     };
     clause_hex(text, end).map(|(s, e)| Span {
         start: s,

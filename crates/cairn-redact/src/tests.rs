@@ -567,6 +567,10 @@ fn prose_cases(rng: &mut Rng) -> Vec<Case> {
         (mixed_value.as_str(), "the API key should be {}"),
         (symbol_value.as_str(), "secret is {}"),
         (symbol_value.as_str(), "the client secret is now {}"),
+        (
+            "qZ8vLmN3pR5tW7yB9dF1hJ4kM6nP2sU0xA",
+            "remember that the vault unseal key is {}",
+        ),
     ] {
         cases.push(Case::new(Kind::Secret, v, t));
     }
@@ -1114,6 +1118,8 @@ fn fragments(rng: &mut Rng) -> Vec<String> {
             "hv",
             "hooks/",
             "秘密",
+            "the vault unseal key is ",
+            "qZ8vLmN3pR5tW7yB9dF1hJ4kM6nP2sU0xA",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -1466,4 +1472,53 @@ fn merged_triggers_select_their_detectors() {
     assert_eq!(e.candidates("密碼是 x"), bit(Kind::Password));
     assert_eq!(e.candidates("密码是 x"), bit(Kind::Password));
     assert_eq!(e.candidates("React hooks rerender; the webhook fired"), 0);
+}
+
+/// Rule 5: whatever word names a key, a strongly random value after its copula is a secret;
+/// identifiers and words stay.
+#[test]
+fn any_key_with_a_strongly_random_value() {
+    redacts_exactly(
+        &[
+            (
+                "remember that the vault unseal key is qZ8vLmN3pR5tW7yB9dF1hJ4kM6nP2sU0xA",
+                "remember that the vault unseal key is [REDACTED:secret]",
+            ),
+            (
+                "the key is Xk9mQ2vLpZ8nR4tW7yB3",
+                "the key is [REDACTED:secret]",
+            ),
+            ("Key: Xk9mQ2vLpZ8nR4tW7yB3", "Key: [REDACTED:secret]"),
+            (
+                "the recovery key for the vault was `kD7bQ2x+9LmZ4pR8vT1w/N6y=`, keep it",
+                "the recovery key for the vault was `[REDACTED:secret]`, keep it",
+            ),
+            (
+                "our webhook signing-free relay key: Hq3ZmV8kP1xN5tR7wB2cL9yD",
+                "our webhook signing-free relay key: [REDACTED:secret]",
+            ),
+        ],
+        &[
+            "the cache key is userId",
+            "the primary key is customer_id",
+            "the sort key is created_at",
+            "the key is to be patient",
+            "the key is in the drawer",
+            "the partition key is TenantId2024Region",
+            "the cache key is userProfileV2Cache",
+            "the lookup key is getUserAccessToken2",
+            "the cache key is 9fceb02d0ae598e95dc970b74767f19372d61af8",
+            "the idempotency key is 550e8400-e29b-41d4-a716-446655440000",
+            "the key to success is patience",
+            "cache key Xk9mQ2vLpZ8nR4tW7yB3 (no copula: a compound noun names the key)",
+        ],
+    );
+    // Random keys read as random: all but about one in 30 of 16 characters, one in 200 of 34.
+    let mut rng = Rng(0x005E_C2E7);
+    for (len, least) in [(16, 940), (34, 990)] {
+        let hits = (0..1000)
+            .filter(|_| strongly_random(&mixed(&mut rng, ALNUM, len)))
+            .count();
+        assert!(hits >= least, "{hits} of 1000 random keys of {len}");
+    }
 }
