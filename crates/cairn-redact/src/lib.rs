@@ -32,7 +32,10 @@
 //! `hooks/` shares its prefix with Slack's `hooks.slack.com`); a test counts
 //! the prefixes. A merged trigger fires more often (`密` is in `秘密`), so a
 //! selected detector that finds nothing costs one more scan of the text, never
-//! an allocation.
+//! an allocation. The triggers of the prose rule's codes (rule 6) are rare
+//! literals: `PIN` in upper case only, `ecovery cod` and `ackup cod` (with
+//! their `Cod` and `_cod` forms, in the same two prefixes); `passcode` is
+//! found through `pass`.
 //!
 //! # Detected kinds
 //!
@@ -55,8 +58,8 @@
 //! their *value* replaced (the key name is kept) when:
 //!
 //! 1. the key name, split into words (`_`, `-`, `.`, camelCase), has a
-//!    sensitive word — `password`, `passwd`, `pwd`, `passphrase`, `pass`,
-//!    `secret`, `token`, `auth`, `authorization`, `credential(s)`, or
+//!    sensitive word — `password`, `passwd`, `pwd`, `passphrase`, `passcode`,
+//!    `pass`, `secret`, `token`, `auth`, `authorization`, `credential(s)`, or
 //!    `key` preceded by `api`, `access`, `private`, `secret`, `signing`,
 //!    `encryption`, `master`, `app`, `auth`, `account`, `shared`,
 //!    `subscription`, `storage` (also glued: `apikey`, `PGPASSWORD`) — and
@@ -81,7 +84,8 @@
 //!
 //! Agents and users also state secrets in sentences. At the same sensitive
 //! words (also `API key`, `access key` written apart; `login`, `creds` for
-//! the pair rule; any `key` for rule 5):
+//! the pair rule; any `key` for rule 5; `PIN`, `passcode`, `recovery code(s)`
+//! and `backup code(s)` for rule 6):
 //!
 //! 1. *word, copula, value*: the sensitive word, an optional qualifier
 //!    starting with a preposition (`password for this project`), then `is`,
@@ -111,17 +115,31 @@
 //!    customer_id`, `the sort key is created_at`, `the partition key is
 //!    TenantId2024Region`, `the key is to be patient` and `the key is in the
 //!    drawer` stay.
+//! 6. *code word, copula, codes*: `PIN` (the upper-case acronym only:
+//!    `pin`, `LED_PIN`), `passcode`, `recovery code(s)`, `backup code(s)`,
+//!    a copula or `:` (`PIN code is`, `PIN number:` too), then a code or a
+//!    list of codes joined by blanks, `,`, `and`, `or`, each masked on its
+//!    own: 4 to 16 digits, or two or more groups of 3 to 8 letters and digits
+//!    joined by dashes, 8+ characters, half the groups with a digit and none
+//!    a lower-case word (`4471-9920-1183`, `8FJ2-KQ9X-PL3M-77TZ`,
+//!    `5a2b1-c3d4e`; `6-digit`, `2048-bit`, `AES-256` stay); a PIN is digits
+//!    only (`the LED PIN is GPIO17` and `... is 13` stay). `error code`,
+//!    `exit code` and `status code` are no credential words: `error code is
+//!    500` is an HTTP status and stays. PINs and passcodes are passwords;
+//!    recovery and backup codes secrets.
 //!
 //! The value must look like a secret, not prose: not a stop word (`in`,
 //! `stored`, `rotated`, `the`, `not`, `1password`, `bcrypt`, ...), not a
 //! word with an English ending (`expired`, `available`, `currently`) unless
 //! it is a password of 8+ letters without one (`swordfish`), not a
-//! hyphenated phrase (`read-only`, `2048-bit`, `JWT-based`), a number with a
+//! hyphenated phrase (`read-only`, `2048-bit`, `JWT-based`; a code of rule 6
+//! is taken after a code word only), a number with a
 //! unit or a version (`3600s`, `v1.2.3`), an email, a path or URL, a
 //! placeholder (`$TOKEN`, `<your-token>`), or code (`self.token`,
 //! `access_token`, `getToken2`, `Vec<u8>`); and it must contain a digit, a
 //! symbol or inner upper case (4+ characters for passwords, 8+ otherwise).
-//! `pass` alone (`the test pass is 100%`) and plural nouns never start it.
+//! `pass` alone (`the test pass is 100%`) and plural nouns (but rule 6's
+//! `codes`) never start it.
 //! Passwords get [`Kind::Password`], everything else [`Kind::Secret`].
 //!
 //! Overlapping findings are merged and the most specific kind names the
@@ -765,10 +783,37 @@ const SPECS: &[Spec] = &[
     Spec {
         kind: Kind::Secret,
         // Case forms spelled out: `oken`/`OKEN` cover `token` and `Token`
-        // in one literal (see `PREFILTER_BUDGET`).
+        // in one literal (see `PREFILTER_BUDGET`). `pass` also finds `passcode`; `PIN` is
+        // the acronym only (`pin`, `ping`, `spinner` are words); the code literals share
+        // two prefixes and fire only on `recovery code` and `backup code`.
         triggers: &[
-            "pass", "Pass", "PASS", "pw", "Pwd", "PWD", "ecret", "ECRET", "oken", "OKEN", "key",
-            "Key", "KEY", "auth", "Auth", "AUTH", "cred", "Cred", "CRED", "ogin",
+            "pass",
+            "Pass",
+            "PASS",
+            "pw",
+            "Pwd",
+            "PWD",
+            "ecret",
+            "ECRET",
+            "oken",
+            "OKEN",
+            "key",
+            "Key",
+            "KEY",
+            "auth",
+            "Auth",
+            "AUTH",
+            "cred",
+            "Cred",
+            "CRED",
+            "ogin",
+            "PIN",
+            "ecovery cod",
+            "ecovery Cod",
+            "ecovery_cod",
+            "ackup cod",
+            "ackup Cod",
+            "ackup_cod",
         ],
         case_insensitive: false,
         source: Source::Assignment,
@@ -1330,6 +1375,10 @@ fn find_assignments(text: &str, word_re: &Regex, out: &mut Vec<Span>) {
         while start > 0 && is_key_byte(b[start - 1]) {
             start -= 1;
         }
+        // `\nbackup codes are …` in a JSON string: the escape's letter is no part of the key.
+        if start < w.start() && escaped_letter(b, start) {
+            start += 1;
+        }
         let mut end = w.end();
         while end < b.len() && is_key_byte(b[end]) {
             end += 1;
@@ -1356,6 +1405,10 @@ fn find_assignments(text: &str, word_re: &Regex, out: &mut Vec<Span>) {
         if let Some(span) = prose_value(text, start, end, family, assigned.is_some()) {
             scanned = scanned.max(span.end);
             out.push(span);
+        } else if assigned.is_none()
+            && let Some(codes_end) = code_values(text, start, end, out)
+        {
+            scanned = scanned.max(codes_end);
         }
     }
 }
@@ -1497,7 +1550,7 @@ const HARMLESS_SUFFIXES: &[&str] = &[
 
 /// Whether `word` makes a key sensitive; `prev` is the word before it.
 fn head_family(prev: Option<&str>, word: &str) -> Option<Family> {
-    let glued_password = ["password", "passwd", "passphrase", "pwd"];
+    let glued_password = ["password", "passwd", "passphrase", "passcode", "pwd"];
     if word.eq_ignore_ascii_case("pass")
         || word.eq_ignore_ascii_case("pw")
         || glued_password.iter().any(|s| ends_with_ci(word, s))
@@ -1862,7 +1915,8 @@ fn word_and_number_password(v: &str) -> bool {
 
 /// A password said to be one ("my password is PurpleMonkey42x", "the wifi password is
 /// SEC07-PurpleMonkeyDishwasher", "… is hunter2"): six characters or more, letters and
-/// digits, none of code's punctuation, not a version or a hash's name (`sha256`, `utf8`).
+/// digits, none of code's punctuation, not a version, a hash's name (`sha256`, `utf8`) or a
+/// number and its unit (`6-digit`, `12-character`).
 fn stated_password(v: &str) -> bool {
     const NAMES: &[&str] = &[
         "sha1", "sha256", "sha384", "sha512", "md5", "bcrypt", "scrypt", "argon2", "argon2id",
@@ -1881,6 +1935,11 @@ fn stated_password(v: &str) -> bool {
                 )
         })
         && !number_like(v)
+        && !v.split_once('-').is_some_and(|(n, unit)| {
+            !n.is_empty()
+                && n.bytes().all(|c| c.is_ascii_digit())
+                && unit.bytes().all(|c| c.is_ascii_lowercase())
+        })
         && !NAMES.iter().any(|n| {
             v.len() >= n.len() && v.as_bytes()[..n.len()].eq_ignore_ascii_case(n.as_bytes())
         })
@@ -2445,6 +2504,11 @@ fn kind_of(family: Family) -> Kind {
     }
 }
 
+/// Whether `b[i]` is the letter of a `\n`, `\r` or `\t` escape (text kept as JSON).
+fn escaped_letter(b: &[u8], i: usize) -> bool {
+    i > 0 && b[i - 1] == b'\\' && matches!(b.get(i), Some(b'n' | b'r' | b't'))
+}
+
 /// The blank-separated word right before `start` on the same line.
 fn prev_word(text: &str, start: usize) -> Option<&str> {
     let b = text.as_bytes();
@@ -2652,6 +2716,113 @@ fn pair_password(text: &str, v: usize) -> Option<Span> {
         end: e,
         kind: Kind::Password,
     })
+}
+
+/// A credential said in prose whose value may be a short number or dash-joined groups, which
+/// the prose rule refuses elsewhere (`the token is 42 chars`, `the key is 2048-bit`): its kind,
+/// and whether its values are digits only.
+fn code_word(text: &str, start: usize, end: usize) -> Option<(Kind, bool)> {
+    let key = &text[start..end];
+    // The acronym only: `pin`, `PIN_CODE` and `LED_PIN` name hardware pins as often.
+    if key == "PIN" {
+        return Some((Kind::Password, true));
+    }
+    let mut last = None;
+    let mut before_last = None;
+    for w in key_words(key) {
+        before_last = last;
+        last = Some(w);
+    }
+    let last = last?;
+    if eq_any_ci(last, &["passcode", "passcodes"]) {
+        return Some((Kind::Password, false));
+    }
+    (eq_any_ci(last, &["code", "codes"])
+        && before_last.is_some_and(|w| eq_any_ci(w, &["recovery", "backup"])))
+    .then_some((Kind::Secret, false))
+}
+
+/// `the VPN passcode is 4471-9920-1183`, `my PIN: 8812`, `the door PIN code is 4471`, `backup
+/// codes are 1234-5678 and 2345-6789`: after a [`code_word`], its copula, then one
+/// [`code_shaped`] value or a list of them (joined by blanks, `,`, `and`, `or`), each masked
+/// on its own. Returns where the last one ends. `error code`, `exit code` are no credentials.
+fn code_values(text: &str, start: usize, end: usize, out: &mut Vec<Span>) -> Option<usize> {
+    let (kind, digits) = code_word(text, start, end)?;
+    let b = text.as_bytes();
+    let mut i = end;
+    if digits {
+        // `PIN code is`, `PIN number:`.
+        let j = skip_blanks(b, i);
+        let w = word_at(b, j);
+        if j > i && eq_any_ci(&text[j..j + w], &["code", "number"]) {
+            i = j + w;
+        }
+    }
+    let (v, separator) = prose_copula(text, i)?;
+    let mut v = skip_blanks_and_emphasis(b, v);
+    let mut last = None;
+    for _ in 0..16 {
+        let Some((vs, ve, quoted)) = prose_value_at(text, start, v, !separator) else {
+            break;
+        };
+        if !code_shaped(&text[vs..ve], digits) {
+            break;
+        }
+        out.push(Span {
+            start: vs,
+            end: ve,
+            kind,
+        });
+        last = Some(ve);
+        let after = ve + usize::from(quoted);
+        let mut j = skip_blanks(b, after);
+        if b.get(j) == Some(&b',') {
+            j = skip_blanks(b, j + 1);
+        }
+        let w = word_at(b, j);
+        if w > 0 && eq_any_ci(&text[j..j + w], &["and", "or"]) {
+            j = skip_blanks(b, j + w);
+        }
+        if j == after {
+            break;
+        }
+        v = j;
+    }
+    last
+}
+
+/// A PIN, passcode or recovery code: 4 to 16 digits (`4471`), or two groups or more of 3 to 8
+/// letters and digits joined by dashes, 8 characters or more, at least half of the groups
+/// holding a digit and none a lower-case word (`4471-9920-1183`, `8FJ2-KQ9X-PL3M-77TZ`,
+/// `5a2b1-c3d4e`; `2048-bit`, `6-digit`, `AES-256` stay). Unless `digits` (a PIN: `GPIO17`
+/// names a pin), also one group of letters and digits said to be a password
+/// ([`stated_password`]: `8FJ2KQ9X`).
+fn code_shaped(v: &str, digits: bool) -> bool {
+    let b = v.as_bytes();
+    if b.iter().all(u8::is_ascii_digit) {
+        return (4..=16).contains(&b.len());
+    }
+    if !b.contains(&b'-') {
+        return !digits && stated_password(v);
+    }
+    if !b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-') {
+        return false;
+    }
+    // A lower-case word, unless it could be hex (`c3d4e`, `abcde`).
+    let word = |g: &str| {
+        g.bytes().all(|c| c.is_ascii_lowercase()) && g.bytes().any(|c| !c.is_ascii_hexdigit())
+    };
+    let (mut groups, mut with_digit, mut alnum) = (0, 0, 0);
+    for g in v.split('-') {
+        let only_digits = g.bytes().all(|c| c.is_ascii_digit());
+        if !(3..=8).contains(&g.len()) || (digits && !only_digits) || word(g) {
+            return false;
+        }
+        groups += 1;
+        with_digit += usize::from(g.bytes().any(|c| c.is_ascii_digit()));
+        alnum += g.len();
+    }
+    groups >= 2 && alnum >= 8 && with_digit * 2 >= groups
 }
 
 /// `the router passphrase is purple monkey dishwasher`: three to six plain lower-case words

@@ -544,6 +544,9 @@ fn prose_cases(rng: &mut Rng) -> Vec<Case> {
         ("swordfish", "the password is \"{}\""),
         ("Swordfish", "the password is {}"),
         ("123456789", "the PIN password is {}"),
+        ("4471-9920-1183", "the VPN passcode is {}"),
+        ("4471", "the door PIN is {}"),
+        ("8812", "my PIN: {}"),
     ] {
         cases.push(Case::new(Kind::Password, pw, t));
     }
@@ -571,6 +574,7 @@ fn prose_cases(rng: &mut Rng) -> Vec<Case> {
             "qZ8vLmN3pR5tW7yB9dF1hJ4kM6nP2sU0xA",
             "remember that the vault unseal key is {}",
         ),
+        ("8FJ2-KQ9X-PL3M-77TZ", "the 2FA recovery code is {}"),
     ] {
         cases.push(Case::new(Kind::Secret, v, t));
     }
@@ -886,6 +890,7 @@ const PROSE_CLEAN: &[&str] = &[
     "the secret is base64-encoded",
     "the token is JWT-based",
     "the password is case-sensitive",
+    "the password is 12-character",
     "the key is 2048-bit",
     "the token is OpenRouter's",
     "the token is GitHub-specific and short-lived",
@@ -1118,8 +1123,15 @@ fn fragments(rng: &mut Rng) -> Vec<String> {
             "hv",
             "hooks/",
             "秘密",
+            "PIN",
+            " PIN: ",
             "the vault unseal key is ",
             "qZ8vLmN3pR5tW7yB9dF1hJ4kM6nP2sU0xA",
+            "passcode",
+            "recovery code is ",
+            "backup codes: ",
+            "4471-9920-1183",
+            " and ",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -1458,9 +1470,10 @@ fn passwords_said_to_be_one() {
 }
 
 /// The triggers merged to free prefilter slots still select their detectors, and only on
-/// their own literals: `hooks` without a `/` selects nothing.
+/// their own literals: `hooks` without a `/`, `recovery` without `code`, `pin` and `ping` in
+/// lower case select nothing.
 #[test]
-fn merged_triggers_select_their_detectors() {
+fn merged_and_rare_triggers_select_the_right_detectors() {
     let bit = |kind: Kind| 1u64 << SPECS.iter().position(|s| s.kind == kind).unwrap();
     let e = &*ENGINE;
     assert_eq!(e.candidates("hvs.x"), bit(Kind::VaultToken));
@@ -1471,7 +1484,22 @@ fn merged_triggers_select_their_detectors() {
     );
     assert_eq!(e.candidates("密碼是 x"), bit(Kind::Password));
     assert_eq!(e.candidates("密码是 x"), bit(Kind::Password));
-    assert_eq!(e.candidates("React hooks rerender; the webhook fired"), 0);
+    for text in [
+        "the door PIN is 4471",
+        "the recovery code is x",
+        "Recovery Codes: x",
+        "backup codes are x",
+        "backup_code=x",
+    ] {
+        assert_eq!(e.candidates(text), bit(Kind::Secret), "{text}");
+    }
+    for text in [
+        "React hooks rerender; the webhook fired",
+        "crash recovery and the backup job",
+        "pin the version, the ping failed, a spinner spins",
+    ] {
+        assert_eq!(e.candidates(text), 0, "{text}");
+    }
 }
 
 /// Rule 5: whatever word names a key, a strongly random value after its copula is a secret;
@@ -1521,4 +1549,82 @@ fn any_key_with_a_strongly_random_value() {
             .count();
         assert!(hits >= least, "{hits} of 1000 random keys of {len}");
     }
+}
+
+/// Rule 6: PINs, passcodes, recovery and backup codes, also digits or dash-joined groups
+/// (which the prose rule refuses elsewhere), each code of a list on its own.
+#[test]
+fn pins_passcodes_and_recovery_codes() {
+    redacts_exactly(
+        &[
+            (
+                "the VPN passcode is 4471-9920-1183",
+                "the VPN passcode is [REDACTED:password]",
+            ),
+            (
+                "the door PIN is 4471",
+                "the door PIN is [REDACTED:password]",
+            ),
+            ("my PIN: 8812", "my PIN: [REDACTED:password]"),
+            (
+                "the PIN code for the safe is `0451`.",
+                "the PIN code for the safe is `[REDACTED:password]`.",
+            ),
+            ("my passcode: 4471", "my passcode: [REDACTED:password]"),
+            (
+                "the 2FA recovery code is 8FJ2-KQ9X-PL3M-77TZ",
+                "the 2FA recovery code is [REDACTED:secret]",
+            ),
+            (
+                "backup codes are 1234-5678 and 2345-6789",
+                "backup codes are [REDACTED:secret] and [REDACTED:secret]",
+            ),
+            (
+                "Backup codes: 1234-5678 2345-6789, 3456-7890 or 4567-8901.",
+                "Backup codes: [REDACTED:secret] [REDACTED:secret], [REDACTED:secret] or [REDACTED:secret].",
+            ),
+            (
+                "the GitHub recovery codes are 5a2b1-c3d4e, 8f9a0-b1c2d",
+                "the GitHub recovery codes are [REDACTED:secret], [REDACTED:secret]",
+            ),
+            (
+                "recovery_code: 8FJ2KQ9XPL3M",
+                "recovery_code: [REDACTED:secret]",
+            ),
+            // Kept as JSON: the `n` of `\n` is no part of the word.
+            (
+                r#"{"command":"cat > .env <<'EOF'\nbackup codes are 6749-5440-9959\nEOF"}"#,
+                r#"{"command":"cat > .env <<'EOF'\nbackup codes are [REDACTED:secret]\nEOF"}"#,
+            ),
+            (
+                r#"{"text":"ok\nPIN: 8812"}"#,
+                r#"{"text":"ok\nPIN: [REDACTED:password]"}"#,
+            ),
+        ],
+        &[
+            "the PIN is required",
+            "PIN entry is disabled",
+            "recovery code flow is broken",
+            "the passcode screen",
+            "the passcode is 6-digit",
+            "the passcode is 6 digits",
+            // `error code`, `exit code`, `status code` are no credential words.
+            "error code is 500",
+            "the error code is E-4471-XQ9Z",
+            "the exit code is 137",
+            "the status code was 404",
+            // Hardware pins.
+            "the LED PIN is 13",
+            "the reset PIN is GPIO17",
+            "LED_PIN = 13",
+            "backup codes are 8 characters long",
+            "the recovery codes are 10 per account",
+            "the backup code is AES-256 encrypted",
+            "the recovery code is read-only",
+            "the recovery code is time-based",
+            "the backup codes are generated on first login",
+        ],
+    );
+    let r = redact_detailed("backup codes are 1234-5678 and 2345-6789");
+    assert_eq!((r.count, r.kinds), (2, vec![Kind::Secret]));
 }
