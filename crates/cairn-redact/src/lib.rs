@@ -127,6 +127,15 @@
 //!    `exit code` and `status code` are no credential words: `error code is
 //!    500` is an HTTP status and stays. PINs and passcodes are passwords;
 //!    recovery and backup codes secrets.
+//! 7. *value, then word*: `<verb> <value> as [the|my|…] [words] <word>`,
+//!    the verb one of `use`, `set`, `try`, `enter`, `pick`, `with`, ...:
+//!    `use s3cr3tSauce! as the password for the staging VPN`, `set
+//!    Hunter2024 as my password`, `try 'P@ssw0rd9' as the passphrase`. The
+//!    word must end its noun phrase (a preposition, a conjunction or
+//!    punctuation follows), so `use 1Password as the password manager` and
+//!    `use bcrypt as the password hash` stay; the value is judged as in rule
+//!    1 (`use SSO as the password flow`, `use the env var as the password`
+//!    stay).
 //!
 //! The value must look like a secret, not prose: not a stop word (`in`,
 //! `stored`, `rotated`, `the`, `not`, `1password`, `bcrypt`, ...), not a
@@ -1405,10 +1414,12 @@ fn find_assignments(text: &str, word_re: &Regex, out: &mut Vec<Span>) {
         if let Some(span) = prose_value(text, start, end, family, assigned.is_some()) {
             scanned = scanned.max(span.end);
             out.push(span);
-        } else if assigned.is_none()
-            && let Some(codes_end) = code_values(text, start, end, out)
-        {
-            scanned = scanned.max(codes_end);
+        } else if assigned.is_none() {
+            if let Some(codes_end) = code_values(text, start, end, out) {
+                scanned = scanned.max(codes_end);
+            } else if let Some(span) = value_before(text, start, end, family) {
+                out.push(span);
+            }
         }
     }
 }
@@ -2509,7 +2520,8 @@ fn escaped_letter(b: &[u8], i: usize) -> bool {
     i > 0 && b[i - 1] == b'\\' && matches!(b.get(i), Some(b'n' | b'r' | b't'))
 }
 
-/// The blank-separated word right before `start` on the same line.
+/// The blank-separated word right before `start` on the same line (a JSON-escaped line
+/// break before it is no part of it: `\nuse`).
 fn prev_word(text: &str, start: usize) -> Option<&str> {
     let b = text.as_bytes();
     let end = start
@@ -2521,12 +2533,15 @@ fn prev_word(text: &str, start: usize) -> Option<&str> {
     if end == start {
         return None;
     }
-    let begin = end
+    let mut begin = end
         - b[..end]
             .iter()
             .rev()
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
             .count();
+    if begin < end && escaped_letter(b, begin) {
+        begin += 1;
+    }
     (begin < end).then(|| &text[begin..end])
 }
 
@@ -2823,6 +2838,120 @@ fn code_shaped(v: &str, digits: bool) -> bool {
         alnum += g.len();
     }
     groups >= 2 && alnum >= 8 && with_digit * 2 >= groups
+}
+
+/// Verbs that give a value its role: `use X as the password`, `set X as my password`.
+const ROLE_VERBS: &[&str] = &[
+    "use", "used", "uses", "using", "set", "sets", "setting", "try", "tried", "trying", "pick",
+    "picked", "choose", "chose", "chosen", "enter", "entered", "type", "typed", "paste", "pasted",
+    "put", "keep", "give", "gave", "with",
+];
+
+/// Words that may follow the credential word in `use X as the password for the VPN`: the noun
+/// phrase has ended, unlike in `the password manager`.
+const PHRASE_ENDS: &[&str] = &[
+    "for", "of", "on", "at", "in", "to", "from", "with", "and", "or", "but", "so", "then", "when",
+    "if", "until", "now", "instead", "please", "here", "there", "again", "too", "also",
+];
+
+/// `use s3cr3tSauce! as the password for the staging VPN`, `set Hunter2024 as my password`,
+/// `try 'P@ssw0rd9' as the passphrase`: a value before the credential word, as
+/// `<verb> <value> as [the|my|…] [up to two words] <word>` where the word ends its noun
+/// phrase (`use 1Password as the password manager`, `use bcrypt as the password hash` stay)
+/// and the value passes the prose rule's test.
+fn value_before(text: &str, start: usize, end: usize, family: Option<Family>) -> Option<Span> {
+    let b = text.as_bytes();
+    let key = text[start..end].trim_end_matches(['.', '-']);
+    if key.eq_ignore_ascii_case("pass") {
+        return None; // `use it as a pass`
+    }
+    let j = skip_blanks(b, start + key.len());
+    // Punctuation, a line break, a closing quote or bracket, or an escape (`\n` in JSON).
+    let ended = start + key.len() < end
+        || b.get(j).is_none_or(|&c| {
+            matches!(
+                c,
+                b'.' | b','
+                    | b';'
+                    | b':'
+                    | b'!'
+                    | b'?'
+                    | b'('
+                    | b')'
+                    | b'\n'
+                    | b'\r'
+                    | b'"'
+                    | b'\''
+                    | b'`'
+                    | b']'
+                    | b'}'
+                    | b'*'
+                    | b'\\'
+            )
+        })
+        || (j > start + key.len() && eq_any_ci(&text[j..j + word_at(b, j)], PHRASE_ENDS));
+    if !ended {
+        return None;
+    }
+    // Back to `as` over a determiner and qualifiers (`as the staging VPN password`).
+    let mut i = start;
+    let mut family = family;
+    let mut found_as = false;
+    for n in 0..4 {
+        let w = prev_word(text, i)?;
+        let ws = w.as_ptr() as usize - text.as_ptr() as usize;
+        if w.eq_ignore_ascii_case("as") {
+            i = ws;
+            found_as = true;
+            break;
+        }
+        // `as the API key`: a qualified `key` (see [`KEY_QUALIFIERS`]).
+        if n == 0 && family.is_none() && key.eq_ignore_ascii_case("key") {
+            family = eq_any_ci(w, KEY_QUALIFIERS).then_some(Family::Other);
+        }
+        if !w.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-') {
+            return None;
+        }
+        i = ws;
+    }
+    let family = family?;
+    if !found_as {
+        return None;
+    }
+    let ve = i - b[..i]
+        .iter()
+        .rev()
+        .take_while(|c| matches!(c, b' ' | b'\t'))
+        .count();
+    if ve == i || ve == 0 {
+        return None;
+    }
+    let q = b[ve - 1];
+    let (vs, ve, open) = if matches!(q, b'"' | b'\'' | b'`') {
+        let line = text[..ve - 1].rfind('\n').map_or(0, |n| n + 1);
+        let open = line + text[line..ve - 1].rfind(char::from(q))?;
+        (open + 1, ve - 1, open)
+    } else {
+        let vs = ve
+            - b[..ve]
+                .iter()
+                .rev()
+                .take_while(|&&c| {
+                    c.is_ascii_graphic() && !matches!(c, b'"' | b'\'' | b'`' | b'\\' | b'(')
+                })
+                .count();
+        (vs, ve, vs)
+    };
+    let quoted = open < vs;
+    let v = &text[vs..ve];
+    let verb = prev_word(text, open)?;
+    // Only the prose rule's test: `use getPassword2 as the password` names a function.
+    let ok = eq_any_ci(verb, ROLE_VERBS) && vs < ve && prose_value_ok(v, family, quoted);
+    ok.then_some(Span {
+        start: vs,
+        end: ve,
+        kind: kind_of(family),
+    })
 }
 
 /// `the router passphrase is purple monkey dishwasher`: three to six plain lower-case words

@@ -547,6 +547,9 @@ fn prose_cases(rng: &mut Rng) -> Vec<Case> {
         ("4471-9920-1183", "the VPN passcode is {}"),
         ("4471", "the door PIN is {}"),
         ("8812", "my PIN: {}"),
+        ("s3cr3tSauce!", "use {} as the password for the staging VPN"),
+        ("Hunter2024", "set {} as my password"),
+        ("P@ssw0rd9", "try {} as the passphrase"),
     ] {
         cases.push(Case::new(Kind::Password, pw, t));
     }
@@ -1132,6 +1135,9 @@ fn fragments(rng: &mut Rng) -> Vec<String> {
             "backup codes: ",
             "4471-9920-1183",
             " and ",
+            "use ",
+            " as the password",
+            " as my passphrase for ",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -1627,4 +1633,68 @@ fn pins_passcodes_and_recovery_codes() {
     );
     let r = redact_detailed("backup codes are 1234-5678 and 2345-6789");
     assert_eq!((r.count, r.kinds), (2, vec![Kind::Secret]));
+}
+
+/// Rule 7: the value before the credential word; a compound noun or a name stays.
+#[test]
+fn values_before_the_credential_word() {
+    redacts_exactly(
+        &[
+            (
+                "use s3cr3tSauce! as the password for the staging VPN",
+                "use [REDACTED:password] as the password for the staging VPN",
+            ),
+            (
+                "set Hunter2024 as my password",
+                "set [REDACTED:password] as my password",
+            ),
+            (
+                "try P@ssw0rd9 as the passphrase",
+                "try [REDACTED:password] as the passphrase",
+            ),
+            (
+                "Then I used Xk9#mQ2vLp as the root wi-fi password.",
+                "Then I used [REDACTED:password] as the root wi-fi password.",
+            ),
+            (
+                "use 'correct horse battery staple' as the passphrase, then restart",
+                "use '[REDACTED:password]' as the passphrase, then restart",
+            ),
+            (
+                "log in with Tr0ub4dor&3 as password",
+                "log in with [REDACTED:password] as password",
+            ),
+            (
+                "use AbCd1234EfGh5678 as the API key",
+                "use [REDACTED:secret] as the API key",
+            ),
+            (
+                r#"{"cmd":"printf '%s' 'set Hunter2024 as my password' > .env"}"#,
+                r#"{"cmd":"printf '%s' 'set [REDACTED:password] as my password' > .env"}"#,
+            ),
+            (
+                r#"{"text":"use s3cr3tSauce! as the password\nthanks"}"#,
+                r#"{"text":"use [REDACTED:password] as the password\nthanks"}"#,
+            ),
+            (
+                r#"{"command":"cat <<'EOF'\nset Seizzrvy7581 as my password\nEOF"}"#,
+                r#"{"command":"cat <<'EOF'\nset [REDACTED:password] as my password\nEOF"}"#,
+            ),
+        ],
+        &[
+            "use 1Password as the password manager",
+            "use SSO as the password flow",
+            "use the env var as the password",
+            "use bcrypt as the password hash",
+            "use it as the password",
+            "use the username as the password",
+            "set $DB_PASS as the password",
+            "use `DB_PASSWORD` as the password",
+            "use getPassword2 as the password",
+            "use Vault2 as the password store for prod",
+            "keep the same as the password",
+            "use sha256 as the password hash function",
+            "use OAuth2 as the token flow",
+        ],
+    );
 }
