@@ -32,10 +32,22 @@
 //! `hooks/` shares its prefix with Slack's `hooks.slack.com`); a test counts
 //! the prefixes. A merged trigger fires more often (`密` is in `秘密`), so a
 //! selected detector that finds nothing costs one more scan of the text, never
-//! an allocation. The triggers of the prose rule's codes (rule 6) are rare
-//! literals: `PIN` in upper case only, `ecovery cod` and `ackup cod` (with
-//! their `Cod` and `_cod` forms, in the same two prefixes); `passcode` is
-//! found through `pass`.
+//! an allocation.
+//!
+//! The SIMD search (Teddy) deals the literals out to 8 or 16 buckets in turn
+//! and stops wherever two bytes of text fit, half-byte by half-byte, the first
+//! two bytes (the shortest literals, `pw` and `gh`, have two) of some literal
+//! of a bucket, to check that bucket's literals. Which literals share a bucket,
+//! and so how often ordinary text stops the search for nothing, changes with
+//! every literal added or moved: the scans, not the rules run after them, are
+//! what a trigger costs. Adding the triggers of the prose rule's codes (rule
+//! 6: `PIN` in upper case only, `ecovery cod` with its `Cod` and `_cod` forms
+//! in one prefix, `kup cod`; `passcode` is found through `pass`) cost the
+//! redactor a quarter more instructions on the synthetic home of BENCHMARKS.md
+//! until literals of equal length were ordered the other way
+//! (`literal_alternation`), which made it cheaper than before them; `ackup cod`
+//! with its forms cost more than `kup cod`. A trigger change is measured the
+//! same way.
 //!
 //! # Detected kinds
 //!
@@ -116,7 +128,8 @@
 //!    TenantId2024Region`, `the key is to be patient` and `the key is in the
 //!    drawer` stay.
 //! 6. *code word, copula, codes*: `PIN` (the upper-case acronym only:
-//!    `pin`, `LED_PIN`), `passcode`, `recovery code(s)`, `backup code(s)`,
+//!    `pin`, `LED_PIN`), `passcode`, `recovery code(s)` (also `Recovery
+//!    Codes`, `recovery_code`), `backup code(s)` (with `code` in lower case),
 //!    a copula or `:` (`PIN code is`, `PIN number:` too), then a code or a
 //!    list of codes joined by blanks, `,`, `and`, `or`, each masked on its
 //!    own: 4 to 16 digits, or two or more groups of 3 to 8 letters and digits
@@ -793,8 +806,9 @@ const SPECS: &[Spec] = &[
         kind: Kind::Secret,
         // Case forms spelled out: `oken`/`OKEN` cover `token` and `Token`
         // in one literal (see `PREFILTER_BUDGET`). `pass` also finds `passcode`; `PIN` is
-        // the acronym only (`pin`, `ping`, `spinner` are words); the code literals share
-        // two prefixes and fire only on `recovery code` and `backup code`.
+        // the acronym only (`pin`, `ping`, `spinner` are words); the code literals take
+        // two prefixes, start with rare byte pairs (`ec` already starts `ecret`; not `ac`
+        // of `ackup`) and fire only on `recovery code` and `backup code`.
         triggers: &[
             "pass",
             "Pass",
@@ -820,9 +834,7 @@ const SPECS: &[Spec] = &[
             "ecovery cod",
             "ecovery Cod",
             "ecovery_cod",
-            "ackup cod",
-            "ackup Cod",
-            "ackup_cod",
+            "kup cod",
         ],
         case_insensitive: false,
         source: Source::Assignment,
@@ -998,8 +1010,10 @@ fn case_forms(word: &str) -> [String; 3] {
 
 fn literal_alternation(literals: impl IntoIterator<Item = String>) -> String {
     let mut literals: Vec<String> = literals.into_iter().collect();
-    // Longest first, so a literal never hides a longer one at the same spot.
-    literals.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    // Longest first, so a literal never hides a longer one at the same spot. Among equal
+    // lengths the order only decides which bucket of the SIMD searcher each literal joins
+    // (see the crate docs' Cost): descending order, measured, wakes buckets less often.
+    literals.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| b.cmp(a)));
     literals.dedup();
     literals
         .iter()
@@ -2862,8 +2876,9 @@ const PHRASE_ENDS: &[&str] = &[
 fn value_before(text: &str, start: usize, end: usize, family: Option<Family>) -> Option<Span> {
     let b = text.as_bytes();
     let key = text[start..end].trim_end_matches(['.', '-']);
-    if key.eq_ignore_ascii_case("pass") {
-        return None; // `use it as a pass`
+    // `use it as a pass`; a word that is no credential (`key` is judged by its qualifier).
+    if key.eq_ignore_ascii_case("pass") || (family.is_none() && !key.eq_ignore_ascii_case("key")) {
+        return None;
     }
     let j = skip_blanks(b, start + key.len());
     // Punctuation, a line break, a closing quote or bracket, or an escape (`\n` in JSON).

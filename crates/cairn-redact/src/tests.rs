@@ -1495,13 +1495,13 @@ fn merged_and_rare_triggers_select_the_right_detectors() {
         "the recovery code is x",
         "Recovery Codes: x",
         "backup codes are x",
-        "backup_code=x",
+        "Backup codes: x",
     ] {
         assert_eq!(e.candidates(text), bit(Kind::Secret), "{text}");
     }
     for text in [
         "React hooks rerender; the webhook fired",
-        "crash recovery and the backup job",
+        "crash recovery and the backup job, a lookup table, markup",
         "pin the version, the ping failed, a spinner spins",
     ] {
         assert_eq!(e.candidates(text), 0, "{text}");
