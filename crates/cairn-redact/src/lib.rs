@@ -807,8 +807,8 @@ const SPECS: &[Spec] = &[
         // Case forms spelled out: `oken`/`OKEN` cover `token` and `Token`
         // in one literal (see `PREFILTER_BUDGET`). `pass` also finds `passcode`; `PIN` is
         // the acronym only (`pin`, `ping`, `spinner` are words); the code literals take
-        // two prefixes, start with rare byte pairs (`ec` already starts `ecret`; not `ac`
-        // of `ackup`) and fire only on `recovery code` and `backup code`.
+        // two prefixes and fire only on `recovery code` and `backup code` (`kup cod`:
+        // `ackup cod` with its forms cost the scans more, see the crate docs' Cost).
         triggers: &[
             "pass",
             "Pass",
