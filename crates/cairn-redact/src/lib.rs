@@ -27,8 +27,27 @@
 //! more than 64 distinct ones remain. A new trigger must therefore share a
 //! prefix with an existing one, reuse one (OpenRouter's `sk-or-v1-` is found
 //! through `sk-`; `pat_` finds `github_pat_`, `dckr_pat_` and `shpat_`), or
-//! buy its slot by merging others (`oken` stands for `token` and `Token`); a
-//! test counts the prefixes.
+//! buy its slot by merging others (`oken` stands for `token` and `Token`,
+//! `hv` for Vault's `hvs.` and `hvb.`, `密` for `密码` and `密碼`; Discord's
+//! `hooks/` shares its prefix with Slack's `hooks.slack.com`); a test counts
+//! the prefixes. A merged trigger fires more often (`密` is in `秘密`), so a
+//! selected detector that finds nothing costs one more scan of the text, never
+//! an allocation.
+//!
+//! The SIMD search (Teddy) deals the literals out to 8 or 16 buckets in turn
+//! and stops wherever two bytes of text fit, half-byte by half-byte, the first
+//! two bytes (the shortest literals, `pw` and `gh`, have two) of some literal
+//! of a bucket, to check that bucket's literals. Which literals share a bucket,
+//! and so how often ordinary text stops the search for nothing, changes with
+//! every literal added or moved: the scans, not the rules run after them, are
+//! what a trigger costs. Adding the triggers of the prose rule's codes (rule
+//! 6: `PIN` in upper case only, `ecovery cod` with its `Cod` and `_cod` forms
+//! in one prefix, `kup cod`; `passcode` is found through `pass`) cost the
+//! redactor a quarter more instructions on the synthetic home of BENCHMARKS.md
+//! until literals of equal length were ordered the other way
+//! (`literal_alternation`), which made it cheaper than before them; `ackup cod`
+//! with its forms cost more than `kup cod`. A trigger change is measured the
+//! same way.
 //!
 //! # Detected kinds
 //!
@@ -51,8 +70,8 @@
 //! their *value* replaced (the key name is kept) when:
 //!
 //! 1. the key name, split into words (`_`, `-`, `.`, camelCase), has a
-//!    sensitive word — `password`, `passwd`, `pwd`, `passphrase`, `pass`,
-//!    `secret`, `token`, `auth`, `authorization`, `credential(s)`, or
+//!    sensitive word — `password`, `passwd`, `pwd`, `passphrase`, `passcode`,
+//!    `pass`, `secret`, `token`, `auth`, `authorization`, `credential(s)`, or
 //!    `key` preceded by `api`, `access`, `private`, `secret`, `signing`,
 //!    `encryption`, `master`, `app`, `auth`, `account`, `shared`,
 //!    `subscription`, `storage` (also glued: `apikey`, `PGPASSWORD`) — and
@@ -77,7 +96,8 @@
 //!
 //! Agents and users also state secrets in sentences. At the same sensitive
 //! words (also `API key`, `access key` written apart; `login`, `creds` for
-//! the pair rule):
+//! the pair rule; any `key` for rule 5; `PIN`, `passcode`, `recovery code(s)`
+//! and `backup code(s)` for rule 6):
 //!
 //! 1. *word, copula, value*: the sensitive word, an optional qualifier
 //!    starting with a preposition (`password for this project`), then `is`,
@@ -98,17 +118,50 @@
 //!    determiner (`the key`) or at a line start, not in `cache key`. Git
 //!    SHAs (40) and SHA-256 digests (64) never match, nor does hex with no
 //!    sensitive word before it.
+//! 5. *any key, copula, random value*: whatever word names a key (`the vault
+//!    unseal key is qZ8vLmN3…`, `the recovery key:`, `Key:` at a line start),
+//!    a copula as in rule 1 and a value that is strongly random: 16+
+//!    characters of letters and digits (base64's `+/_-=` allowed), upper case,
+//!    lower case and digits, and under 60% of its letters in pieces that read
+//!    like words. So `the cache key is userId`, `the primary key is
+//!    customer_id`, `the sort key is created_at`, `the partition key is
+//!    TenantId2024Region`, `the key is to be patient` and `the key is in the
+//!    drawer` stay.
+//! 6. *code word, copula, codes*: `PIN` (the upper-case acronym only:
+//!    `pin`, `LED_PIN`), `passcode`, `recovery code(s)` (also `Recovery
+//!    Codes`, `recovery_code`), `backup code(s)` (with `code` in lower case),
+//!    a copula or `:` (`PIN code is`, `PIN number:` too), then a code or a
+//!    list of codes joined by blanks, `,`, `and`, `or`, each masked on its
+//!    own: 4 to 16 digits, or two or more groups of 3 to 8 letters and digits
+//!    joined by dashes, 8+ characters, half the groups with a digit and none
+//!    a lower-case word (`4471-9920-1183`, `8FJ2-KQ9X-PL3M-77TZ`,
+//!    `5a2b1-c3d4e`; `6-digit`, `2048-bit`, `AES-256` stay); a PIN is digits
+//!    only (`the LED PIN is GPIO17` and `... is 13` stay). `error code`,
+//!    `exit code` and `status code` are no credential words: `error code is
+//!    500` is an HTTP status and stays. PINs and passcodes are passwords;
+//!    recovery and backup codes secrets.
+//! 7. *value, then word*: `<verb> <value> as [the|my|…] [words] <word>`,
+//!    the verb one of `use`, `set`, `try`, `enter`, `pick`, `with`, ...:
+//!    `use s3cr3tSauce! as the password for the staging VPN`, `set
+//!    Hunter2024 as my password`, `try 'P@ssw0rd9' as the passphrase`. The
+//!    word must end its noun phrase (a preposition, a conjunction or
+//!    punctuation follows), so `use 1Password as the password manager` and
+//!    `use bcrypt as the password hash` stay; the value is judged as in rule
+//!    1 (`use SSO as the password flow`, `use the env var as the password`
+//!    stay).
 //!
 //! The value must look like a secret, not prose: not a stop word (`in`,
 //! `stored`, `rotated`, `the`, `not`, `1password`, `bcrypt`, ...), not a
 //! word with an English ending (`expired`, `available`, `currently`) unless
 //! it is a password of 8+ letters without one (`swordfish`), not a
-//! hyphenated phrase (`read-only`, `2048-bit`, `JWT-based`), a number with a
+//! hyphenated phrase (`read-only`, `2048-bit`, `JWT-based`; a code of rule 6
+//! is taken after a code word only), a number with a
 //! unit or a version (`3600s`, `v1.2.3`), an email, a path or URL, a
 //! placeholder (`$TOKEN`, `<your-token>`), or code (`self.token`,
 //! `access_token`, `getToken2`, `Vec<u8>`); and it must contain a digit, a
 //! symbol or inner upper case (4+ characters for passwords, 8+ otherwise).
-//! `pass` alone (`the test pass is 100%`) and plural nouns never start it.
+//! `pass` alone (`the test pass is 100%`) and plural nouns (but rule 6's
+//! `codes`) never start it.
 //! Passwords get [`Kind::Password`], everything else [`Kind::Secret`].
 //!
 //! Overlapping findings are merged and the most specific kind names the
@@ -560,7 +613,9 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         kind: Kind::DiscordWebhook,
-        triggers: &["/api/webhooks/"],
+        // `hooks/` shares its prefix with Slack's `hooks.slack.com` (see `PREFILTER_BUDGET`):
+        // only a `hooks/` in a path (`.git/hooks/`) also selects this detector.
+        triggers: &["hooks/"],
         case_insensitive: false,
         source: Source::Pattern(
             r"(?i)discord(?:app)?\.com/api/webhooks/[0-9]+/([A-Za-z0-9_\-]{20,})",
@@ -607,10 +662,11 @@ const SPECS: &[Spec] = &[
         source: Source::Pattern(r"(?-u:\b)hf_[A-Za-z0-9]{30,}(?-u:\b)", Check::Random(3)),
     },
     // `パスワードは SEC28pass です`, `密码是 hunter22`, `口令：Xyz123`: a password said in
-    // Japanese or Chinese, the value in ASCII.
+    // Japanese or Chinese, the value in ASCII. `密` stands for `密码` and `密碼` in one
+    // prefix (see `PREFILTER_BUDGET`).
     Spec {
         kind: Kind::Password,
-        triggers: &["パスワード", "パスフレーズ", "密码", "密碼", "口令"],
+        triggers: &["パスワード", "パスフレーズ", "密", "口令"],
         case_insensitive: false,
         source: Source::Pattern(
             r"(?:パスワード|パスフレーズ|密码|密碼|口令)[ \t　]*(?:は|が|是|为|為|:|：|=|＝)[ \t　]*([!-~]{4,})",
@@ -640,9 +696,9 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         kind: Kind::VaultToken,
-        // Not `hvr.` (short-lived recovery-mode tokens): its literal would
-        // cost a prefilter slot (see `PREFILTER_BUDGET`).
-        triggers: &["hvs.", "hvb."],
+        // `hv` stands for `hvs.` and `hvb.` in one prefix (see `PREFILTER_BUDGET`). Not
+        // `hvr.` (short-lived recovery-mode tokens).
+        triggers: &["hv"],
         case_insensitive: false,
         source: Source::Pattern(r"(?-u:\b)hv[sb]\.[A-Za-z0-9_\-]{24,}", Check::Random(4)),
     },
@@ -749,10 +805,36 @@ const SPECS: &[Spec] = &[
     Spec {
         kind: Kind::Secret,
         // Case forms spelled out: `oken`/`OKEN` cover `token` and `Token`
-        // in one literal (see `PREFILTER_BUDGET`).
+        // in one literal (see `PREFILTER_BUDGET`). `pass` also finds `passcode`; `PIN` is
+        // the acronym only (`pin`, `ping`, `spinner` are words); the code literals take
+        // two prefixes and fire only on `recovery code` and `backup code` (`kup cod`:
+        // `ackup cod` with its forms cost the scans more, see the crate docs' Cost).
         triggers: &[
-            "pass", "Pass", "PASS", "pw", "Pwd", "PWD", "ecret", "ECRET", "oken", "OKEN", "key",
-            "Key", "KEY", "auth", "Auth", "AUTH", "cred", "Cred", "CRED", "ogin",
+            "pass",
+            "Pass",
+            "PASS",
+            "pw",
+            "Pwd",
+            "PWD",
+            "ecret",
+            "ECRET",
+            "oken",
+            "OKEN",
+            "key",
+            "Key",
+            "KEY",
+            "auth",
+            "Auth",
+            "AUTH",
+            "cred",
+            "Cred",
+            "CRED",
+            "ogin",
+            "PIN",
+            "ecovery cod",
+            "ecovery Cod",
+            "ecovery_cod",
+            "kup cod",
         ],
         case_insensitive: false,
         source: Source::Assignment,
@@ -928,8 +1010,10 @@ fn case_forms(word: &str) -> [String; 3] {
 
 fn literal_alternation(literals: impl IntoIterator<Item = String>) -> String {
     let mut literals: Vec<String> = literals.into_iter().collect();
-    // Longest first, so a literal never hides a longer one at the same spot.
-    literals.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    // Longest first, so a literal never hides a longer one at the same spot. Among equal
+    // lengths the order only decides which bucket of the SIMD searcher each literal joins
+    // (see the crate docs' Cost): descending order, measured, wakes buckets less often.
+    literals.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| b.cmp(a)));
     literals.dedup();
     literals
         .iter()
@@ -1065,6 +1149,11 @@ fn find_pattern(text: &str, re: &Regex, check: Check, kind: Kind, out: &mut Vec<
         }
     };
     if grouped {
+        // `captures_iter` allocates its capture slots even when nothing matches; a trigger
+        // in clean text (`秘密` holds `密`) must cost no allocation.
+        if !re.is_match(text) {
+            return;
+        }
         for caps in re.captures_iter(text) {
             if let Some(m) = caps.get(1) {
                 push(m.start(), m.end());
@@ -1309,6 +1398,10 @@ fn find_assignments(text: &str, word_re: &Regex, out: &mut Vec<Span>) {
         while start > 0 && is_key_byte(b[start - 1]) {
             start -= 1;
         }
+        // `\nbackup codes are …` in a JSON string: the escape's letter is no part of the key.
+        if start < w.start() && escaped_letter(b, start) {
+            start += 1;
+        }
         let mut end = w.end();
         while end < b.len() && is_key_byte(b[end]) {
             end += 1;
@@ -1335,6 +1428,12 @@ fn find_assignments(text: &str, word_re: &Regex, out: &mut Vec<Span>) {
         if let Some(span) = prose_value(text, start, end, family, assigned.is_some()) {
             scanned = scanned.max(span.end);
             out.push(span);
+        } else if assigned.is_none() {
+            if let Some(codes_end) = code_values(text, start, end, out) {
+                scanned = scanned.max(codes_end);
+            } else if let Some(span) = value_before(text, start, end, family) {
+                out.push(span);
+            }
         }
     }
 }
@@ -1476,7 +1575,7 @@ const HARMLESS_SUFFIXES: &[&str] = &[
 
 /// Whether `word` makes a key sensitive; `prev` is the word before it.
 fn head_family(prev: Option<&str>, word: &str) -> Option<Family> {
-    let glued_password = ["password", "passwd", "passphrase", "pwd"];
+    let glued_password = ["password", "passwd", "passphrase", "passcode", "pwd"];
     if word.eq_ignore_ascii_case("pass")
         || word.eq_ignore_ascii_case("pw")
         || glued_password.iter().any(|s| ends_with_ci(word, s))
@@ -1841,7 +1940,8 @@ fn word_and_number_password(v: &str) -> bool {
 
 /// A password said to be one ("my password is PurpleMonkey42x", "the wifi password is
 /// SEC07-PurpleMonkeyDishwasher", "… is hunter2"): six characters or more, letters and
-/// digits, none of code's punctuation, not a version or a hash's name (`sha256`, `utf8`).
+/// digits, none of code's punctuation, not a version, a hash's name (`sha256`, `utf8`) or a
+/// number and its unit (`6-digit`, `12-character`).
 fn stated_password(v: &str) -> bool {
     const NAMES: &[&str] = &[
         "sha1", "sha256", "sha384", "sha512", "md5", "bcrypt", "scrypt", "argon2", "argon2id",
@@ -1860,6 +1960,11 @@ fn stated_password(v: &str) -> bool {
                 )
         })
         && !number_like(v)
+        && !v.split_once('-').is_some_and(|(n, unit)| {
+            !n.is_empty()
+                && n.bytes().all(|c| c.is_ascii_digit())
+                && unit.bytes().all(|c| c.is_ascii_lowercase())
+        })
         && !NAMES.iter().any(|n| {
             v.len() >= n.len() && v.as_bytes()[..n.len()].eq_ignore_ascii_case(n.as_bytes())
         })
@@ -1875,6 +1980,61 @@ fn mixed_token(v: &str) -> bool {
             .filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
             .count()
             >= 3
+}
+
+/// A value nobody types as a word or names as an identifier (`qZ8vLmN3pR5tW7yB9dF1hJ4kM6nP2sU0xA`):
+/// 16 characters or more of letters, digits and base64's `+/_-` (and `=` padding), with upper
+/// case, lower case and digits, and under 60% of its letters in pieces that read like words
+/// ([`key_words`] of three letters or more, not all capitals, with a vowel in every five
+/// letters and never four consonants in a row). So `TenantId2024Region` and
+/// `userProfileV2Cache` stay; about one random key of 16 characters in 30 reads like words
+/// (one in 200 of 34), and stays too.
+fn strongly_random(v: &str) -> bool {
+    let core = v.trim_end_matches('=');
+    let b = core.as_bytes();
+    if b.len() < 16
+        || char_classes(core) < 3
+        || !b
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'_' | b'-'))
+    {
+        return false;
+    }
+    let (mut letters, mut in_words) = (0, 0);
+    for w in key_words(core) {
+        if w.bytes().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        letters += w.len();
+        if reads_like_a_word(w) {
+            in_words += w.len();
+        }
+    }
+    in_words * 5 < letters * 3
+}
+
+/// A piece of an identifier that reads like a word (`Tenant`, `user`, `Cache`), not like
+/// the letters of a random string (`Lm`, `QXB`, `vkpt`).
+fn reads_like_a_word(w: &str) -> bool {
+    let vowel = |c: &u8| {
+        matches!(
+            c.to_ascii_lowercase(),
+            b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
+        )
+    };
+    let b = w.as_bytes();
+    let vowels = b.iter().filter(|c| vowel(c)).count();
+    let mut consonants = 0;
+    let mut cluster = false;
+    for c in b {
+        consonants = if vowel(c) { 0 } else { consonants + 1 };
+        cluster |= consonants >= 4;
+    }
+    b.len() >= 3
+        && b.iter().any(u8::is_ascii_lowercase)
+        && vowels * 5 >= b.len()
+        && vowels > 0
+        && !cluster
 }
 
 fn char_classes(s: &str) -> usize {
@@ -2212,8 +2372,12 @@ const UNITS: &[&str] = &[
 enum Subject {
     /// `password`, `token`, `API key`: a copula and a value, or a 32-hex string.
     Sensitive(Family),
-    /// `the key`: only a 32-hex string in the same clause.
+    /// `the key`: a 32-hex string in the same clause, or a copula and a
+    /// [`strongly_random`] value.
     BareKey,
+    /// `the vault unseal key`, `the cache key`: only a copula and a
+    /// [`strongly_random`] value (`the cache key is userId` stays).
+    NamedKey,
 }
 
 /// Secrets stated in prose after the sensitive word `text[start..end]` (see
@@ -2251,7 +2415,7 @@ fn prose_value(
                 Some(Subject::Sensitive(Family::Other))
             }
             Some(p) if eq_any_ci(p, DETERMINERS) => Some(Subject::BareKey),
-            Some(_) => None,
+            Some(_) => Some(Subject::NamedKey),
             // `Key: ...` opening a line; `(key, ...)` is code.
             None => line_start_before(b, start).then_some(Subject::BareKey),
         },
@@ -2298,6 +2462,18 @@ fn prose_value(
                 kind: Kind::Password,
             });
         }
+        // `the vault unseal key is qZ8vLmN3…`: whatever names a key, a value that is no
+        // word nor identifier is its secret (`the sort key is created_at` stays).
+        if let Some(Subject::BareKey | Subject::NamedKey) = subject
+            && let Some((vs, ve, _)) = prose_value_at(text, start, v, !separator)
+            && strongly_random(&text[vs..ve])
+        {
+            return Some(Span {
+                start: vs,
+                end: ve,
+                kind: Kind::Secret,
+            });
+        }
     }
     if assigned {
         return None;
@@ -2336,6 +2512,8 @@ fn prose_value(
     let f = match subject {
         Subject::Sensitive(f) => f,
         Subject::BareKey => Family::Other,
+        // `cache key 5d41402a…`: a compound noun names a key, it does not state one.
+        Subject::NamedKey => return None,
     };
     clause_hex(text, end).map(|(s, e)| Span {
         start: s,
@@ -2351,7 +2529,13 @@ fn kind_of(family: Family) -> Kind {
     }
 }
 
-/// The blank-separated word right before `start` on the same line.
+/// Whether `b[i]` is the letter of a `\n`, `\r` or `\t` escape (text kept as JSON).
+fn escaped_letter(b: &[u8], i: usize) -> bool {
+    i > 0 && b[i - 1] == b'\\' && matches!(b.get(i), Some(b'n' | b'r' | b't'))
+}
+
+/// The blank-separated word right before `start` on the same line (a JSON-escaped line
+/// break before it is no part of it: `\nuse`).
 fn prev_word(text: &str, start: usize) -> Option<&str> {
     let b = text.as_bytes();
     let end = start
@@ -2363,12 +2547,15 @@ fn prev_word(text: &str, start: usize) -> Option<&str> {
     if end == start {
         return None;
     }
-    let begin = end
+    let mut begin = end
         - b[..end]
             .iter()
             .rev()
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
             .count();
+    if begin < end && escaped_letter(b, begin) {
+        begin += 1;
+    }
     (begin < end).then(|| &text[begin..end])
 }
 
@@ -2557,6 +2744,228 @@ fn pair_password(text: &str, v: usize) -> Option<Span> {
         start: s,
         end: e,
         kind: Kind::Password,
+    })
+}
+
+/// A credential said in prose whose value may be a short number or dash-joined groups, which
+/// the prose rule refuses elsewhere (`the token is 42 chars`, `the key is 2048-bit`): its kind,
+/// and whether its values are digits only.
+fn code_word(text: &str, start: usize, end: usize) -> Option<(Kind, bool)> {
+    let key = &text[start..end];
+    // The acronym only: `pin`, `PIN_CODE` and `LED_PIN` name hardware pins as often.
+    if key == "PIN" {
+        return Some((Kind::Password, true));
+    }
+    let mut last = None;
+    let mut before_last = None;
+    for w in key_words(key) {
+        before_last = last;
+        last = Some(w);
+    }
+    let last = last?;
+    if eq_any_ci(last, &["passcode", "passcodes"]) {
+        return Some((Kind::Password, false));
+    }
+    (eq_any_ci(last, &["code", "codes"])
+        && before_last.is_some_and(|w| eq_any_ci(w, &["recovery", "backup"])))
+    .then_some((Kind::Secret, false))
+}
+
+/// `the VPN passcode is 4471-9920-1183`, `my PIN: 8812`, `the door PIN code is 4471`, `backup
+/// codes are 1234-5678 and 2345-6789`: after a [`code_word`], its copula, then one
+/// [`code_shaped`] value or a list of them (joined by blanks, `,`, `and`, `or`), each masked
+/// on its own. Returns where the last one ends. `error code`, `exit code` are no credentials.
+fn code_values(text: &str, start: usize, end: usize, out: &mut Vec<Span>) -> Option<usize> {
+    let (kind, digits) = code_word(text, start, end)?;
+    let b = text.as_bytes();
+    let mut i = end;
+    if digits {
+        // `PIN code is`, `PIN number:`.
+        let j = skip_blanks(b, i);
+        let w = word_at(b, j);
+        if j > i && eq_any_ci(&text[j..j + w], &["code", "number"]) {
+            i = j + w;
+        }
+    }
+    let (v, separator) = prose_copula(text, i)?;
+    let mut v = skip_blanks_and_emphasis(b, v);
+    let mut last = None;
+    for _ in 0..16 {
+        let Some((vs, ve, quoted)) = prose_value_at(text, start, v, !separator) else {
+            break;
+        };
+        if !code_shaped(&text[vs..ve], digits) {
+            break;
+        }
+        out.push(Span {
+            start: vs,
+            end: ve,
+            kind,
+        });
+        last = Some(ve);
+        let after = ve + usize::from(quoted);
+        let mut j = skip_blanks(b, after);
+        if b.get(j) == Some(&b',') {
+            j = skip_blanks(b, j + 1);
+        }
+        let w = word_at(b, j);
+        if w > 0 && eq_any_ci(&text[j..j + w], &["and", "or"]) {
+            j = skip_blanks(b, j + w);
+        }
+        if j == after {
+            break;
+        }
+        v = j;
+    }
+    last
+}
+
+/// A PIN, passcode or recovery code: 4 to 16 digits (`4471`), or two groups or more of 3 to 8
+/// letters and digits joined by dashes, 8 characters or more, at least half of the groups
+/// holding a digit and none a lower-case word (`4471-9920-1183`, `8FJ2-KQ9X-PL3M-77TZ`,
+/// `5a2b1-c3d4e`; `2048-bit`, `6-digit`, `AES-256` stay). Unless `digits` (a PIN: `GPIO17`
+/// names a pin), also one group of letters and digits said to be a password
+/// ([`stated_password`]: `8FJ2KQ9X`).
+fn code_shaped(v: &str, digits: bool) -> bool {
+    let b = v.as_bytes();
+    if b.iter().all(u8::is_ascii_digit) {
+        return (4..=16).contains(&b.len());
+    }
+    if !b.contains(&b'-') {
+        return !digits && stated_password(v);
+    }
+    if !b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-') {
+        return false;
+    }
+    // A lower-case word, unless it could be hex (`c3d4e`, `abcde`).
+    let word = |g: &str| {
+        g.bytes().all(|c| c.is_ascii_lowercase()) && g.bytes().any(|c| !c.is_ascii_hexdigit())
+    };
+    let (mut groups, mut with_digit, mut alnum) = (0, 0, 0);
+    for g in v.split('-') {
+        let only_digits = g.bytes().all(|c| c.is_ascii_digit());
+        if !(3..=8).contains(&g.len()) || (digits && !only_digits) || word(g) {
+            return false;
+        }
+        groups += 1;
+        with_digit += usize::from(g.bytes().any(|c| c.is_ascii_digit()));
+        alnum += g.len();
+    }
+    groups >= 2 && alnum >= 8 && with_digit * 2 >= groups
+}
+
+/// Verbs that give a value its role: `use X as the password`, `set X as my password`.
+const ROLE_VERBS: &[&str] = &[
+    "use", "used", "uses", "using", "set", "sets", "setting", "try", "tried", "trying", "pick",
+    "picked", "choose", "chose", "chosen", "enter", "entered", "type", "typed", "paste", "pasted",
+    "put", "keep", "give", "gave", "with",
+];
+
+/// Words that may follow the credential word in `use X as the password for the VPN`: the noun
+/// phrase has ended, unlike in `the password manager`.
+const PHRASE_ENDS: &[&str] = &[
+    "for", "of", "on", "at", "in", "to", "from", "with", "and", "or", "but", "so", "then", "when",
+    "if", "until", "now", "instead", "please", "here", "there", "again", "too", "also",
+];
+
+/// `use s3cr3tSauce! as the password for the staging VPN`, `set Hunter2024 as my password`,
+/// `try 'P@ssw0rd9' as the passphrase`: a value before the credential word, as
+/// `<verb> <value> as [the|my|…] [up to two words] <word>` where the word ends its noun
+/// phrase (`use 1Password as the password manager`, `use bcrypt as the password hash` stay)
+/// and the value passes the prose rule's test.
+fn value_before(text: &str, start: usize, end: usize, family: Option<Family>) -> Option<Span> {
+    let b = text.as_bytes();
+    let key = text[start..end].trim_end_matches(['.', '-']);
+    // `use it as a pass`; a word that is no credential (`key` is judged by its qualifier).
+    if key.eq_ignore_ascii_case("pass") || (family.is_none() && !key.eq_ignore_ascii_case("key")) {
+        return None;
+    }
+    let j = skip_blanks(b, start + key.len());
+    // Punctuation, a line break, a closing quote or bracket, or an escape (`\n` in JSON).
+    let ended = start + key.len() < end
+        || b.get(j).is_none_or(|&c| {
+            matches!(
+                c,
+                b'.' | b','
+                    | b';'
+                    | b':'
+                    | b'!'
+                    | b'?'
+                    | b'('
+                    | b')'
+                    | b'\n'
+                    | b'\r'
+                    | b'"'
+                    | b'\''
+                    | b'`'
+                    | b']'
+                    | b'}'
+                    | b'*'
+                    | b'\\'
+            )
+        })
+        || (j > start + key.len() && eq_any_ci(&text[j..j + word_at(b, j)], PHRASE_ENDS));
+    if !ended {
+        return None;
+    }
+    // Back to `as` over a determiner and qualifiers (`as the staging VPN password`).
+    let mut i = start;
+    let mut family = family;
+    let mut found_as = false;
+    for n in 0..4 {
+        let w = prev_word(text, i)?;
+        let ws = w.as_ptr() as usize - text.as_ptr() as usize;
+        if w.eq_ignore_ascii_case("as") {
+            i = ws;
+            found_as = true;
+            break;
+        }
+        // `as the API key`: a qualified `key` (see [`KEY_QUALIFIERS`]).
+        if n == 0 && family.is_none() && key.eq_ignore_ascii_case("key") {
+            family = eq_any_ci(w, KEY_QUALIFIERS).then_some(Family::Other);
+        }
+        if !w.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-') {
+            return None;
+        }
+        i = ws;
+    }
+    let family = family?;
+    if !found_as {
+        return None;
+    }
+    let ve = i - b[..i]
+        .iter()
+        .rev()
+        .take_while(|c| matches!(c, b' ' | b'\t'))
+        .count();
+    if ve == i || ve == 0 {
+        return None;
+    }
+    let q = b[ve - 1];
+    let (vs, ve, open) = if matches!(q, b'"' | b'\'' | b'`') {
+        let line = text[..ve - 1].rfind('\n').map_or(0, |n| n + 1);
+        let open = line + text[line..ve - 1].rfind(char::from(q))?;
+        (open + 1, ve - 1, open)
+    } else {
+        let vs = ve
+            - b[..ve]
+                .iter()
+                .rev()
+                .take_while(|&&c| {
+                    c.is_ascii_graphic() && !matches!(c, b'"' | b'\'' | b'`' | b'\\' | b'(')
+                })
+                .count();
+        (vs, ve, vs)
+    };
+    let quoted = open < vs;
+    let v = &text[vs..ve];
+    let verb = prev_word(text, open)?;
+    // Only the prose rule's test: `use getPassword2 as the password` names a function.
+    let ok = eq_any_ci(verb, ROLE_VERBS) && vs < ve && prose_value_ok(v, family, quoted);
+    ok.then_some(Span {
+        start: vs,
+        end: ve,
+        kind: kind_of(family),
     })
 }
 

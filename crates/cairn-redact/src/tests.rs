@@ -544,6 +544,12 @@ fn prose_cases(rng: &mut Rng) -> Vec<Case> {
         ("swordfish", "the password is \"{}\""),
         ("Swordfish", "the password is {}"),
         ("123456789", "the PIN password is {}"),
+        ("4471-9920-1183", "the VPN passcode is {}"),
+        ("4471", "the door PIN is {}"),
+        ("8812", "my PIN: {}"),
+        ("s3cr3tSauce!", "use {} as the password for the staging VPN"),
+        ("Hunter2024", "set {} as my password"),
+        ("P@ssw0rd9", "try {} as the passphrase"),
     ] {
         cases.push(Case::new(Kind::Password, pw, t));
     }
@@ -567,6 +573,11 @@ fn prose_cases(rng: &mut Rng) -> Vec<Case> {
         (mixed_value.as_str(), "the API key should be {}"),
         (symbol_value.as_str(), "secret is {}"),
         (symbol_value.as_str(), "the client secret is now {}"),
+        (
+            "qZ8vLmN3pR5tW7yB9dF1hJ4kM6nP2sU0xA",
+            "remember that the vault unseal key is {}",
+        ),
+        ("8FJ2-KQ9X-PL3M-77TZ", "the 2FA recovery code is {}"),
     ] {
         cases.push(Case::new(Kind::Secret, v, t));
     }
@@ -882,6 +893,7 @@ const PROSE_CLEAN: &[&str] = &[
     "the secret is base64-encoded",
     "the token is JWT-based",
     "the password is case-sensitive",
+    "the password is 12-character",
     "the key is 2048-bit",
     "the token is OpenRouter's",
     "the token is GitHub-specific and short-lived",
@@ -1111,6 +1123,21 @@ fn fragments(rng: &mut Rng) -> Vec<String> {
             "xai-",
             "dapi",
             ":AA",
+            "hv",
+            "hooks/",
+            "秘密",
+            "PIN",
+            " PIN: ",
+            "the vault unseal key is ",
+            "qZ8vLmN3pR5tW7yB9dF1hJ4kM6nP2sU0xA",
+            "passcode",
+            "recovery code is ",
+            "backup codes: ",
+            "4471-9920-1183",
+            " and ",
+            "use ",
+            " as the password",
+            " as my passphrase for ",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -1446,4 +1473,228 @@ fn passwords_said_to_be_one() {
     ] {
         assert_eq!(redact(text), text, "{text}");
     }
+}
+
+/// The triggers merged to free prefilter slots still select their detectors, and only on
+/// their own literals: `hooks` without a `/`, `recovery` without `code`, `pin` and `ping` in
+/// lower case select nothing.
+#[test]
+fn merged_and_rare_triggers_select_the_right_detectors() {
+    let bit = |kind: Kind| 1u64 << SPECS.iter().position(|s| s.kind == kind).unwrap();
+    let e = &*ENGINE;
+    assert_eq!(e.candidates("hvs.x"), bit(Kind::VaultToken));
+    assert_eq!(e.candidates("hvb.x"), bit(Kind::VaultToken));
+    assert_eq!(
+        e.candidates("discord.com/api/webhooks/1/x"),
+        bit(Kind::DiscordWebhook)
+    );
+    assert_eq!(e.candidates("密碼是 x"), bit(Kind::Password));
+    assert_eq!(e.candidates("密码是 x"), bit(Kind::Password));
+    for text in [
+        "the door PIN is 4471",
+        "the recovery code is x",
+        "Recovery Codes: x",
+        "backup codes are x",
+        "Backup codes: x",
+    ] {
+        assert_eq!(e.candidates(text), bit(Kind::Secret), "{text}");
+    }
+    for text in [
+        "React hooks rerender; the webhook fired",
+        "crash recovery and the backup job, a lookup table, markup",
+        "pin the version, the ping failed, a spinner spins",
+    ] {
+        assert_eq!(e.candidates(text), 0, "{text}");
+    }
+}
+
+/// Rule 5: whatever word names a key, a strongly random value after its copula is a secret;
+/// identifiers and words stay.
+#[test]
+fn any_key_with_a_strongly_random_value() {
+    redacts_exactly(
+        &[
+            (
+                "remember that the vault unseal key is qZ8vLmN3pR5tW7yB9dF1hJ4kM6nP2sU0xA",
+                "remember that the vault unseal key is [REDACTED:secret]",
+            ),
+            (
+                "the key is Xk9mQ2vLpZ8nR4tW7yB3",
+                "the key is [REDACTED:secret]",
+            ),
+            ("Key: Xk9mQ2vLpZ8nR4tW7yB3", "Key: [REDACTED:secret]"),
+            (
+                "the recovery key for the vault was `kD7bQ2x+9LmZ4pR8vT1w/N6y=`, keep it",
+                "the recovery key for the vault was `[REDACTED:secret]`, keep it",
+            ),
+            (
+                "our webhook signing-free relay key: Hq3ZmV8kP1xN5tR7wB2cL9yD",
+                "our webhook signing-free relay key: [REDACTED:secret]",
+            ),
+        ],
+        &[
+            "the cache key is userId",
+            "the primary key is customer_id",
+            "the sort key is created_at",
+            "the key is to be patient",
+            "the key is in the drawer",
+            "the partition key is TenantId2024Region",
+            "the cache key is userProfileV2Cache",
+            "the lookup key is getUserAccessToken2",
+            "the cache key is 9fceb02d0ae598e95dc970b74767f19372d61af8",
+            "the idempotency key is 550e8400-e29b-41d4-a716-446655440000",
+            "the key to success is patience",
+            "cache key Xk9mQ2vLpZ8nR4tW7yB3 (no copula: a compound noun names the key)",
+        ],
+    );
+    // Random keys read as random: all but about one in 30 of 16 characters, one in 200 of 34.
+    let mut rng = Rng(0x005E_C2E7);
+    for (len, least) in [(16, 940), (34, 990)] {
+        let hits = (0..1000)
+            .filter(|_| strongly_random(&mixed(&mut rng, ALNUM, len)))
+            .count();
+        assert!(hits >= least, "{hits} of 1000 random keys of {len}");
+    }
+}
+
+/// Rule 6: PINs, passcodes, recovery and backup codes, also digits or dash-joined groups
+/// (which the prose rule refuses elsewhere), each code of a list on its own.
+#[test]
+fn pins_passcodes_and_recovery_codes() {
+    redacts_exactly(
+        &[
+            (
+                "the VPN passcode is 4471-9920-1183",
+                "the VPN passcode is [REDACTED:password]",
+            ),
+            (
+                "the door PIN is 4471",
+                "the door PIN is [REDACTED:password]",
+            ),
+            ("my PIN: 8812", "my PIN: [REDACTED:password]"),
+            (
+                "the PIN code for the safe is `0451`.",
+                "the PIN code for the safe is `[REDACTED:password]`.",
+            ),
+            ("my passcode: 4471", "my passcode: [REDACTED:password]"),
+            (
+                "the 2FA recovery code is 8FJ2-KQ9X-PL3M-77TZ",
+                "the 2FA recovery code is [REDACTED:secret]",
+            ),
+            (
+                "backup codes are 1234-5678 and 2345-6789",
+                "backup codes are [REDACTED:secret] and [REDACTED:secret]",
+            ),
+            (
+                "Backup codes: 1234-5678 2345-6789, 3456-7890 or 4567-8901.",
+                "Backup codes: [REDACTED:secret] [REDACTED:secret], [REDACTED:secret] or [REDACTED:secret].",
+            ),
+            (
+                "the GitHub recovery codes are 5a2b1-c3d4e, 8f9a0-b1c2d",
+                "the GitHub recovery codes are [REDACTED:secret], [REDACTED:secret]",
+            ),
+            (
+                "recovery_code: 8FJ2KQ9XPL3M",
+                "recovery_code: [REDACTED:secret]",
+            ),
+            // Kept as JSON: the `n` of `\n` is no part of the word.
+            (
+                r#"{"command":"cat > .env <<'EOF'\nbackup codes are 6749-5440-9959\nEOF"}"#,
+                r#"{"command":"cat > .env <<'EOF'\nbackup codes are [REDACTED:secret]\nEOF"}"#,
+            ),
+            (
+                r#"{"text":"ok\nPIN: 8812"}"#,
+                r#"{"text":"ok\nPIN: [REDACTED:password]"}"#,
+            ),
+        ],
+        &[
+            "the PIN is required",
+            "PIN entry is disabled",
+            "recovery code flow is broken",
+            "the passcode screen",
+            "the passcode is 6-digit",
+            "the passcode is 6 digits",
+            // `error code`, `exit code`, `status code` are no credential words.
+            "error code is 500",
+            "the error code is E-4471-XQ9Z",
+            "the exit code is 137",
+            "the status code was 404",
+            // Hardware pins.
+            "the LED PIN is 13",
+            "the reset PIN is GPIO17",
+            "LED_PIN = 13",
+            "backup codes are 8 characters long",
+            "the recovery codes are 10 per account",
+            "the backup code is AES-256 encrypted",
+            "the recovery code is read-only",
+            "the recovery code is time-based",
+            "the backup codes are generated on first login",
+        ],
+    );
+    let r = redact_detailed("backup codes are 1234-5678 and 2345-6789");
+    assert_eq!((r.count, r.kinds), (2, vec![Kind::Secret]));
+}
+
+/// Rule 7: the value before the credential word; a compound noun or a name stays.
+#[test]
+fn values_before_the_credential_word() {
+    redacts_exactly(
+        &[
+            (
+                "use s3cr3tSauce! as the password for the staging VPN",
+                "use [REDACTED:password] as the password for the staging VPN",
+            ),
+            (
+                "set Hunter2024 as my password",
+                "set [REDACTED:password] as my password",
+            ),
+            (
+                "try P@ssw0rd9 as the passphrase",
+                "try [REDACTED:password] as the passphrase",
+            ),
+            (
+                "Then I used Xk9#mQ2vLp as the root wi-fi password.",
+                "Then I used [REDACTED:password] as the root wi-fi password.",
+            ),
+            (
+                "use 'correct horse battery staple' as the passphrase, then restart",
+                "use '[REDACTED:password]' as the passphrase, then restart",
+            ),
+            (
+                "log in with Tr0ub4dor&3 as password",
+                "log in with [REDACTED:password] as password",
+            ),
+            (
+                "use AbCd1234EfGh5678 as the API key",
+                "use [REDACTED:secret] as the API key",
+            ),
+            (
+                r#"{"cmd":"printf '%s' 'set Hunter2024 as my password' > .env"}"#,
+                r#"{"cmd":"printf '%s' 'set [REDACTED:password] as my password' > .env"}"#,
+            ),
+            (
+                r#"{"text":"use s3cr3tSauce! as the password\nthanks"}"#,
+                r#"{"text":"use [REDACTED:password] as the password\nthanks"}"#,
+            ),
+            (
+                r#"{"command":"cat <<'EOF'\nset Seizzrvy7581 as my password\nEOF"}"#,
+                r#"{"command":"cat <<'EOF'\nset [REDACTED:password] as my password\nEOF"}"#,
+            ),
+        ],
+        &[
+            "use 1Password as the password manager",
+            "use SSO as the password flow",
+            "use the env var as the password",
+            "use bcrypt as the password hash",
+            "use it as the password",
+            "use the username as the password",
+            "set $DB_PASS as the password",
+            "use `DB_PASSWORD` as the password",
+            "use getPassword2 as the password",
+            "use Vault2 as the password store for prod",
+            "keep the same as the password",
+            "use sha256 as the password hash function",
+            "use OAuth2 as the token flow",
+        ],
+    );
 }

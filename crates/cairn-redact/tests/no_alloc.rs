@@ -39,6 +39,8 @@ const CLEAN: &[&str] = &[
     "fn main() {\n    let v: Vec<u32> = (0..10).collect();\n    println!(\"{v:?}\");\n}\n",
     "commit 9fceb02d0ae598e95dc970b74767f19372d61af8\nDate: Mon Jan 1 12:00:00 2024\n",
     "日本語のテキストと中文文本，没有任何秘密。🦀",
+    // Merged triggers (`密` above, `hv`, `hooks/`) select a detector that finds nothing.
+    "Ran the pre-commit script in .git/hooks/ after the hvac check.",
 ];
 
 #[test]

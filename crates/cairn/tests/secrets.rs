@@ -5,8 +5,8 @@
 //! `remember`, `recall`, the MCP tools, both imports and `status`, not one fragment of a
 //! planted value is in any file cairn wrote (data dir with `cairn.db` and its WAL read as raw
 //! bytes, every table row read through SQL, every FTS5 term, logs, memo journal, exported and
-//! imported memory files) or in anything a command, hook or MCP call printed. Plus a corpus of
-//! ordinary code and logs: its false positives are counted.
+//! imported memory files, and the names of all these files) or in anything a command, hook or
+//! MCP call printed. Plus a corpus of ordinary code and logs: its false positives are counted.
 
 mod common;
 
@@ -56,12 +56,29 @@ fn corpus() -> Vec<Planted> {
 struct Needles {
     windows: HashSet<Vec<u8>>,
     lower: HashSet<Vec<u8>>,
+    /// The runs of every needle as a file name would spell it ([`slug_form`]).
+    slugs: HashSet<Vec<u8>>,
+}
+
+/// ASCII letters and digits lower-cased, every run of anything else one `_`: how a memory's
+/// words become its file's name.
+fn slug_form(b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(b.len());
+    for &c in b {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if out.last() != Some(&b'_') {
+            out.push(b'_');
+        }
+    }
+    out
 }
 
 impl Needles {
     fn new(corpus: &[Planted]) -> Needles {
         let mut windows = HashSet::new();
         let mut lower = HashSet::new();
+        let mut slugs = HashSet::new();
         for p in corpus {
             for n in &p.needles {
                 assert!(n.len() >= WINDOW, "needle too short: {n}");
@@ -69,9 +86,23 @@ impl Needles {
                     windows.insert(w.to_vec());
                     lower.insert(w.to_ascii_lowercase());
                 }
+                for w in slug_form(n.as_bytes()).windows(WINDOW) {
+                    slugs.insert(w.to_vec());
+                }
             }
         }
-        Needles { windows, lower }
+        Needles {
+            windows,
+            lower,
+            slugs,
+        }
+    }
+
+    /// Whether a file's path spells a needle, the way file names are made from words.
+    fn in_name(&self, path: &Path) -> bool {
+        slug_form(path.to_string_lossy().as_bytes())
+            .windows(WINDOW)
+            .any(|w| self.slugs.contains(w))
     }
 
     /// The first leaked window in `hay`, with some context.
@@ -587,6 +618,9 @@ fn no_planted_secret_reaches_anything_cairn_writes_or_prints() {
     for (p, bytes) in &files {
         if let Some(l) = needles.find(bytes) {
             leaks.push(format!("{}: …{l}…", p.display()));
+        }
+        if needles.in_name(p) {
+            leaks.push(format!("file name {}", p.display()));
         }
     }
     for (what, bytes) in &run.outputs {
