@@ -460,6 +460,22 @@ fn is_cairns(path: &Path, own: &[WrittenByCairn]) -> bool {
     })
 }
 
+/// What of a workspace file (`memory_summary.md`, `MEMORY.md`) is Codex's: nothing when it
+/// holds exactly what cairn wrote there (listed in `mem.cairn_written`), else its text without
+/// the blocks cairn added to it (cairn's memories, not Codex's).
+fn read_codex_part(
+    path: &Path,
+    own: &[WrittenByCairn],
+    rel: &dyn Fn(&Path) -> String,
+    mem: &mut CodexMemory,
+) -> Option<String> {
+    if is_cairns(path, own) {
+        mem.cairn_written.push(rel(path));
+        return None;
+    }
+    read_text(path, &mut mem.problems).map(|t| cairn_workspace::merge::without_cairn_blocks(&t))
+}
+
 /// Reads the workspaces of `order` (the active pipeline first); an item id seen in an
 /// earlier workspace is not read again from a later one. A file that holds exactly what
 /// cairn wrote there (`own`) is not read: it is cairn's memory, not Codex's, and is listed
@@ -491,15 +507,7 @@ pub fn read_workspace(
         let mut items = Vec::new();
 
         let summary_path = root.join("memory_summary.md");
-        let summary_text = if is_cairns(&summary_path, own) {
-            mem.cairn_written.push(rel(&summary_path));
-            None
-        } else {
-            read_text(&summary_path, &mut mem.problems)
-        };
-        // (cairn's blocks in a file Codex keeps are cairn's memories, not Codex's.)
-        let summary_text = summary_text.map(|t| cairn_workspace::merge::without_cairn_blocks(&t));
-        if let Some(text) = summary_text {
+        if let Some(text) = read_codex_part(&summary_path, own, &rel, &mut mem) {
             let src = rel(&summary_path);
             let s = parse_summary(&text);
             let globals = [
@@ -566,14 +574,7 @@ pub fn read_workspace(
         }
 
         let memory_md = root.join("MEMORY.md");
-        let memory_text = if is_cairns(&memory_md, own) {
-            mem.cairn_written.push(rel(&memory_md));
-            None
-        } else {
-            read_text(&memory_md, &mut mem.problems)
-        };
-        let memory_text = memory_text.map(|t| cairn_workspace::merge::without_cairn_blocks(&t));
-        if let Some(text) = memory_text {
+        if let Some(text) = read_codex_part(&memory_md, own, &rel, &mut mem) {
             let src = rel(&memory_md);
             let mut slugs: BTreeSet<String> = BTreeSet::new();
             for g in parse_task_groups(&text) {

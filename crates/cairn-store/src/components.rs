@@ -27,14 +27,7 @@ pub fn ensure_component(
             version INTEGER NOT NULL
         )",
     )?;
-    let found: Option<i64> = conn
-        .query_row(
-            "SELECT version FROM schema_versions WHERE component = ?1",
-            [component],
-            |r| r.get(0),
-        )
-        .optional()?;
-    match found {
+    match recorded_version(conn, component)? {
         Some(v) if v > version => Ok(ComponentState::TooNew { found: v }),
         Some(v) if v == version => Ok(ComponentState::Ready),
         _ => {
@@ -54,6 +47,16 @@ pub fn ensure_component(
             Ok(ComponentState::Ready)
         }
     }
+}
+
+/// The version `schema_versions` records for `component` (the table must exist).
+fn recorded_version(conn: &Connection, component: &str) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT version FROM schema_versions WHERE component = ?1",
+        [component],
+        |r| r.get(0),
+    )
+    .optional()
 }
 
 /// For code that only reads `component`'s tables: [`ensure_component`] on a writable
@@ -78,14 +81,7 @@ pub fn component_for_reading(
     if !has_table {
         return Ok(None);
     }
-    let found: Option<i64> = conn
-        .query_row(
-            "SELECT version FROM schema_versions WHERE component = ?1",
-            [component],
-            |r| r.get(0),
-        )
-        .optional()?;
-    Ok(match found {
+    Ok(match recorded_version(conn, component)? {
         Some(v) if v > version => Some(ComponentState::TooNew { found: v }),
         Some(v) if v == version => Some(ComponentState::Ready),
         _ => None,

@@ -245,6 +245,26 @@ fn open_store_for_reading(homes: &Homes) -> Result<Store> {
     Ok(store)
 }
 
+/// Starts `cairn <command>` detached, with this process's homes, its output to the log.
+fn spawn_cairn(homes: &Homes, log: &CaptureLog, command: &str) -> Result<u32> {
+    let exe = std::env::current_exe().context("cannot locate the cairn binary")?;
+    let args = [
+        "--claude-dir".as_ref(),
+        homes.claude_root()?.as_os_str(),
+        "--codex-home".as_ref(),
+        homes.codex_home()?.as_os_str(),
+        "--data-dir".as_ref(),
+        homes.data_dir.as_os_str(),
+        command.as_ref(),
+    ];
+    Ok(cairn_capture::detach::spawn_detached(
+        &exe,
+        &args,
+        &homes.data_dir,
+        log.path(),
+    )?)
+}
+
 /// The store meta key of the last catch-up sync a session start began.
 const CATCH_UP_STARTED: &str = "catch_up_started";
 
@@ -266,18 +286,7 @@ fn catch_up(homes: &Homes, store: &Store, hours: u64, log: &CaptureLog) -> Resul
         return Ok(());
     }
     store.set_meta(CATCH_UP_STARTED, &now.to_string())?;
-    let exe = std::env::current_exe().context("cannot locate the cairn binary")?;
-    let args = [
-        "--claude-dir".as_ref(),
-        homes.claude_root()?.as_os_str(),
-        "--codex-home".as_ref(),
-        homes.codex_home()?.as_os_str(),
-        "--data-dir".as_ref(),
-        homes.data_dir.as_os_str(),
-        "sync".as_ref(),
-    ];
-    let pid = cairn_capture::detach::spawn_detached(&exe, &args, &homes.data_dir, log.path())
-        .context("cannot start the catch-up sync")?;
+    let pid = spawn_cairn(homes, log, "sync").context("cannot start the catch-up sync")?;
     log.info(&format!(
         "session start: no sync for {hours} hour(s) or more; started one in the background ({pid})"
     ));
@@ -289,18 +298,7 @@ fn ensure_worker(homes: &Homes, log: &CaptureLog) -> Result<()> {
     if WorkerLock::is_held(&homes.data_dir) {
         return Ok(());
     }
-    let exe = std::env::current_exe().context("cannot locate the cairn binary")?;
-    let args = [
-        "--claude-dir".as_ref(),
-        homes.claude_root()?.as_os_str(),
-        "--codex-home".as_ref(),
-        homes.codex_home()?.as_os_str(),
-        "--data-dir".as_ref(),
-        homes.data_dir.as_os_str(),
-        "worker".as_ref(),
-    ];
-    let pid = cairn_capture::detach::spawn_detached(&exe, &args, &homes.data_dir, log.path())
-        .context("cannot start the background worker")?;
+    let pid = spawn_cairn(homes, log, "worker").context("cannot start the background worker")?;
     if std::env::var_os("CAIRN_DEBUG").is_some() {
         log.info(&format!("started worker {pid}"));
     }
