@@ -424,21 +424,35 @@ pub fn model_tokens(conn: &Connection, id: &str) -> Result<u64> {
     Ok(n.max(0) as u64)
 }
 
-/// The files consolidation wrote into Codex's memory workspaces (`[codex] write_workspace`),
-/// with the xxh3 hash (16 hex digits) of what it wrote: `(path, hash)`.
+/// The files consolidation wrote into Codex's memory workspaces (`[codex] write_workspace`)
+/// from cairn's memories alone, with the xxh3 hash (16 hex digits) of what it wrote: `(path,
+/// hash)`. A summary or task-group file of Codex's that cairn added its blocks to is Codex's,
+/// and is not listed.
 pub fn workspace_files(conn: &Connection) -> Result<Vec<(std::path::PathBuf, String)>> {
     if !schema::readable(conn)? {
         return Ok(Vec::new());
     }
     let mut st =
         conn.prepare("SELECT root, name, hash FROM workspace_files ORDER BY root, name")?;
-    let rows = st.query_map([], |r| {
-        Ok((
-            std::path::Path::new(&r.get::<_, String>(0)?).join(r.get::<_, String>(1)?),
-            r.get::<_, String>(2)?,
-        ))
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let rows: Vec<(String, String, String)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let has = |root: &str, name: &str, hash: Option<&str>| {
+        rows.iter()
+            .any(|(r, n, h)| r == root && n == name && hash.is_none_or(|x| x == h))
+    };
+    Ok(rows
+        .iter()
+        .filter(|(_, name, _)| !name.contains('#'))
+        .filter(|(root, name, hash)| {
+            // Rollout summaries are cairn's alone; the two shared files only when recorded so
+            // (by a build that records it; before, every file it wrote was).
+            name.starts_with("rollout_summaries/")
+                || !has(root, workspace::PURE_AWARE, None)
+                || has(root, &format!("{name}{}", workspace::PURE), Some(hash))
+        })
+        .map(|(root, name, hash)| (std::path::Path::new(root).join(name), hash.clone()))
+        .collect())
 }
 
 /// The last consolidation run, if any.

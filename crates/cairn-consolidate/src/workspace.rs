@@ -252,19 +252,20 @@ fn write_inner(
             now,
         };
         if *v == MemoryVersion::V1 {
-            let memory_md = place.with_theirs("MEMORY.md", &memory_md, merge_task_groups, r)?;
+            let (memory_md, pure) =
+                place.with_theirs("MEMORY.md", &memory_md, merge_task_groups, r)?;
             count(
                 install_file(&root, "MEMORY.md", &memory_md).map_err(|e| e.to_string())?,
                 r,
             );
-            remember_file(conn, &root_key, "MEMORY.md", &memory_md)?;
+            place.record("MEMORY.md", &memory_md, pure)?;
         }
-        let summary = place.with_theirs("memory_summary.md", &summary, merge_summary, r)?;
+        let (summary, pure) = place.with_theirs("memory_summary.md", &summary, merge_summary, r)?;
         count(
             install_summary(&root, &summary).map_err(|e| e.to_string())?,
             r,
         );
-        remember_file(conn, &root_key, "memory_summary.md", &summary)?;
+        place.record("memory_summary.md", &summary, pure)?;
     }
     Ok(())
 }
@@ -296,46 +297,62 @@ struct Place<'a> {
     now: i64,
 }
 
+/// Suffix of the `workspace_files` row that records a file cairn wrote from its memories
+/// alone (nothing of Codex's in it): `<name>#pure`.
+pub(crate) const PURE: &str = "#pure";
+/// The `workspace_files` row of a root written by a build that records [`PURE`] rows (before
+/// it, every recorded file was cairn's alone).
+pub(crate) const PURE_AWARE: &str = "#pure-aware";
+
 impl Place<'_> {
-    /// What to write at `root/name` for cairn's rendering `ours`: merged into the file Codex
-    /// keeps there (`merge`, cairn's lines in marked blocks) when there is one, found by
-    /// taking cairn's blocks out of the file (a file that is cairn's own last write without
-    /// blocks holds nothing of Codex's). A file there that is not a valid one of its kind is
-    /// kept aside (see [`keep_theirs`]) and replaced.
+    fn recorded(&self, name: &str) -> Option<String> {
+        self.conn
+            .query_row(
+                "SELECT hash FROM workspace_files WHERE root = ?1 AND name = ?2",
+                rusqlite::params![self.root_key, name],
+                |row| row.get(0),
+            )
+            .ok()
+    }
+
+    /// What to write at `root/name` for cairn's rendering `ours`, and whether it is cairn's
+    /// alone: merged into the file Codex keeps there (`merge`, cairn's lines in marked blocks)
+    /// when there is one, found by taking cairn's blocks out of the file, unless the file is
+    /// what cairn last wrote from its memories alone. A file there that is not a valid one of
+    /// its kind is kept aside (see [`keep_theirs`]) and replaced.
     fn with_theirs(
         &self,
         name: &str,
         ours: &str,
         merge: fn(&str, &str) -> Option<String>,
         r: &mut WorkspaceReport,
-    ) -> Result<String, String> {
+    ) -> Result<(String, bool), String> {
         let path = self.root.join(name);
         let Ok(current) = std::fs::read_to_string(&path) else {
-            return Ok(ours.to_string());
+            return Ok((ours.to_string(), true));
         };
         let hash = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(current.as_bytes()));
-        let recorded: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT hash FROM workspace_files WHERE root = ?1 AND name = ?2",
-                rusqlite::params![self.root_key, name],
-                |row| row.get(0),
-            )
-            .ok();
+        let recorded = self.recorded(name);
         let ours_last = recorded.as_deref() == Some(hash.as_str());
-        if ours_last && !has_cairn_blocks(&current) {
-            return Ok(ours.to_string());
+        // cairn's own rendering, written last: recorded as such (or, by a build before the
+        // record, any file it wrote without blocks).
+        let pure_last = match self.recorded(PURE_AWARE) {
+            Some(_) => self.recorded(&format!("{name}{PURE}")).as_deref() == Some(hash.as_str()),
+            None => ours_last && !has_cairn_blocks(&current),
+        };
+        if pure_last {
+            return Ok((ours.to_string(), true));
         }
         let base = without_cairn_blocks(&current);
         if base.trim().is_empty() {
-            return Ok(ours.to_string());
+            return Ok((ours.to_string(), true));
         }
         match merge(&base, ours) {
             Some(merged) => {
                 if !ours_last {
                     r.merged.push(path.display().to_string());
                 }
-                Ok(merged)
+                Ok((merged, false))
             }
             None => {
                 keep_theirs(
@@ -348,9 +365,21 @@ impl Place<'_> {
                     self.now,
                     r,
                 )?;
-                Ok(ours.to_string())
+                Ok((ours.to_string(), true))
             }
         }
+    }
+
+    /// Records what was written at `root/name`: its hash, and whether it is cairn's alone.
+    fn record(&self, name: &str, text: &str, pure: bool) -> Result<(), String> {
+        remember_file(self.conn, self.root_key, name, text)?;
+        let pure_name = format!("{name}{PURE}");
+        if pure {
+            remember_file(self.conn, self.root_key, &pure_name, text)?;
+        } else {
+            forget_file(self.conn, self.root_key, &pure_name)?;
+        }
+        remember_file(self.conn, self.root_key, PURE_AWARE, "")
     }
 }
 

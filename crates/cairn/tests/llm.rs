@@ -1161,6 +1161,30 @@ fn codex_own_workspace_files_get_cairns_memories_added_not_replaced() {
         .collect();
     assert!(text.contains("Prefers answers in English"), "{text}");
     assert!(!text.contains("pnpm"), "{text}");
+    // Codex folds cairn's lines into its own text (the markers gone): the file stays Codex's,
+    // whatever cairn writes next.
+    let summary = std::fs::read_to_string(root.join("memory_summary.md")).unwrap();
+    let folded: String = summary
+        .lines()
+        .filter(|l| !l.starts_with("<!-- cairn") && !l.starts_with("<!-- /cairn"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(root.join("memory_summary.md"), &folded).unwrap();
+    h.json(&["consolidate"]);
+    h.json(&[
+        "remember",
+        "Run the API tests with pytest -x",
+        "--cwd",
+        &cwd,
+    ]);
+    h.json(&["consolidate"]);
+    let summary = std::fs::read_to_string(root.join("memory_summary.md")).unwrap();
+    assert!(
+        summary.contains("A backend developer who reviews on a phone.")
+            && summary.contains("Prefers answers in English."),
+        "{summary}"
+    );
+    assert!(summary.contains("pytest -x"), "{summary}");
 }
 
 /// A Codex ad-hoc note path in the v2 root (outside the symlinked v1 root).
