@@ -51,6 +51,9 @@
 //! * a fact whose subject is said to have changed ("the staging dashboard moved to …", "my
 //!   timezone is … now", "the freeze got moved to December 3") replaces the fact about the same
 //!   subject (the words before its verb), unless the new value names another environment;
+//! * a rule turned round (always ↔ never, "stop …", "no longer need to …") for another target
+//!   ("never use tabs in YAML files" / "always use tabs in Makefiles") is another rule, unless
+//!   the new one names what came instead (a replacement);
 //! * otherwise the new memory stands beside the old one: facts that differ in words, not only
 //!   in values ("the billing service listens on 8001" / "the auth service listens on 9443",
 //!   "the staging DB is on port 5433" / "the prod DB is on port 5432") are two facts.
@@ -927,6 +930,43 @@ pub fn relation(
     if only_new.iter().any(|w| is_part(w)) && only_old.iter().any(|w| is_part(w)) {
         return Relation::Distinct;
     }
+    // A rule turned round for another target is another rule: "never use tabs in YAML files"
+    // says nothing of "always use tabs in Makefiles", "stop running make test before
+    // committing" nothing of "always run make lint before committing". Each names a thing the
+    // other does not (other than the words that turn a rule round or say it changed, and the
+    // options of one set, which a change of choice puts in each other's place).
+    let turned_round =
+        (reversed || overturned) && !other_choice && ap.intersection(&bn).next().is_none();
+    if turned_round {
+        let a_thing = |w: &&&String| {
+            !is_filler(w)
+                && !is_change_word(w)
+                && !is_state_verb(w)
+                && alternatives_group(w).is_none()
+                && !TURNING_WORDS.contains(&w.as_str())
+        };
+        let new_things: Vec<&&String> = only_new.iter().filter(a_thing).collect();
+        let old_things: Vec<&&String> = only_old.iter().filter(a_thing).collect();
+        // (A change that names what came instead, "we moved from MySQL to PostgreSQL", is a
+        // replacement, not a rule turned round.)
+        let names_a_replacement = ap.iter().any(|w| {
+            !b.contains(w)
+                && !is_filler(w)
+                && !is_change_word(w)
+                && !is_state_verb(w)
+                && !TURNING_WORDS.contains(&w.as_str())
+                && !is_environment(w)
+        });
+        if !names_a_replacement
+            && !new_things.is_empty()
+            && !old_things.is_empty()
+            && new_things
+                .iter()
+                .all(|n| !old_things.iter().any(|o| same_word_form(n, o)))
+        {
+            return Relation::Distinct;
+        }
+    }
     // One rule says all the other does, and more. What the more is decides: identifiers, a
     // further item ("…, and isort for imports") or the alternative ("…, not npm") add to the
     // rule; any other words narrow it ("never use sudo *pip install*"), and a broad rule
@@ -1354,6 +1394,29 @@ fn other_qualified_thing(a: &str, b: &str) -> bool {
             .any(|(h, m)| h == head && !m.is_empty() && mods.is_disjoint(m))
     })
 }
+
+/// Stems of the words that turn a rule round or give it up ("stop", "no longer need",
+/// "never"), as [`content_words`] gives them: no thing a rule is about.
+const TURNING_WORDS: &[&str] = &[
+    "stop",
+    "longer",
+    "need",
+    "never",
+    "alway",
+    "anymor",
+    "quit",
+    "skip",
+    "avoid",
+    "dont",
+    // (and the words of obligation that say it: "must follow" / "no longer require")
+    "must",
+    "requir",
+    "follow",
+    "should",
+    "allow",
+    "mandatori",
+    "requirement",
+];
 
 /// Words that say when rather than what ("anymore", "still"): a memory that differs from
 /// another only by them has not put a word in another's place.

@@ -79,7 +79,7 @@ fn restatements_changes_and_other_subjects() {
     for (kind, [r, n]) in &by_kind {
         eprintln!("  {kind}: {r}/{n}");
     }
-    // (At the last setting: 306 of 426 right, none harmful.)
-    assert!(right >= 300, "{right} of {total} right");
+    // (At the last setting: 317 of 437 right, none harmful.)
+    assert!(right >= 310, "{right} of {total} right");
     assert_eq!(harmful, 0, "a new fact dropped or another memory retired");
 }
