@@ -121,15 +121,30 @@ pub struct Candidate {
 /// Whether a rule is about the person wherever they work: said to hold in every project, or
 /// about how the agent answers them (and not tied to the project).
 /// `said` is the sentence as the person typed it, with any lead-in ("Globally: …").
-fn is_personal(rule: &str, how: Option<&str>, said: &str) -> bool {
+fn is_personal(rule: &str, how: Option<&str>, said: &str, why: Option<&str>) -> bool {
     let everywhere = |t: &str| {
         has_any(
             &t.to_lowercase(),
-            &["whatever", "every", "any", "all ", "global"],
+            &[
+                "whatever",
+                "every",
+                "any",
+                "all ",
+                "global",
+                "すべて",
+                "全部",
+                "全て",
+                "どの",
+                "グローバル",
+                "所有",
+                "每个",
+                "全局",
+            ],
         ) && EVERY_PROJECT.is_match(t)
     };
     everywhere(rule)
         || how.is_some_and(everywhere)
+        || why.is_some_and(everywhere)
         || everywhere(said)
         || about_answering(rule)
         || (has_any(&rule.to_lowercase(), &["my "])
@@ -196,7 +211,7 @@ static ANSWER_FORM: LazyLock<Regex> = LazyLock::new(|| {
 /// A rule said to hold in every project.
 static EVERY_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bwhatever the (?:repo|project|codebase)\b|\b(?:in|on|for) (?:every|any|all(?: of)?(?: my| our)?) (?:repos?|repositories|projects?|codebases?)\b|\b(?:across|for|to) all (?:my |of my )?(?:repos|repositories|projects)\b|^\s*(?:globally|everywhere)\b|\b(?:globally|everywhere I work)\s*[,.:;!]?\s*$|\bglobal (?:rule|preference)\b",
+        r"(?i)\bwhatever the (?:repo|project|codebase)\b|\b(?:in|on|for) (?:every|any|all(?: of)?(?: my| our)?) (?:repos?|repositories|projects?|codebases?)\b|\b(?:across|for|to) all (?:my |of my )?(?:repos|repositories|projects)\b|^\s*(?:globally|everywhere)\b|\b(?:globally|everywhere I work)\s*[,.:;!]?\s*$|\bglobal (?:rule|preference)\b|\bapplies everywhere\b|\beverywhere, not just (?:here|this (?:repo|project))\b|(?:すべて|全部|全て)の(?:プロジェクト|リポジトリ)|どの(?:プロジェクト|リポジトリ)でも|^\s*グローバル(?:に|で)?[：:、]|所有(?:的)?(?:项目|仓库|代码库)|每个(?:项目|仓库)|^\s*全局(?:规则)?[：:]",
     )
 });
 
@@ -2547,7 +2562,7 @@ fn may_have_lead_in(s: &str) -> bool {
 /// "in this repo, …", "这个仓库里": where the statement holds, before it.
 static EN_SCOPE_OPENER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:in|for|across) (?:this|our|the) (?:repo|repository|project|codebase|app|service|monorepo|team),?\s+",
+        r"(?i)^(?:in|for|across) (?:this|our|the) (?:repo|repository|project|codebase|app|service|monorepo|team),?\s+|^(?:in|for|across|on) (?:all|every|any)(?: of)?(?: my| our)? (?:repos?|repositories|projects?|codebases?),?\s+|^(?:globally|everywhere),\s+",
     )
 });
 
@@ -2628,21 +2643,21 @@ pub struct Retraction {
 /// "forget the rule about X", "ignore what I told you about X", "drop the note on X".
 static EN_RETRACT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:please\s+|ok(?:ay)?[,\s]+|also[,\s]+|and\s+|actually[,\s]+)*(?:forget|drop|scrap|scratch|ignore|disregard)\s+(?:about\s+|(?:the|that|my|your|our|this)\s+(?:old\s+|earlier\s+)?(?:rule|note|memory|preference|instruction|convention|guideline)s?\s+(?:about|on|regarding|re:?)\s+|what\s+(?:i|we)\s+(?:said|told you|wrote|mentioned)\s+(?:earlier\s+|before\s+)?(?:about|on|regarding)\s+|everything\s+(?:i|we)\s+(?:said|told you)\s+(?:about|on)\s+)(?P<subject>[^,;.—–!?]+)",
+        r"(?i)^(?:please\s+|ok(?:ay)?[,\s]+|also[,\s]+|and\s+|actually[,\s]+|you can\s+|you may\s+|feel free to\s+)*(?:forget|drop|scrap|scratch|ignore|disregard)\s+(?:(?:about\s+|(?:the|that|my|your|our|this)\s+(?:old\s+|earlier\s+)?(?:rule|note|memory|preference|instruction|convention|guideline)s?\s+(?:about|on|regarding|re:?)\s+|what\s+(?:i|we)\s+(?:said|told you|wrote|mentioned)\s+(?:earlier\s+|before\s+)?(?:about|on|regarding)\s+|everything\s+(?:i|we)\s+(?:said|told you)\s+(?:about|on)\s+)(?P<subject>[^,;.—–!?]+)|(?:the|that|my|our|this)\s+(?P<named>[^,;.—–!?]+?)\s+(?:rule|note|preference|convention|thing|one|bit)s?\b)",
     )
 });
 
 /// "squashのルールは忘れて", "ステージングDBの件はもう忘れてください".
 static JA_RETRACT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?P<subject>[^。、，,]+?)(?:について|に関する|の)(?:ルール|こと|話|メモ|件|決まり)は(?:もう)?(?:忘れて|無視して)",
+        r"^(?P<subject>[^。、，,]+?)(?:について|に関する|の)(?:ルール|こと|話|メモ|件|決まり)は(?:もう)?(?:(?:[Mm]emory|メモリ|メモリー|記憶)から)?(?:忘れて|無視して|消して|削除して)",
     )
 });
 
 /// "忘掉关于 squash 的那条规则", "之前说的 staging 数据库的事忘掉吧".
 static ZH_RETRACT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:请)?(?:忘掉|忘记|不用管|别管)(?:我)?(?:之前|刚才)?(?:说的|讲的)?(?:关于)?(?P<subject>[^，。,]+?)(?:的)?(?:那条|这条)?(?:规则|规定|事|要求)|^(?:我)?(?:之前|刚才)?(?:说的)?(?:关于)?(?P<subject2>[^，。,]+?)的(?:那条)?(?:规则|事|要求)(?:就)?(?:忘掉|忘了|不用管了|作废)",
+        r"^(?:请)?(?:忘掉|忘记|不用管|别管)(?:我)?(?:之前|刚才)?(?:说的|讲的)?(?:关于)?(?P<subject>[^，。,]+?)(?:的)?(?:那条|这条)?(?:规则|规定|事|要求)|^(?:我)?(?:之前|刚才)?(?:说的)?(?:关于)?(?P<subject2>[^，。,]+?)的(?:那条)?(?:规则|事|要求)(?:就)?(?:忘掉|忘了|不用管了|作废)|^(?:请)?把(?P<subject3>[^，。,]+?)(?:那条|这条)?(?:记忆|规则|记录|要求)?(?:删掉|删除|忘掉)|^关于(?P<subject4>[^，。,]+?)(?:我|我们)?(?:之前)?(?:说的|讲的)(?:话)?(?:就)?(?:忽略|忘掉|不算)",
     )
 });
 
@@ -2652,13 +2667,18 @@ fn retraction_in(s: &str) -> Option<(String, usize)> {
     let t = s.trim_start();
     let lead = s.len() - t.len();
     let (subject, end) = if let Some(c) = EN_RETRACT.captures(t) {
-        let m = c.name("subject")?;
-        (m.as_str(), m.end())
+        match (c.name("subject"), c.name("named")) {
+            (Some(m), _) => (m.as_str(), m.end()),
+            (None, Some(m)) => (m.as_str(), c.get(0)?.end()),
+            _ => return None,
+        }
     } else if let Some(c) = JA_RETRACT.captures(t) {
         let m = c.name("subject")?;
         (m.as_str(), c.get(0)?.end())
     } else if let Some(c) = ZH_RETRACT.captures(t) {
-        let m = c.name("subject").or_else(|| c.name("subject2"))?;
+        let m = ["subject", "subject2", "subject3", "subject4"]
+            .iter()
+            .find_map(|n| c.name(n))?;
         (m.as_str(), c.get(0)?.end())
     } else {
         return None;
@@ -2666,6 +2686,18 @@ fn retraction_in(s: &str) -> Option<(String, usize)> {
     let subject = subject
         .trim()
         .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, '.' | '。'));
+    // "the make lint thing", "the lint rule": the words that only say it is a rule or a thing.
+    let subject = subject
+        .split_whitespace()
+        .filter(|w| {
+            !matches!(
+                w.to_ascii_lowercase().as_str(),
+                "thing" | "things" | "stuff" | "rule" | "rules" | "bit" | "business" | "one"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let subject = subject.as_str();
     // "forget it", "ignore that": no subject to find a memory by.
     if crate::text::content_words(subject).is_empty() {
         return None;
@@ -2689,6 +2721,10 @@ fn may_retract(text: &str) -> bool {
             "忘",
             "無視",
             "管",
+            "消して",
+            "削除",
+            "删",
+            "忽略",
         ],
     )
 }
@@ -2697,16 +2733,56 @@ fn may_retract(text: &str) -> bool {
 /// "always do things properly".
 const VAGUE_WORDS: &str = "always never be careful carefully lazy good better best nice right \
     properly proper correctly correct well thing things stuff sure thorough thoroughly do double \
-    check smart mindful attentive attention pay";
+    check smart mindful attentive attention pay make mistake mistakes error errors write code \
+    think act extra sloppy work your you quality clean";
 
-/// Whether a rule holds no word beyond [`VAGUE_WORDS`] (Latin text only).
+/// Whole rules in Japanese and Chinese that say nothing of what to do ("常に気をつけてください",
+/// "一定要小心"), with their politeness and punctuation taken off.
+const VAGUE_CJK: &[&str] = &[
+    "気をつけて",
+    "注意して",
+    "慎重に",
+    "ミスしないで",
+    "間違えないで",
+    "小心",
+    "仔细",
+    "认真",
+    "注意",
+    "别出错",
+    "不要出错",
+];
+
+/// Whether a rule holds no word beyond [`VAGUE_WORDS`], or is one of [`VAGUE_CJK`] with
+/// "always" and politeness around it.
 fn says_nothing(rule: &str) -> bool {
     static VAGUE: LazyLock<std::collections::HashSet<String>> =
         LazyLock::new(|| crate::text::content_words(VAGUE_WORDS));
-    rule.is_ascii() && {
+    if rule.is_ascii() {
         let words = crate::text::content_words(rule);
-        words.len() <= 3 && words.iter().all(|w| VAGUE.contains(w))
+        return words.len() <= 4 && words.iter().all(|w| VAGUE.contains(w));
     }
+    let mut core = rule.trim().trim_end_matches(['。', '！', '!', '.', ' ']);
+    for wrap in [
+        "常に",
+        "いつも",
+        "必ず",
+        "ちゃんと",
+        "一定要",
+        "总是",
+        "始终",
+        "务必",
+        "请",
+        "要",
+        "ください",
+        "下さい",
+        "ね",
+        "よ",
+        "些",
+        "点",
+    ] {
+        core = core.trim_start_matches(wrap).trim_end_matches(wrap);
+    }
+    VAGUE_CJK.contains(&core.trim())
 }
 
 /// Whether a statement was there to hold a secret that redaction took out: with its markers
@@ -2772,7 +2848,10 @@ fn after_retraction(s: &str) -> Option<&str> {
             "that's not the case anymore",
             "please",
         ] {
-            if rest.len() >= filler.len() && rest[..filler.len()].eq_ignore_ascii_case(filler) {
+            if rest
+                .get(..filler.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(filler))
+            {
                 rest = &rest[filler.len()..];
             }
         }
@@ -3137,7 +3216,7 @@ pub fn candidates(prompt: &str) -> Vec<Candidate> {
             continue;
         }
         let personal = matches!(memory_type, MemoryType::Feedback | MemoryType::User)
-            && is_personal(&rule, how.as_deref(), sents[i]);
+            && is_personal(&rule, how.as_deref(), sents[i], why.as_deref());
         out.push(Candidate {
             memory_type,
             rule: sentence_case(&rule),

@@ -34,6 +34,20 @@ fn prompt() -> impl Strategy<Value = String> {
             Just("，不用 ".to_string()),
             Just("这个你记一下。".to_string()),
             Just("CIだけ落ちます。".to_string()),
+            Just("forget the rule about ".to_string()),
+            Just("ignore what I told you about ".to_string()),
+            Just(", that's no longer true — ".to_string()),
+            Just("のルールはMemoryから忘れて".to_string()),
+            Just("忘掉关于".to_string()),
+            Just("的那条规则，".to_string()),
+            Just("把".to_string()),
+            Just("关于".to_string()),
+            Just("我说的话忽略吧，".to_string()),
+            Just("Globally: ".to_string()),
+            Just("すべてのプロジェクトで、".to_string()),
+            Just("the end of the month ".to_string()),
+            Just("December 15 ".to_string()),
+            Just("on the 3rd ".to_string()),
             Just("é".to_string()),
             Just("\u{2019}".to_string()),
             Just("02:00".to_string()),
@@ -54,6 +68,10 @@ proptest! {
         for c in candidates(&p) {
             prop_assert!(!c.rule.trim().is_empty());
         }
+        for r in cairn_memory::retractions(&p) {
+            prop_assert!(!r.subject.trim().is_empty());
+        }
+        let _ = cairn_memory::dates::absolutise(&p, jiff::civil::date(2026, 11, 25));
     }
 
     #[test]

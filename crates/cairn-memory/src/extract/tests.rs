@@ -949,6 +949,11 @@ fn pasted_text_and_buried_rules() {
 #[test]
 fn rules_said_to_hold_everywhere_are_personal() {
     for prompt in [
+        "すべてのプロジェクトで、コミットメッセージは英語で書いてください。",
+        "どのリポジトリでも、npmは使わないで。",
+        "全局：不要用 emoji。",
+        "Never use emojis in commit messages. This applies everywhere, not just here.",
+        "In all my projects, never use npm; use pnpm.",
         "Globally: never run rm -rf without asking me.",
         "In all my projects, always write commit messages in the imperative mood.",
         "Please never add Co-Authored-By trailers to my commit messages.",
@@ -987,6 +992,10 @@ fn a_practice_given_up_is_a_rule() {
 fn rules_that_say_nothing_and_redacted_secrets_are_not_kept() {
     for p in [
         "Always be careful.",
+        "Never make mistakes.",
+        "Always write good code.",
+        "常に気をつけてください。",
+        "一定要小心。",
         "Never be lazy.",
         "Always do things properly.",
         "remember that the AWS key is [REDACTED:aws-access-key] with secret [REDACTED:secret]",
@@ -995,6 +1004,7 @@ fn rules_that_say_nothing_and_redacted_secrets_are_not_kept() {
         none(p);
     }
     for p in [
+        "Always write tests for new code.",
         "Always be careful with migrations.",
         "the staging db password is in 1Password under Staging DB, never paste it",
     ] {
@@ -1020,6 +1030,20 @@ fn retractions_name_what_to_forget() {
     );
     assert_eq!(subject("squashのルールは忘れて"), ["squash"]);
     assert_eq!(subject("忘掉关于 squash 的那条规则"), ["squash"]);
+    for (p, want) in [
+        ("pnpmのルールはMemoryから忘れて", "pnpm"),
+        ("pnpmのルールはメモリから消して", "pnpm"),
+        ("pnpmのことは忘れてください", "pnpm"),
+        ("把pnpm那条记忆删掉吧", "pnpm"),
+        ("关于pnpm我说的话忽略吧，以后用bun", "pnpm"),
+        ("You can forget the lint rule", "lint"),
+        ("Forget about the make lint thing", "the make lint"),
+    ] {
+        assert_eq!(subject(p), [want], "{p}");
+    }
+    // What follows it in CJK is read as a statement, and never cut inside a character.
+    let c = candidates("忘掉关于 squash 的那条规则，以后用 merge commit");
+    assert!(c.iter().any(|c| c.rule.contains("merge commit")), "{c:?}");
     for p in [
         "ok forget it, let's move on",
         "forget that",
