@@ -946,7 +946,7 @@ pub fn plan_codex(
         created_file: previous.map_or(before.is_none(), |r| r.created_file),
         enabled_hooks_feature: previous.is_some_and(|r| r.enabled_hooks_feature),
         enabled_legacy_hooks_feature: previous.is_some_and(|r| r.enabled_legacy_hooks_feature),
-        filled_empty: Vec::new(),
+        filled_empty: previous.map(|r| r.filled_empty.clone()).unwrap_or_default(),
     };
     let mut notes = Vec::new();
     let json = match hooks_json.map(|p| read_hooks_json(p, Target::Codex)) {
@@ -968,7 +968,13 @@ pub fn plan_codex(
     };
 
     if uninstall {
-        codex_strip(&mut doc, config, &mut |_, _| true);
+        let keep: Vec<String> = record
+            .filled_empty
+            .iter()
+            .filter(|k| k.path.len() == 2 && k.path[0] == "hooks")
+            .map(|k| k.path[1].clone())
+            .collect();
+        codex_strip_keeping(&mut doc, config, &mut |_, _| true, &keep);
         let switched = [
             (HOOKS_FEATURE_KEY, record.enabled_hooks_feature),
             (
@@ -1009,6 +1015,20 @@ pub fn plan_codex(
         });
     }
 
+    // Events the user left empty (`Stop = []`): uninstalling leaves them so.
+    if record.filled_empty.is_empty()
+        && let Some(hooks) = doc.get("hooks").and_then(Item::as_table_like)
+    {
+        record.filled_empty = hooks
+            .iter()
+            .filter(|(k, _)| EVENTS.contains(k))
+            .filter(|(_, v)| v.as_array().is_some_and(|a| a.is_empty()))
+            .map(|(k, _)| FilledContainer {
+                path: vec!["hooks".into(), k.to_owned()],
+                text: "[]".into(),
+            })
+            .collect();
+    }
     // One cairn handler per event, and none here for an event hooks.json already covers.
     let mut doubled = Vec::new();
     codex_strip(&mut doc, config, &mut |event, n| {
@@ -1199,6 +1219,17 @@ pub fn plan_codex(
 /// `[hooks.state]` or `[hooks]` table this left empty goes when it was only implied by its
 /// subtables' headers (a table the user wrote a header for stays).
 fn codex_strip(doc: &mut DocumentMut, config: &Path, remove: &mut dyn FnMut(&str, usize) -> bool) {
+    codex_strip_keeping(doc, config, remove, &[]);
+}
+
+/// [`codex_strip`], leaving the events in `keep` (empty before cairn filled them) in place,
+/// empty, once cairn's last handler in them is gone.
+fn codex_strip_keeping(
+    doc: &mut DocumentMut,
+    config: &Path,
+    remove: &mut dyn FnMut(&str, usize) -> bool,
+    keep: &[String],
+) {
     let Some(hooks) = doc.get_mut("hooks").and_then(Item::as_table_like_mut) else {
         return;
     };
@@ -1219,7 +1250,7 @@ fn codex_strip(doc: &mut DocumentMut, config: &Path, remove: &mut dyn FnMut(&str
             drop
         });
         if let Some(m) = stripped {
-            if groups.len() == 0 {
+            if groups.len() == 0 && !keep.contains(&event) {
                 hooks.remove(&event);
             }
             moves.push((event, m));

@@ -106,6 +106,13 @@ fn round_trip_codex(original: &str) -> String {
 }
 
 #[test]
+fn codex_events_left_empty_stay_empty() {
+    round_trip_codex(
+        "model = \"gpt-5.1-codex\"\n\n[hooks]\nStop = [] # keep: I add my notifier here later\nSessionStart = []\n\n[features]\nmemories = true\n",
+    );
+}
+
+#[test]
 fn codex_round_trips_with_comments() {
     let sample = "# my codex config\nmodel = \"gpt-5.6-sol\" # pinned\napproval_policy = \"on-request\"\n\n[tui]\nnotifications = true\n\n# projects\n[projects.\"/w/webshop\"]\ntrust_level = \"trusted\"\n";
     let installed = round_trip_codex(sample);
