@@ -260,6 +260,10 @@ impl MemoryServer {
                         cannot(&format!("{e}; reading it without writing failed too: {ro}"))
                     })?
                 }
+                // Nothing was ever stored there: nothing to find.
+                Err(e) if e.is_write_denied() && !path.exists() => {
+                    cairn_store::Store::empty_stand_in().map_err(|_| cannot(&e))?
+                }
                 Err(e) => return Err(cannot(&e)),
             };
             let mut mem = MemoryStore::open(store)

@@ -203,7 +203,17 @@ impl Store {
         Ok(s)
     }
 
-    /// Whether this store was opened by [`Store::open_read_only`]: every write fails.
+    /// An empty store in memory that stands in, read-only, for a database that does not exist
+    /// in a data dir this process may not write (nothing was ever stored there): reads find
+    /// nothing, and nothing is kept.
+    pub fn empty_stand_in() -> Result<Store> {
+        let mut s = Store::open_in_memory()?;
+        s.read_only = true;
+        Ok(s)
+    }
+
+    /// Whether this store was opened by [`Store::open_read_only`] (or stands in for a missing
+    /// one, [`Store::empty_stand_in`]): what is written is not kept.
     pub fn is_read_only(&self) -> bool {
         self.read_only
     }

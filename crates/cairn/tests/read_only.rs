@@ -253,3 +253,39 @@ fn a_read_only_data_dir_still_serves_every_read() {
     // Writable again: the same store takes writes.
     h.json(&["remember", "use yarn for the docs site", "--cwd", cwd]);
 }
+
+/// A data dir that holds no database yet, and may not be written: there is nothing to read,
+/// and the commands that read say so instead of failing.
+#[test]
+fn a_read_only_data_dir_without_a_store_has_nothing_to_read() {
+    let Some(how) = denial() else {
+        eprintln!("skipped: no way to make a directory read-only for this user here");
+        return;
+    };
+    let h = TestHome::empty();
+    let proj = project(&h);
+    let cwd = proj.to_str().unwrap();
+    std::fs::create_dir_all(h.data()).unwrap();
+    if matches!(how, Denial::Permissions) {
+        set_writable(&h.data(), false);
+    }
+    let ro = ReadOnly { home: &h, how };
+    assert_eq!(ro.json(&["list"])["memories"], json!([]));
+    assert_eq!(
+        ro.json(&["recall", "package manager", "--cwd", cwd])["results"],
+        json!([])
+    );
+    let start = json!({"session_id": "s1", "transcript_path": null, "cwd": cwd,
+                       "hook_event_name": "SessionStart", "source": "startup"});
+    let out = ro.run(&["hook", "--agent", "claude"], Some(&start.to_string()));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("could not open"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    if let Denial::Permissions = ro.how {
+        set_writable(&h.data(), true);
+    }
+    assert!(!h.data().join("cairn.db").exists());
+}

@@ -31,6 +31,10 @@ pub fn open_store_for_reading(homes: &Homes) -> Result<Store> {
                 first.context(format!("reading it without writing failed too: {ro}"))
             })
         }
+        // Nothing was ever stored there: nothing to read.
+        Err(e) if e.is_write_denied() && !path.exists() => {
+            Store::empty_stand_in().map_err(|_| cannot_open(e, &path))
+        }
         Err(e) => Err(cannot_open(e, &path)),
     }
 }
