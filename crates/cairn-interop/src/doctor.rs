@@ -487,6 +487,19 @@ fn codex_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
 }
 
 /// Why a directory could not be read, in words ("permission denied").
+/// Whether `path` is a file this user may run.
+fn is_executable(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        path.is_file()
+    }
+}
+
 /// cairn hooks (`(event, command, where configured)`) whose program is an absolute path that
 /// is not there (the binary moved or was removed): the agent then runs a failing command on
 /// every turn. One check per missing program, naming its events.
@@ -497,7 +510,7 @@ fn missing_programs(agent: &'static str, hooks: &[(&str, &str, &Path)]) -> Vec<C
             continue;
         };
         let path = Path::new(&program);
-        if !path.is_absolute() || path.is_file() {
+        if !path.is_absolute() || is_executable(path) {
             continue;
         }
         match missing.iter_mut().find(|(p, ..)| *p == program) {
@@ -519,7 +532,7 @@ fn missing_programs(agent: &'static str, hooks: &[(&str, &str, &Path)]) -> Vec<C
                 id,
                 CheckStatus::Error,
                 format!(
-                    "cairn's hooks ({}) run {program}, which does not exist: {name} runs a failing command on every turn, and no memory is recorded or given",
+                    "cairn's hooks ({}) run {program}, which does not exist or may not be run: {name} runs a failing command on every turn, and no memory is recorded or given",
                     events.join(", ")
                 ),
             )

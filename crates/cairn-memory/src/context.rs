@@ -40,7 +40,7 @@ fn re(p: &str) -> Regex {
 
 static IGNORE_MEMORY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bignor(?:e|ing) (?:your |the |all |any )?memor(?:y|ies)\b|\b(?:don't|do not) use (?:your |the )?memor(?:y|ies)\b|\bwithout (?:using )?(?:your |the )?memor(?:y|ies)\b|记忆忽略|忽略记忆|忽略(?:你的)?记忆|不要使用记忆|メモリを無視|メモリーを無視|記憶を無視|メモリは無視|メモリを使わないで",
+        r"(?i)\bignor(?:e|ing)\s+(?:(?:your|the|all|any)\s+)?memor(?:y|ies)\b|\b(?:don't|do\s+not)\s+use\s+(?:(?:your|the)\s+)?memor(?:y|ies)\b|\bwithout\s+(?:using\s+)?(?:(?:your|the)\s+)?memor(?:y|ies)\b|记忆忽略|忽略记忆|忽略(?:你的)?记忆|不要使用记忆|メモリを無視|メモリーを無視|記憶を無視|メモリは無視|メモリを使わないで",
     )
 });
 
@@ -1013,6 +1013,8 @@ mod tests {
     #[test]
     fn ignore_phrases() {
         assert!(ignores_memory("please ignore memory for this one"));
+        assert!(ignores_memory("ignore  memory: just fix it"));
+        assert!(ignores_memory("ignore\tmemory for now"));
         assert!(ignores_memory("记忆忽略，直接回答"));
         assert!(ignores_memory("メモリを無視して答えて"));
         assert!(!ignores_memory("what does the memory allocator do"));

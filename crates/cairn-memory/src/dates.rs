@@ -192,7 +192,7 @@ fn preceded_by_date(text: &str, start: usize) -> bool {
 fn month_habit(t: &str) -> bool {
     static HABIT: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"(?i)\bmonthly\b|\b(?:every|each)\s+month\b|\bwe\s+(?:always\s+|usually\s+)?(?:release|ship|deploy|pay|bill|invoice|close|run|rotate|review|report|publish|cut|reconcile)\b|\b[a-z-]+s\s+(?:go out|are paid|are sent|are cut|are closed|run|renew|reset)\b",
+            r"(?i)\bmonthly\b|\b(?:every|each)\s+month\b|\bas (?:usual|always)\b|\bwe\s+(?:always\s+|usually\s+)?(?:release|ship|deploy|pay|bill|invoice|close|run|rotate|review|report|publish|cut|reconcile)\b|\b[a-z-]+s\s+(?:go out|are paid|are sent|are cut|are closed|run|renew|reset)\b",
         )
     });
     EN_RECURRING.is_match(t) || HABIT.is_match(t)
@@ -733,6 +733,7 @@ mod tests {
         // Said with its year, of a month, or of every month: as it is.
         for kept in [
             "we release at the end of the month",
+            "As usual, the code freeze starts at the end of the month",
             "invoices go out on the 15th",
             "never deploy at the end of the month",
             "the launch is December 15, 2026",

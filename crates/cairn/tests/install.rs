@@ -413,6 +413,13 @@ fn doctor_names_hooks_whose_binary_is_gone() {
             .collect()
     };
     assert!(program_checks(&d).is_empty(), "{d}");
+    // A binary that lost its execute bit fails the same way.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let d: Value = serde_json::from_slice(&h.cairn(&["doctor", "--json"]).stdout).unwrap();
+        assert_eq!(program_checks(&d).len(), 2, "{d}");
+    }
     std::fs::remove_file(&bin).unwrap();
     let out = h.cairn(&["doctor", "--json"]);
     assert_eq!(out.status.code(), Some(1));
