@@ -191,6 +191,62 @@ fn copied_statement(
         .map(|(_, id)| id))
 }
 
+/// The memories Claude Code's background extraction saved into the files `saved` (its
+/// `memory_saved` record in turn `t`): of the memories this session gave (this turn's `own`
+/// and earlier ones: the record can land after the next prompt), those whose words a saved
+/// file holds (three in five at least). When no saved file can be read, this turn's own.
+fn held_by_claude(
+    conn: &rusqlite::Connection,
+    t: &StoredTurn,
+    saved: &[String],
+    own: &[String],
+) -> Result<Vec<String>> {
+    let bodies: Vec<std::collections::HashSet<String>> = saved
+        .iter()
+        .filter_map(|p| {
+            let meta = std::fs::symlink_metadata(p).ok()?;
+            (meta.is_file() && meta.len() <= 64 * 1024).then_some(())?;
+            let text = std::fs::read_to_string(p).ok()?;
+            Some(crate::text::content_words(&text))
+        })
+        .collect();
+    if bodies.is_empty() {
+        return Ok(own.to_vec());
+    }
+    let escape = |s: &str| {
+        s.replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    };
+    let pattern = format!("{}:{}:%", escape(&t.agent), escape(&t.session_key));
+    let mut st = conn.prepare_cached(
+        "SELECT DISTINCT m.id, m.rule FROM memory_origins o JOIN memories m ON m.id = o.memory_id
+         WHERE o.origin LIKE ?1 ESCAPE '\\' AND m.forgotten_at IS NULL",
+    )?;
+    let mut rows: Vec<(String, String)> = st
+        .query_map([pattern], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for id in own {
+        if !rows.iter().any(|(i, _)| i == id)
+            && let Some(m) = crate::store::get_memory(conn, id)?
+        {
+            rows.push((m.id, m.rule));
+        }
+    }
+    Ok(rows
+        .into_iter()
+        .filter(|(_, rule)| {
+            let words = crate::text::content_words(rule);
+            !words.is_empty()
+                && bodies.iter().any(|b| {
+                    let shared = words.iter().filter(|w| b.contains(*w)).count();
+                    shared * 5 >= words.len() * 3
+                })
+        })
+        .map(|(id, _)| id)
+        .collect())
+}
+
 /// The live memories a retraction of `subject`, said at `at`, names: of the turn's project
 /// or global, said before it and not in `own`, holding most of the subject's
 /// words (three in five at least, and two when it has two): the one holding the most, or
@@ -327,8 +383,12 @@ impl MemoryStore {
             }
             let discounted = not_the_users_word(t).is_some();
             let wrote = !discounted && dirs.agent_wrote_memory(&t.turn);
-            let claude_saved = !discounted && !wrote && dirs.claude_saved_memory(&t.turn);
-            let fp = fingerprint(t, wrote, claude_saved);
+            let claude_saved = if !discounted && !wrote {
+                dirs.claude_saved_files(&t.turn)
+            } else {
+                Vec::new()
+            };
+            let fp = fingerprint(t, wrote, !claude_saved.is_empty());
             if self.extracted_fingerprint(t)?.as_deref() == Some(fp.as_str()) {
                 continue;
             }
@@ -352,7 +412,7 @@ impl MemoryStore {
             self.extract_turn(
                 t,
                 wrote,
-                claude_saved,
+                &claude_saved,
                 &fp,
                 now,
                 &mut forgotten,
@@ -570,7 +630,7 @@ impl MemoryStore {
         &mut self,
         t: &StoredTurn,
         wrote: bool,
-        claude_saved: bool,
+        claude_saved: &[String],
         fp: &str,
         now: i64,
         forgotten: &mut Option<Vec<ForgottenOrigin>>,
@@ -768,8 +828,10 @@ impl MemoryStore {
         }
         // Claude Code's background extraction saved this turn's memories into its own memory
         // dir for the project: Claude Code has them there, and is not given them again.
-        if claude_saved && let Some(p) = &project {
-            for id in &ids {
+        if !claude_saved.is_empty()
+            && let Some(p) = &project
+        {
+            for id in held_by_claude(&tx, t, claude_saved, &ids)? {
                 tx.execute(
                     "INSERT OR IGNORE INTO memory_held(memory_id, agent, scope) VALUES (?1, 'claude', ?2)",
                     params![id, p],

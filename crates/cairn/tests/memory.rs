@@ -1046,7 +1046,9 @@ fn what_claude_codes_own_extraction_saved_reaches_codex_and_not_claude_twice() {
                    "prompt": "add logging to the refund decisions"}),
         ))
     };
-    for late in [false, true] {
+    // 0: the record before the next prompt; 1: appended after cairn read the turn; 2: landed
+    // after the next prompt (Claude Code's extraction outran by the user).
+    for late in [0, 1, 2] {
         let h = TestHome::empty();
         let repo = h.project(repo_name);
         let cwd = s(&repo);
@@ -1080,14 +1082,16 @@ fn what_claude_codes_own_extraction_saved_reaches_codex_and_not_claude_twice() {
         .to_string()
             + "\n";
         let next = common::claude_prompt("u2", cwd, "ok, next task", "2026-11-20T10:01:00.000Z");
-        if late {
-            // cairn reads the turn first; Claude Code's record lands after.
-            std::fs::write(&session, &turn).unwrap();
-            h.json(&["sync"]);
-            assert!(session_start(&h, "claude", cwd).contains("refund"));
-            common::append(&session, (memory_saved + &next).as_bytes());
-        } else {
-            std::fs::write(&session, turn + &memory_saved + &next).unwrap();
+        match late {
+            0 => std::fs::write(&session, turn + &memory_saved + &next).unwrap(),
+            1 => {
+                // cairn reads the turn first; Claude Code's record lands after.
+                std::fs::write(&session, &turn).unwrap();
+                h.json(&["sync"]);
+                assert!(session_start(&h, "claude", cwd).contains("refund"));
+                common::append(&session, (memory_saved + &next).as_bytes());
+            }
+            _ => std::fs::write(&session, turn + &next + &memory_saved).unwrap(),
         }
         let out = h.json(&["sync"]);
         assert_eq!(out["memories"]["agent_wrote"], 0, "{out}");

@@ -107,12 +107,22 @@ impl AgentMemoryDirs {
     /// memory dir (`system` / `memory_saved`): Claude Code then has the turn's statements in its
     /// own memory, and cairn does not give them to Claude Code a second time.
     pub fn claude_saved_memory(&self, turn: &Turn) -> bool {
-        turn.events.iter().any(|e| match e {
-            Event::FileEdit { tool, paths, .. } if tool == MEMORY_SAVED => {
-                paths.iter().any(|p| self.is_memory_path(p))
-            }
-            _ => false,
-        })
+        !self.claude_saved_files(turn).is_empty()
+    }
+
+    /// The files in Claude Code's memory dirs that its background extraction saved
+    /// (`memory_saved`) in this turn.
+    pub fn claude_saved_files(&self, turn: &Turn) -> Vec<String> {
+        turn.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::FileEdit { tool, paths, .. } if tool == MEMORY_SAVED => Some(paths),
+                _ => None,
+            })
+            .flatten()
+            .filter(|p| self.is_memory_path(p))
+            .cloned()
+            .collect()
     }
 
     /// Whether the agent itself wrote memory during this turn (a Claude Code Edit/Write into its
