@@ -196,80 +196,66 @@ pub fn print_sync(r: &SyncMemories) {
             x.from
         );
     }
-    if e.agent_wrote > 0 {
-        outln!(
-            "  {} turn(s) skipped: the agent wrote memory itself there",
-            e.agent_wrote
-        );
-    }
-    if e.unreadable > 0 {
-        outln!(
-            "  {} stored turn(s) skipped: their data in cairn's database is damaged and cannot be read back",
-            e.unreadable
-        );
-    }
-    if e.forgotten_skipped > 0 {
-        outln!(
-            "  {} statement(s) skipped: you told cairn to forget them",
-            e.forgotten_skipped
-        );
-    }
-    if e.no_project > 0 {
-        outln!(
-            "  {} statement(s) about a project not kept: their session has no working directory, \
+    // Each count that is not zero gets one line saying what those turns or memories are.
+    let notes: [(usize, &str); 11] = [
+        (
+            e.agent_wrote,
+            "turn(s) skipped: the agent wrote memory itself there",
+        ),
+        (
+            e.unreadable,
+            "stored turn(s) skipped: their data in cairn's database is damaged and cannot be read back",
+        ),
+        (
+            e.forgotten_skipped,
+            "statement(s) skipped: you told cairn to forget them",
+        ),
+        (
+            e.no_project,
+            "statement(s) about a project not kept: their session has no working directory, \
              so no project to keep them under",
-            e.no_project
-        );
-    }
-    if e.withdrawn > 0 {
-        outln!(
-            "  {} memory(ies) withdrawn: their turns, read again (their text changed, or this \
+        ),
+        (
+            e.withdrawn,
+            "memory(ies) withdrawn: their turns, read again (their text changed, or this \
              version's rules differ), no longer give them (a memory you edited stays)",
-            e.withdrawn
-        );
-    }
-    if e.rolled_back > 0 {
-        outln!(
-            "  {} rolled-back turn(s) skipped: a Codex rollback dropped them from their thread, \
+        ),
+        (
+            e.rolled_back,
+            "rolled-back turn(s) skipped: a Codex rollback dropped them from their thread, \
              so what was said there is not kept (what it gave before is withdrawn)",
-            e.rolled_back
-        );
-    }
-    if e.non_interactive > 0 {
-        outln!(
-            "  {} turn(s) of non-interactive Codex sessions skipped: `codex exec` or MCP-driven, \
+        ),
+        (
+            e.non_interactive,
+            "turn(s) of non-interactive Codex sessions skipped: `codex exec` or MCP-driven, \
              their prompts are a program's, not yours",
-            e.non_interactive
-        );
-    }
-    if e.restored > 0 {
-        outln!(
-            "  {} memory(ies) back: withdrawn when their turn's text changed and given again now, \
+        ),
+        (
+            e.restored,
+            "memory(ies) back: withdrawn when their turn's text changed and given again now, \
              replaced by a memory these rules read as about another thing, or replaced by a \
              statement that was rolled back or not yours",
-            e.restored
-        );
-    }
-    if e.retracted > 0 {
-        outln!(
-            "  {} memory(ies) forgotten: a prompt asked to forget them (\"forget the rule about …\")",
-            e.retracted
-        );
-    }
-    if e.copied > 0 {
-        outln!(
-            "  {} statement(s) in turns copied from another session (a Codex fork carries its \
+        ),
+        (
+            e.retracted,
+            "memory(ies) forgotten: a prompt asked to forget them (\"forget the rule about …\")",
+        ),
+        (
+            e.copied,
+            "statement(s) in turns copied from another session (a Codex fork carries its \
              parent's turns): taken there already, and what became of them since holds",
-            e.copied
-        );
-    }
-    if e.deferred > 0 {
-        outln!(
-            "  {} turn(s) left for a later run: the last turn of a session is read once it ends \
+        ),
+        (
+            e.deferred,
+            "turn(s) left for a later run: the last turn of a session is read once it ends \
              (the agent may still save that memory itself) or after an hour; the Stop hook reads \
              it as soon as it ends",
-            e.deferred
-        );
+        ),
+    ];
+    for (count, what) in notes {
+        if count > 0 {
+            outln!("  {count} {what}");
+        }
     }
     outln!("  views: {}", r.views);
 }
