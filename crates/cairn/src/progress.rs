@@ -14,7 +14,8 @@ impl Bar {
         if json || !std::io::stderr().is_terminal() {
             return Bar { bar: None };
         }
-        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        // Hidden until there is something to count (it would draw `0 B/0 B` first).
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
         let style = ProgressStyle::with_template(
             "{prefix} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
         )
@@ -32,7 +33,7 @@ impl Bar {
         if json || !std::io::stderr().is_terminal() {
             return Bar { bar: None };
         }
-        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
         let style = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg}")
             .map(|s| s.progress_chars("=> "))
             .unwrap_or_else(|_| ProgressStyle::default_bar());
@@ -48,6 +49,7 @@ impl cairn_stage1::Progress for Bar {
             b.set_length(sessions as u64);
             b.set_position(0);
         }
+        self.show(sessions as u64);
     }
     fn sent(&self, session: &str) {
         if let Some(b) = &self.bar {
@@ -65,13 +67,18 @@ impl cairn_stage1::Progress for Bar {
 impl cairn_ingest::Progress for Bar {
     fn waiting(&self) {
         if let Some(b) = &self.bar {
-            b.println("another cairn ingest or sync is running in this data dir; waiting for it…");
+            b.suspend(|| {
+                eprintln!(
+                    "another cairn ingest or sync is running in this data dir; waiting for it…"
+                )
+            });
         }
     }
     fn start(&self, total: u64) {
         if let Some(b) = &self.bar {
             b.set_length(total);
         }
+        self.show(total);
     }
     fn advance(&self, bytes: u64) {
         if let Some(b) = &self.bar {
@@ -92,6 +99,16 @@ impl Bar {
         if let (Some(b), true) = (&self.bar, total > 0) {
             b.set_length(total as u64);
             b.set_position(done as u64);
+        }
+        self.show(total as u64);
+    }
+
+    /// Draws the bar on the terminal once it has something to count.
+    fn show(&self, total: u64) {
+        if let (Some(b), true) = (&self.bar, total > 0)
+            && b.is_hidden()
+        {
+            b.set_draw_target(ProgressDrawTarget::stderr());
         }
     }
 

@@ -271,6 +271,7 @@ fn a_read_only_data_dir_without_a_store_has_nothing_to_read() {
     }
     let ro = ReadOnly { home: &h, how };
     assert_eq!(ro.json(&["list"])["memories"], json!([]));
+    assert_eq!(ro.json(&["status"])["read_only"], true);
     assert_eq!(
         ro.json(&["recall", "package manager", "--cwd", cwd])["results"],
         json!([])

@@ -164,6 +164,8 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
             cairn_recall::search_files(store.connection())
                 .context("cannot read the state of the search files")?,
         );
+    } else {
+        st.read_only = may_not_write(&homes.data_dir);
     }
     // After reading the jobs: a job seen running while no worker holds the lock is really
     // abandoned (probing first could miss a worker that started and claimed in between).
@@ -174,6 +176,24 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
         print_human(&st);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `dir` exists and this process may not create a file in it (permission bits, a
+/// read-only mount): a probe file made and removed at once, inside cairn's own data dir.
+fn may_not_write(dir: &std::path::Path) -> bool {
+    if !dir.is_dir() {
+        return false;
+    }
+    match tempfile::Builder::new()
+        .prefix(".cairn-write-probe")
+        .tempfile_in(dir)
+    {
+        Ok(_) => false,
+        Err(e) => matches!(
+            e.kind(),
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+        ),
+    }
 }
 
 fn fill(store: &Store, st: &mut Status) -> Result<()> {
