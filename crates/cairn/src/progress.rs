@@ -68,9 +68,7 @@ impl cairn_ingest::Progress for Bar {
     fn waiting(&self) {
         if let Some(b) = &self.bar {
             b.suspend(|| {
-                eprintln!(
-                    "another cairn ingest or sync is running in this data dir; waiting for it…"
-                )
+                errln!("another cairn ingest or sync is running in this data dir; waiting for it…")
             });
         }
     }
