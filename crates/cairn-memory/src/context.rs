@@ -796,7 +796,7 @@ fn prompt_word_set(prompt: &str) -> HashSet<String> {
 fn tells_how_to_answer(rule: &str) -> bool {
     const WORDS: &[&str] = &[
         "answer", "reply", "replies", "respond", "response", "terse", "concise", "recap",
-        "preamble", "verbose", "回答", "回复", "返事", "返信", "答え",
+        "preamble", "verbose", "回答", "回复", "回覆", "返事", "返信", "答え",
     ];
     let lower = rule.to_lowercase();
     crate::similar::reply_language(rule).is_some() || WORDS.iter().any(|w| lower.contains(w))

@@ -328,7 +328,15 @@ static ZH_MONTH: LazyLock<Regex> = LazyLock::new(|| re(r"下个?月|这个月|�
 
 /// Rewrites the relative dates of `text` against the day `anchor` (see the module docs).
 /// Code (between backticks) is left as it is: `date --date='next friday'` is a command.
+/// Traditional Chinese is read as Simplified ("下週四" as "下周四") and kept as written.
 pub fn absolutise(text: &str, anchor: Date) -> String {
+    match crate::t2s::simplified(text) {
+        Some(zh) => zh.restore(&absolutise_in(&zh.text, anchor)),
+        None => absolutise_in(text, anchor),
+    }
+}
+
+fn absolutise_in(text: &str, anchor: Date) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(open) = rest.find('`') {
@@ -775,5 +783,13 @@ mod tests {
         assert_eq!(a("每周五开会"), "每周五开会");
         assert_eq!(a("周五不发布"), "周五不发布");
         assert_eq!(a("下个月"), "2026年12月");
+    }
+
+    #[test]
+    fn traditional_chinese_is_dated_and_kept_as_written() {
+        let a = |s: &str| absolutise(s, d());
+        assert_eq!(a("下週五發布"), "2026-12-04(週五)發布");
+        assert_eq!(a("明天上線，後天回顧"), "2026-11-26上線，2026-11-27回顧");
+        assert_eq!(a("下個月"), "2026年12月");
     }
 }

@@ -195,7 +195,7 @@ fn about_answering(rule: &str) -> bool {
 /// How the agent should answer the person, wherever they work.
 static ABOUT_REPLIES: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:answer|reply|respond|talk|speak|write|explain(?: things)?)\s+(?:to\s+)?me\b|\b(?:answer|reply|respond|talk|speak|write)\s+(?:\w+\s+)?in (?:english|japanese|chinese|mandarin|german|french|spanish|korean|italian|portuguese|dutch|russian|polish|turkish)\b|\b(?:you write|anything you (?:write|say)) for me\b|\byour (?:answers|replies|responses|explanations|tone|messages to me)\b|返事|返信|返答|敬語|話して|口調|で答えて|回答|回复|跟我说|和我说|对我说",
+        r"(?i)\b(?:answer|reply|respond|talk|speak|write|explain(?: things)?)\s+(?:to\s+)?me\b|\b(?:answer|reply|respond|talk|speak|write)\s+(?:\w+\s+)?in (?:english|japanese|chinese|mandarin|german|french|spanish|korean|italian|portuguese|dutch|russian|polish|turkish)\b|\b(?:you write|anything you (?:write|say)) for me\b|\byour (?:answers|replies|responses|explanations|tone|messages to me)\b|返事|返信|返答|敬語|話して|口調|で答えて|回答|回复|回覆|跟我说|和我说|对我说",
     )
 });
 
@@ -1021,6 +1021,13 @@ fn user_or_project(content: &str) -> MemoryType {
 /// The type of a stated fact: pointer → reference, about the person → user (unless it names
 /// the project), an instruction → feedback, else project.
 pub fn classify(content: &str) -> MemoryType {
+    match crate::t2s::simplified(content) {
+        Some(zh) => classify_in(&zh.text),
+        None => classify_in(content),
+    }
+}
+
+fn classify_in(content: &str) -> MemoryType {
     if is_instruction(content) || is_ban(content) {
         MemoryType::Feedback
     } else if has_pointer(content) {
@@ -1257,7 +1264,7 @@ static REPLY_HABIT_ASKED: LazyLock<Regex> = LazyLock::new(|| {
 
 static REPLY_HABIT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+in\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^when(?:ever)? you (?:explain|answer|reply|respond|talk|write)\b[^,.?!]*?\bme\b|^no need to ask (?:me\s+)?before\b|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复)(?:的时候|时|问题时|请|尽量|都要|要)|^(?:请)?用(?:中文|英文|日语)(?:回答|回复)|^(?:説明|回答|返事|返信)は[^。]*(?:ほしい|欲しい|ください|お願い)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
+        r"(?i)^(?:please\s+)?(?:keep|make|write|give|start|end|format|put)\s+(?:all\s+)?(?:your\s+)?(?:answers|replies|responses|explanations|summaries)\b|^(?:please\s+)?(?:answer|reply|respond)\s+in\s+\w|^when(?:ever)? you (?:give|show|send|write|suggest) me\b|^when(?:ever)? you (?:explain|answer|reply|respond|talk|write)\b[^,.?!]*?\bme\b|^no need to ask (?:me\s+)?before\b|(?:提示|説明|回答|返事|返信)する(?:とき|時)は|\b(?:answer|reply|respond|talk|speak|write)\s+(?:to\s+)?me\s+in\b|^(?:请)?(?:回答|回复|回覆)(?:的时候|时|问题时|请|尽量|都要|要)|^(?:请)?用(?:中文|英文|日语)(?:回答|回复|回覆)|^(?:説明|回答|返事|返信)は[^。]*(?:ほしい|欲しい|ください|お願い)|^(?:返事|返信|回答)は[^。]*(?:で|に)(?:お願い|して|書いて)",
     )
 });
 
@@ -2814,6 +2821,18 @@ static REDACTION_MARKER: LazyLock<Regex> = LazyLock::new(|| re(r"\[REDACTED:[a-z
 /// Every request in a prompt to forget something said before ([`Retraction`]), in order.
 /// Questions, quoted text and tool output are not requests (as for [`candidates`]).
 pub fn retractions(prompt: &str) -> Vec<Retraction> {
+    let Some(zh) = crate::t2s::simplified(prompt) else {
+        return retractions_in(prompt);
+    };
+    retractions_in(&zh.text)
+        .into_iter()
+        .map(|r| Retraction {
+            subject: zh.restore(&r.subject),
+        })
+        .collect()
+}
+
+fn retractions_in(prompt: &str) -> Vec<Retraction> {
     if !may_retract(prompt) {
         return Vec::new();
     }
@@ -2863,8 +2882,24 @@ fn after_retraction(s: &str) -> Option<&str> {
         .then_some(rest)
 }
 
-/// Every memory statement in a prompt, in order.
+/// Every memory statement in a prompt, in order. Traditional Chinese is read as Simplified
+/// and kept as written.
 pub fn candidates(prompt: &str) -> Vec<Candidate> {
+    let Some(zh) = crate::t2s::simplified(prompt) else {
+        return candidates_in(prompt);
+    };
+    candidates_in(&zh.text)
+        .into_iter()
+        .map(|c| Candidate {
+            rule: zh.restore(&c.rule),
+            why: c.why.map(|w| zh.restore(&w)),
+            how: c.how.map(|h| zh.restore(&h)),
+            ..c
+        })
+        .collect()
+}
+
+fn candidates_in(prompt: &str) -> Vec<Candidate> {
     let text = prose(prompt);
     let sents = sentences(&text);
     let mut out = Vec::new();

@@ -3,8 +3,9 @@
 //! recall counts; supersession and tombstones), its tables in cairn's SQLite database (created
 //! here, versioned in `schema_versions`), the recall index kept in step on every write, the
 //! offline extraction of explicit memory statements from ingested turns (English, Japanese,
-//! Chinese; relative dates made absolute; duplicates merged, contradictions superseded; turns
-//! in which the agent wrote memory itself skipped), the human-editable markdown views
+//! Chinese in Simplified or Traditional characters; relative dates made absolute; duplicates
+//! merged, contradictions superseded; turns in which the agent wrote memory itself skipped),
+//! the human-editable markdown views
 //! (`<data dir>/memory/<scope>/`, `MEMORY.md`), and the context given to the agents (a
 //! session-start summary under a token budget, relevant memories per prompt framed as quoted
 //! data). It must not parse agent files (that is `cairn-transcript`), rank (that is
@@ -46,6 +47,7 @@ mod schema;
 pub mod scope;
 pub mod similar;
 mod store;
+mod t2s;
 pub mod text;
 pub mod views;
 

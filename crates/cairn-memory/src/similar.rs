@@ -626,6 +626,7 @@ const REPLYING: &[&str] = &[
     "答え",
     "話して",
     "回复",
+    "回覆",
     "跟我说",
     "和我说",
 ];
@@ -729,6 +730,13 @@ pub fn relation(
     old_text: &str,
     cosine: f32,
 ) -> Relation {
+    // Traditional Chinese is compared as Simplified ("我們改用" as "我们改用").
+    let (new_zh, old_zh) = (
+        crate::t2s::simplified(new_text),
+        crate::t2s::simplified(old_text),
+    );
+    let new_text = new_zh.as_ref().map_or(new_text, |z| z.text.as_str());
+    let old_text = old_zh.as_ref().map_or(old_text, |z| z.text.as_str());
     // A time of day is one value ("02:00" → "0200"), not two numbers.
     let (new_text, old_text) = (&*joined_times(new_text), &*joined_times(old_text));
     // "We use pnpm (not npm)" (project) says what "Use pnpm, not npm" (feedback) does.
@@ -1811,6 +1819,32 @@ mod tests {
     fn rel(t: MemoryType, a: &str, b: &str) -> Relation {
         let c = cairn_embed::cosine(&cairn_embed::embed(a), &cairn_embed::embed(b));
         relation(t, a, t, b, c)
+    }
+
+    /// Traditional Chinese is compared as Simplified: a changed version replaces the old
+    /// memory, the same rule in either script is one memory.
+    #[test]
+    fn traditional_chinese_is_compared_as_simplified() {
+        assert_eq!(
+            rel(Project, "我們改用 PostgreSQL 17 了", "我們用 PostgreSQL 16"),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            rel(
+                Feedback,
+                "以後用 pnpm，不要用 npm",
+                "我们统一用 pnpm，不要用 npm"
+            ),
+            rel(
+                Feedback,
+                "以后用 pnpm，不要用 npm",
+                "我们统一用 pnpm，不要用 npm"
+            )
+        );
+        assert_eq!(
+            rel(Feedback, "回覆請用英文", "回答请用中文"),
+            Relation::Supersedes
+        );
     }
 
     /// A link to another place is never the same memory: it replaces the old one when the
