@@ -811,8 +811,8 @@ fn tells_how_to_answer(rule: &str) -> bool {
 /// * a hit without shared words only when it is the single best candidate and stands out:
 ///   0.05 above the runner-up and 0.12 above the median.
 ///
-/// Across scripts (an English prompt, a Japanese memory) cosines mean nothing, so shared
-/// words decide alone.
+/// Across scripts (an English prompt, a Japanese memory), and between Japanese or Chinese
+/// texts, cosines mean nothing, so shared words decide alone.
 fn relevant(prompt: &str, hits: &[crate::store::Recalled]) -> Vec<bool> {
     relevant_as(prompt, hits, Gate::Prompt)
 }
@@ -880,7 +880,11 @@ fn relevant_as(prompt: &str, hits: &[crate::store::Recalled], gate: Gate) -> Vec
         .filter(|(i, _)| same_script[*i])
         .max_by(|a, b| cos(a.1).total_cmp(&cos(b.1)))
         .map(|(i, _)| i);
-    let stands_out = all.len() >= 3 && all[0] - all[1] >= 0.05 && all[0] - median >= 0.12;
+    // Both embedding tiers come from an English model: between Japanese or Chinese texts
+    // their cosines are noise ("資料庫版本" was nearest to a rule about vitest), so there only
+    // shared words count.
+    let stands_out =
+        !prompt_cjk && all.len() >= 3 && all[0] - all[1] >= 0.05 && all[0] - median >= 0.12;
     hits.iter()
         .enumerate()
         .map(|(i, h)| {
@@ -888,6 +892,7 @@ fn relevant_as(prompt: &str, hits: &[crate::store::Recalled], gate: Gate) -> Vec
                 gate == Gate::Search
                     || Some(i) == first_lexical
                     || !same_script[i]
+                    || prompt_cjk
                     || cos(h) >= lex_max
                     || cos(h) - median >= (lex_max - median) / 2.0
             } else if h.lexical {

@@ -1812,6 +1812,49 @@ fn a_busy_database_costs_the_prompt_only_its_bookkeeping() {
     );
 }
 
+/// Japanese and Chinese are found by the words they share: the embeddings come from an
+/// English model, and their nearest memory to a Chinese question is noise.
+#[test]
+fn cjk_queries_get_the_memories_that_share_their_words() {
+    let mut mem = store();
+    let p = "/w/api";
+    for (t, r) in [
+        (MemoryType::Project, "我們用 PostgreSQL 16 作為主資料庫"),
+        (
+            MemoryType::Feedback,
+            "部署用 ./scripts/ship.sh，不要手動部署",
+        ),
+        (
+            MemoryType::Project,
+            "テストはvitestで書いて。jestは使わないで。",
+        ),
+    ] {
+        mem.remember(manual(t, p, r), NOW).unwrap();
+    }
+    let found = |mem: &mut MemoryStore, q: &str| -> Vec<String> {
+        mem.recall(q, p, 5, NOW)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.memory.rule)
+            .collect()
+    };
+    assert_eq!(
+        found(&mut mem, "資料庫版本"),
+        ["我們用 PostgreSQL 16 作為主資料庫。"]
+    );
+    assert_eq!(
+        found(&mut mem, "怎麼部署"),
+        ["部署用 ./scripts/ship.sh，不要手動部署。"]
+    );
+    assert!(found(&mut mem, "数据库版本").is_empty());
+    let injected = mem
+        .prompt_context(p, None, "幫我看一下資料庫的連線設定", NOW)
+        .unwrap()
+        .unwrap_or_default();
+    assert!(injected.contains("主資料庫"), "{injected}");
+    assert!(!injected.contains("vitest"), "{injected}");
+}
+
 #[test]
 fn prompt_context_picks_only_relevant_memories() {
     let mut mem = store();
