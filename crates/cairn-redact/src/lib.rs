@@ -108,6 +108,11 @@
 //!    (`"..."`, `'...'`, backticks, JSON-escaped `\"...\"`) are taken
 //!    whole; a `"` or backtick counts as opening only when an even number of
 //!    them precede the sentence on its line (`"password is " + pw` is code).
+//!    For passwords, a passphrase of three to six plain words after the
+//!    copula or a colon counts too (`password is correct horse battery
+//!    staple`, `staging password: tangerine-sunset-river`), unless a word of
+//!    it belongs to a sentence about the password (`is rotated every month`,
+//!    `: ask the team lead`, `end-to-end`).
 //! 2. *word, quoted string* for passwords: `use password "correct horse"`.
 //! 3. *login pair*: `login`/`credentials` + copula + `user / pass`,
 //!    `user/pass` or `user:pass`; only the password goes, and it must hold a
@@ -2451,16 +2456,30 @@ fn prose_value(
                 kind: kind_of(f),
             });
         }
+        // `wifi password: correct horse battery staple`, `staging password:
+        // tangerine-sunset-river`: after a colon too, a passphrase of plain words is one.
+        let colon = separator && matches!(text[after_key..v0].trim(), ":" | "：");
         if let Some(Subject::Sensitive(Family::Password)) = subject
-            && !separator
+            && (!separator || colon)
             && !assigned
-            && let Some(end) = unquoted_passphrase(b, v)
         {
-            return Some(Span {
-                start: v,
-                end,
-                kind: Kind::Password,
-            });
+            if let Some(end) = unquoted_passphrase(b, v) {
+                return Some(Span {
+                    start: v,
+                    end,
+                    kind: Kind::Password,
+                });
+            }
+            if colon
+                && let Some((vs, ve, false)) = prose_value_at(text, start, v, false)
+                && dashed_passphrase(&text[vs..ve])
+            {
+                return Some(Span {
+                    start: vs,
+                    end: ve,
+                    kind: Kind::Password,
+                });
+            }
         }
         // `the vault unseal key is qZ8vLmN3…`: whatever names a key, a value that is no
         // word nor identifier is its secret (`the sort key is created_at` stays).
@@ -2983,9 +3002,44 @@ fn unquoted_passphrase(b: &[u8], v: usize) -> Option<usize> {
         w.len() >= 3
             && w.bytes().all(|c| c.is_ascii_lowercase())
             && !eq_any_ci(w, PROSE_STOP_WORDS)
+            && !eq_any_ci(w, PASSPHRASE_STOP_WORDS)
             && !["ed", "ing", "ly"].iter().any(|s| ends_with_ci(w, s))
     };
-    ((3..=6).contains(&words.len()) && words.iter().all(plain)).then(|| v + clause.trim_end().len())
+    // `correct horse battery staple`: an adjective may open a passphrase of three more
+    // words (`the password is correct` alone is prose).
+    let rest = match words.first() {
+        Some(w) if words.len() >= 4 && eq_any_ci(w, PASSPHRASE_OPENERS) => &words[1..],
+        _ => &words[..],
+    };
+    ((3..=6).contains(&words.len()) && rest.iter().all(plain)).then(|| v + clause.trim_end().len())
+}
+
+/// Words of a sentence about a password, never of a passphrase that follows `is` or `:`
+/// (`the password is wrong again today`, `password: ask the team lead`).
+const PASSPHRASE_STOP_WORDS: &[&str] = &[
+    "and", "but", "for", "from", "with", "this", "that", "these", "those", "our", "your", "their",
+    "they", "you", "its", "has", "have", "had", "was", "are", "been", "will", "would", "should",
+    "could", "can", "may", "might", "must", "again", "today", "yet", "too", "anymore", "though",
+    "very", "really", "some", "any", "all", "every", "each", "one", "other", "ask", "see", "check",
+    "use", "same", "like", "than", "then", "into", "onto", "over", "under", "about", "after",
+    "before", "inside", "outside", "vault", "env", "file", "config", "team", "admin", "unknown",
+    "none", "unset", "blank", "secret", "private", "default", "standard",
+];
+
+/// Adjectives that may open a passphrase of three or more plain words.
+const PASSPHRASE_OPENERS: &[&str] = &["correct", "wrong", "empty", "complete", "unique"];
+
+/// `tangerine-sunset-river`: three or more plain words of letters joined by dashes or dots
+/// (`read-only`, `end-to-end` and `up-to-date` are no passphrases).
+fn dashed_passphrase(v: &str) -> bool {
+    let words: Vec<&str> = v.split(['-', '.']).collect();
+    v.chars().count() >= 15
+        && words.len() >= 3
+        && words.iter().all(|w| {
+            w.len() >= 3
+                && w.bytes().all(|c| c.is_ascii_alphabetic())
+                && !eq_any_ci(w, PASSPHRASE_STOP_WORDS)
+        })
 }
 
 fn english_looking(word: &str) -> bool {

@@ -1410,6 +1410,23 @@ fn literal_assignments_and_passphrases() {
             "the jenkins creds are admin / JenkinsAdmin2023.",
             "the jenkins creds are admin / [REDACTED:password].",
         ),
+        // Passphrases of plain words, after `is` or a colon, dashed or not.
+        (
+            "remember the staging password is correct horse battery staple",
+            "remember the staging password is [REDACTED:password]",
+        ),
+        (
+            "remember: staging password: tangerine-sunset-river",
+            "remember: staging password: [REDACTED:password]",
+        ),
+        (
+            "the wifi password: correct horse battery staple.",
+            "the wifi password: [REDACTED:password].",
+        ),
+        (
+            "wifi password: correct-horse-battery-staple",
+            "wifi password: [REDACTED:password]",
+        ),
     ] {
         assert_eq!(redact(text), want, "{text}");
     }
@@ -1430,6 +1447,13 @@ fn literal_assignments_and_passphrases() {
         "the password is really hard to guess",
         "the passphrase is stored in the vault",
         "the password is the same as before",
+        "the password is correct",
+        "the password is wrong again today",
+        "password: ask the team lead",
+        "password: required",
+        "password: end-to-end",
+        "db password: read-from-env-var",
+        "the password is rotated every month by the platform team",
     ] {
         assert_eq!(redact(code), code, "{code}");
     }
