@@ -25,7 +25,7 @@ static QUOTES_FOLLOW_CJK: LazyLock<Regex> = LazyLock::new(|| {
 /// A line that is tool output: "Warning: …", "npm WARN …", "error[E0502]: …".
 static TOOL_LINE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:(?:warning|error|fatal|panic|exception|caused by|assertion failed|assertion `[^`]*` failed)(?:\[\w+\])?:|traceback \(most recent|npm (?:warn|err!?)\s|fail\s+\S+\.\w+\b|[\w./\\-]+\.\w+:\d+(?::\d+)?:?\s|thread '[^']*' panicked|test result:|running \d+ tests?|-{2,} .* -{2,}|\[[\d:.,\s-]+\]|\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}|<(?:inf|wrn|err|dbg)>|(?:info|warn|debug|trace|error)\s*\[)",
+        r#"^(?:(?:warning|error|fatal|panic|exception|caused by|assertion failed|assertion `[^`]*` failed)(?:\[\w+\])?:|(?:[a-z_$][\w$]*\.)*[a-z_$][\w$]*(?:error|exception|warning|fault)(?:\[\w+\])?:\s|exception in thread |at [\w$.<>/-]+\([^()]*\)$|file "[^"]+", line \d+|traceback \(most recent|npm (?:warn|err!?)\s|fail\s+\S+\.\w+\b|[\w./\\-]+\.\w+:\d+(?::\d+)?:?\s|thread '[^']*' panicked|test result:|running \d+ tests?|-{2,} .* -{2,}|\[[\d:.,\s-]+\]|\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}|<(?:inf|wrn|err|dbg)>|(?:info|warn|debug|trace|error)\s*\[)"#,
     )
 });
 
@@ -141,6 +141,14 @@ fn may_be_tool_line(lower: &str) -> bool {
     ];
     STARTS.iter().any(|p| lower.starts_with(p))
         || lower.starts_with(|c: char| c.is_ascii_digit())
+        // `ValueError: …`, `java.lang.IllegalStateException: …`, `at com.acme.Tx.commit(…)`,
+        // `File "a.py", line 3`.
+        || lower.split_whitespace().next().is_some_and(|t| {
+            t.ends_with("error:") || t.ends_with("exception:") || t.ends_with("warning:")
+                || t.ends_with("fault:") || t.ends_with("]:")
+        })
+        || (lower.starts_with("at ") && lower.ends_with(')'))
+        || lower.starts_with("file \"")
         || lower.split_whitespace().next().is_some_and(|t| {
             t.contains('.')
                 && t.split(':')
@@ -240,8 +248,35 @@ pub(super) fn prose(prompt: &str) -> String {
             }
             None => line,
         };
-        out.push_str(own);
+        out.push_str(&without_quoted_messages(own));
         out.push('\n');
     }
     out
+}
+
+/// "I'm getting 'Error: Use tabs, not spaces (indent)' from eslint": a message in quotes
+/// that opens like tool output, reported as what a tool gave, is the tool's words, not the
+/// user's ("when you see "warning: unused import", remove the import" keeps its quote).
+static QUOTED_MESSAGE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r#"(?i)\b(?:getting|get|got|gets|seeing|saw|throws?|threw|thrown|raises?|raised|says|said|shows?|showed|prints?|printed|fails? with|failed with|complains?|reports?|returns?|returned|hit|hitting)\s+(?:(?:this|the|an?|that)\s+)?(?:(?:error|warning|message)\s+)?(?:'|"|`|‘|“)(?:(?:[a-z_$][\w$]*\.)*[a-z_$][\w$]*)?(?:error|exception|warning|warn|fatal|panic)(?:\[\w+\])?:[^'"`’”\n]*(?:'|"|`|’|”)"#,
+    )
+});
+
+fn without_quoted_messages(line: &str) -> std::borrow::Cow<'_, str> {
+    let lower = line.to_ascii_lowercase();
+    if !(lower.contains("error")
+        || lower.contains("exception")
+        || lower.contains("warn")
+        || lower.contains("fatal")
+        || lower.contains("panic"))
+    {
+        return line.into();
+    }
+    QUOTED_MESSAGE.replace_all(line, |c: &regex::Captures<'_>| {
+        // The reporting verb stays: "I'm getting … from eslint".
+        let m = &c[0];
+        let open = m.find(['\'', '"', '`', '‘', '“']).unwrap_or(m.len());
+        format!("{}…", &m[..open])
+    })
 }
