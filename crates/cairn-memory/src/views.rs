@@ -326,10 +326,12 @@ pub fn render_index(entries: &[(String, String, String)]) -> String {
     let mut out = String::new();
     let mut used_chars = 0usize;
     let mut kept = 0usize;
+    // The closing line says at most `total` more: its length with that many digits bounds it.
+    let closing_room = utf16_len(&closing_line(total));
     for (i, l) in lines.iter().enumerate() {
         let rest = total - i - 1;
         // Room for this line, and, if more follow, for the closing line.
-        let closing = if rest > 0 { 120 } else { 0 };
+        let closing = if rest > 0 { closing_room } else { 0 };
         let lines_needed = kept + 1 + usize::from(rest > 0);
         if lines_needed > INDEX_MAX_LINES
             || used_chars + utf16_len(l) + 1 + closing > INDEX_MAX_CHARS
@@ -342,12 +344,16 @@ pub fn render_index(entries: &[(String, String, String)]) -> String {
         kept += 1;
     }
     if kept < total {
-        out.push_str(&format!(
-            "- … and {} more memories in this directory, not listed here: search them with `cairn recall \"QUERY\"` or the memory_search tool\n",
-            total - kept
-        ));
+        out.push_str(&closing_line(total - kept));
     }
     out
+}
+
+/// The index's last line when `more` memories did not fit.
+fn closing_line(more: usize) -> String {
+    format!(
+        "- … and {more} more memories in this directory, not listed here: search them with `cairn recall \"QUERY\"` or the memory_search tool\n"
+    )
 }
 
 /// A file name for a memory: `<type>_<slug of the name>.md` (`<type>_<id>.md` when the name
@@ -1183,5 +1189,20 @@ mod tests {
             .collect();
         let idx = render_index(&long);
         assert!(idx.encode_utf16().count() <= INDEX_MAX_CHARS);
+        // Whatever the last line that fits leaves, the closing line fits too.
+        for width in 40..200 {
+            let entries: Vec<(String, String, String)> = (0..400)
+                .map(|i| {
+                    (
+                        format!("Note {i}"),
+                        format!("project_note_{i}.md"),
+                        "y".repeat(width + i % 7),
+                    )
+                })
+                .collect();
+            let idx = render_index(&entries);
+            assert!(idx.encode_utf16().count() <= INDEX_MAX_CHARS, "{width}");
+            assert!(idx.lines().count() <= INDEX_MAX_LINES, "{width}");
+        }
     }
 }
