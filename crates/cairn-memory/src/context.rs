@@ -180,7 +180,17 @@ fn quote(text: &str) -> String {
         .join("\n")
 }
 
-fn age_phrase(days: i64) -> String {
+/// When a memory was saved, in calendar days of the local time zone: a note from 23:00 read
+/// at 09:00 the next morning was saved yesterday, not today.
+fn age_phrase(m: &Memory, now: i64) -> String {
+    let (saved, today) = (
+        crate::dates::anchor_date(m.updated_at),
+        crate::dates::anchor_date(now),
+    );
+    let days = saved
+        .until(today)
+        .map_or_else(|_| m.age_days(now), |span| i64::from(span.get_days()))
+        .max(0);
     match days {
         0 => "saved today".into(),
         1 => "saved yesterday".into(),
@@ -300,7 +310,7 @@ fn session_entry(m: &Memory, now: i64) -> String {
         m.memory_type,
         neutralise(&one_line(&m.name)),
         scope_phrase(&m.scope),
-        age_phrase(m.age_days(now)),
+        age_phrase(m, now),
         m.id
     );
     if full {
@@ -580,17 +590,16 @@ impl MemoryStore {
         );
         for h in &picked {
             let m = &h.memory;
-            let days = m.age_days(now);
             out.push_str(&format!(
                 "\n[memory {} · {} · {} · {} · from {}]\n{}\n",
                 m.id,
                 m.memory_type,
                 scope_phrase(&m.scope),
-                age_phrase(days),
+                age_phrase(m, now),
                 neutralise(&m.source.short()),
                 quote(&truncate_chars(&m.body, 1200))
             ));
-            if let Some(n) = freshness_note(days) {
+            if let Some(n) = freshness_note(m.age_days(now)) {
                 out.push_str(&n);
                 out.push('\n');
             }
@@ -909,6 +918,43 @@ fn relevant_as(prompt: &str, hits: &[crate::store::Recalled], gate: Gate) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ages are calendar days where the person is: a note from 23:00 read at 09:00 the next
+    /// morning was saved yesterday, though not 24 hours ago.
+    #[test]
+    fn a_memory_from_last_night_was_saved_yesterday() {
+        let tz = jiff::tz::TimeZone::system();
+        let today = crate::dates::anchor_date(1_790_000_000);
+        let at = |d: jiff::civil::Date, h: i8| {
+            d.at(h, 0, 0, 0)
+                .to_zoned_datetime(tz.clone())
+                .map(|z| z.timestamp().as_second())
+                .unwrap()
+        };
+        let yesterday = today.yesterday().unwrap();
+        let (then, now) = (at(yesterday, 23), at(today, 9));
+        let store = cairn_store::Store::open_in_memory().unwrap();
+        let mut mem = MemoryStore::open(store).unwrap();
+        let mut m = crate::NewMemory {
+            memory_type: MemoryType::User,
+            scope: GLOBAL.into(),
+            rule: "I'm the on-call lead for payments.".into(),
+            why: None,
+            how: None,
+            name: None,
+            description: None,
+            source: crate::Source::manual(),
+            at: then,
+        };
+        mem.remember(m.clone(), then).unwrap();
+        let text = mem.session_start_context("/w/p", None, 2_500, now).unwrap();
+        assert!(text.contains("saved yesterday"), "{text}");
+        m.rule = "I work from Lisbon.".into();
+        m.at = at(today, 8);
+        mem.remember(m, at(today, 8)).unwrap();
+        let text = mem.session_start_context("/w/p", None, 2_500, now).unwrap();
+        assert!(text.contains("saved today"), "{text}");
+    }
 
     /// A pasted log is searched by its two ends: the request survives, the cost is bounded.
     #[test]
