@@ -325,6 +325,34 @@ fn forgotten_origins(conn: &rusqlite::Connection) -> Result<Vec<ForgottenOrigin>
 }
 
 impl MemoryStore {
+    /// Puts back what the person forgot, from the file beside the views, into a database
+    /// that lacks it (rebuilt from the transcripts), before any statement is read again;
+    /// a memory made from a forgotten statement since is forgotten again.
+    pub(crate) fn adopt_tombstones(&mut self, now: i64) -> Result<()> {
+        let Some(root) = self.views.clone() else {
+            return Ok(());
+        };
+        if !root.join(crate::tombstones::FILE).is_file() {
+            return Ok(());
+        }
+        let tx = self
+            .store
+            .connection_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let adopted = crate::tombstones::adopt(&tx, &root)?;
+        tx.commit()?;
+        if adopted.forgotten_again.is_empty() {
+            return Ok(());
+        }
+        // (Out of recall too, which only this costs opening.)
+        let (tx, recall) = self.begin_write()?;
+        for id in &adopted.forgotten_again {
+            crate::store::forget_in(&tx, recall, id, now)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
     /// Extracts memories from every ingested turn not extracted yet (or whose prompt changed),
     /// then regenerates the views. Sidechain (subagent) turns are skipped: their prompt comes
     /// from the main agent, not from the user. A Codex turn a rollback dropped, or one of a
@@ -355,6 +383,7 @@ impl MemoryStore {
         now: i64,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<ExtractReport> {
+        self.adopt_tombstones(now)?;
         let tag = mark_tag(dirs);
         let since = self.extraction_mark(&tag)?;
         let changed = self.store.turns_changed_since(since)?;

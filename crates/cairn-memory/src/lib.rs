@@ -49,6 +49,7 @@ pub mod similar;
 mod store;
 mod t2s;
 pub mod text;
+mod tombstones;
 pub mod views;
 
 pub use context::{

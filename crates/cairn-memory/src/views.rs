@@ -497,6 +497,10 @@ impl MemoryStore {
         let Some(root) = self.views.clone() else {
             return Ok(ViewReport::default());
         };
+        if scopes.is_none() {
+            // What was forgotten before the database was rebuilt stays out of the views.
+            self.adopt_tombstones(now)?;
+        }
         let slugs: Option<HashSet<String>> =
             scopes.map(|s| s.iter().map(|s| scope_slug(s)).collect());
         let only = slugs.as_ref();
@@ -988,6 +992,8 @@ impl MemoryStore {
                 let _ = std::fs::remove_dir(dir); // only succeeds when empty
             }
         }
+        // What was forgotten, kept where a rebuilt database finds it.
+        crate::tombstones::write(conn, &root)?;
         Ok(report)
     }
 }

@@ -375,6 +375,84 @@ fn sync_writes_views_while_another_consolidation_runs() {
     drop(lock);
 }
 
+/// The way out of a damaged database is to move it aside and sync, which rebuilds the store
+/// from the transcripts: what the person forgot stays forgotten (a file beside the views
+/// keeps it), including a memory forgotten by deleting its view file, and one another build
+/// brought back before the rebuilt store read that file.
+#[test]
+fn a_forgotten_memory_stays_forgotten_when_the_store_is_rebuilt() {
+    let h = TestHome::sample();
+    h.json(&["sync"]);
+    let list = memories(&h, &[]);
+    let id = find(&list, "Use pnpm, not npm.")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    h.json(&["forget", &id]);
+    // Another memory forgotten by deleting its view file.
+    let other = list
+        .iter()
+        .find(|m| m["id"] != id.as_str())
+        .expect("a second memory");
+    let other_body = other["body"].as_str().unwrap().to_string();
+    let view = walk(&h.data().join("memory"))
+        .into_iter()
+        .find(|p| {
+            std::fs::read_to_string(p).is_ok_and(|t| t.contains(other["id"].as_str().unwrap()))
+                && p.file_name().is_some_and(|n| n != "MEMORY.md")
+        })
+        .expect("the second memory's view file");
+    std::fs::remove_file(&view).unwrap();
+    h.json(&["sync"]);
+    assert!(h.data().join("memory").join(".forgotten.jsonl").is_file());
+    let kept: Vec<String> = memories(&h, &[])
+        .iter()
+        .map(|m| m["body"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!kept.iter().any(|b| b == &other_body), "{kept:?}");
+    // The database is moved aside; the next sync rebuilds it.
+    for f in ["cairn.db", "cairn.db-wal", "cairn.db-shm"] {
+        let _ = std::fs::rename(h.data().join(f), h.data().join(format!("{f}.damaged")));
+    }
+    h.json(&["sync"]);
+    let rebuilt: Vec<String> = memories(&h, &[])
+        .iter()
+        .map(|m| m["body"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(rebuilt.len(), kept.len(), "{rebuilt:?} against {kept:?}");
+    assert!(
+        !rebuilt
+            .iter()
+            .any(|b| b.contains("pnpm, not npm") || b == &other_body),
+        "{rebuilt:?}"
+    );
+    // A forgotten memory made again by a build that did not read the file is forgotten again.
+    let db = rusqlite::Connection::open(h.data().join("cairn.db")).unwrap();
+    db.execute("DELETE FROM memories WHERE rule = ''", [])
+        .unwrap();
+    db.execute("DELETE FROM memory_origins", []).unwrap();
+    db.execute("DELETE FROM memory_extractions", []).unwrap();
+    drop(db);
+    let hidden = h.data().join("memory").join(".forgotten.jsonl");
+    let kept_file = std::fs::read(&hidden).unwrap();
+    std::fs::remove_file(&hidden).unwrap();
+    h.json(&["sync"]);
+    assert!(
+        memories(&h, &[])
+            .iter()
+            .any(|m| m["body"].as_str().unwrap().contains("pnpm, not npm")),
+        "without the file the statement is read as new"
+    );
+    std::fs::write(&hidden, kept_file).unwrap();
+    h.json(&["sync"]);
+    assert!(
+        !memories(&h, &[])
+            .iter()
+            .any(|m| m["body"].as_str().unwrap().contains("pnpm, not npm")),
+        "forgotten again once the file is back"
+    );
+}
+
 #[test]
 fn a_forgotten_memory_never_returns_from_re_extraction() {
     let h = TestHome::sample();
