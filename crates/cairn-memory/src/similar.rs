@@ -722,6 +722,180 @@ fn is_environment(w: &str) -> bool {
     STEMS.contains(w)
 }
 
+/// Whether all a text says besides `names` and versions is that something is used, now, or
+/// was moved to ("We're on PostgreSQL 17 now", "我们改用 PostgreSQL 17 了", "Node 22 を使って
+/// います").
+fn only_names_and_usage(text: &str, names: &[(String, Option<String>)]) -> bool {
+    const USAGE_EN: &[&str] = &[
+        "we",
+        "we're",
+        "were",
+        "our",
+        "use",
+        "uses",
+        "using",
+        "used",
+        "now",
+        "are",
+        "is",
+        "on",
+        "run",
+        "runs",
+        "running",
+        "moved",
+        "switched",
+        "upgraded",
+        "bumped",
+        "to",
+        "the",
+        "version",
+        "from",
+        "in",
+        "it",
+        "its",
+        "all",
+        "everywhere",
+        "anymore",
+        "instead",
+        "been",
+        "has",
+        "have",
+    ];
+    const USAGE_CJK: &[&str] = &[
+        "我们",
+        "我們",
+        "现在",
+        "現在",
+        "目前",
+        "已经",
+        "已經",
+        "统一",
+        "統一",
+        "一律",
+        "改用",
+        "换成",
+        "換成",
+        "升级到",
+        "升級到",
+        "升级",
+        "升級",
+        "版本",
+        "使用",
+        "使っています",
+        "使ってます",
+        "使ってる",
+        "使って",
+        "使う",
+        "います",
+        "ます",
+        "にしました",
+        "にした",
+        "に上げました",
+        "に上げた",
+        "上げました",
+        "アップグレード",
+        "しました",
+        "した",
+        "移行",
+        "バージョン",
+        "今は",
+        "今",
+        "用",
+        "了",
+        "都",
+        "到",
+        "は",
+        "を",
+        "が",
+        "で",
+        "に",
+        "も",
+    ];
+    let mut rest = text.to_lowercase().replace('’', "'");
+    for w in USAGE_CJK {
+        rest = rest.replace(w, " ");
+    }
+    rest.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '.'))
+        .map(|w| w.trim_matches(['.', '\'']))
+        .filter(|w| !w.is_empty())
+        .all(|w| {
+            !w.chars().any(crate::text::is_cjk)
+                && (USAGE_EN.contains(&w)
+                    || w.trim_start_matches('v')
+                        .chars()
+                        .all(|c| c.is_ascii_digit() || c == '.')
+                    || names.iter().any(|(n, _)| n == w))
+        })
+}
+
+/// Whether a text is written in Japanese or Chinese, whatever Latin names it holds
+/// ("我们用 PostgreSQL 16").
+fn writes_cjk(text: &str) -> bool {
+    text.chars()
+        .filter(|&c| crate::text::is_cjk(c))
+        .take(2)
+        .count()
+        == 2
+}
+
+/// The Latin-script names of a text with the version written after each, if any
+/// ("我们用 PostgreSQL 16" → `postgresql: 16`; "CIは Node 18 を使う" → `ci`, `node: 18`).
+fn named_versions(text: &str) -> Vec<(String, Option<String>)> {
+    let tokens: Vec<&str> = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '+'))
+        .map(|t| t.trim_matches(['.', '-', '+']))
+        .filter(|t| !t.is_empty())
+        .collect();
+    let is_version = |t: &str| {
+        t.trim_start_matches(['v', 'V'])
+            .starts_with(|c: char| c.is_ascii_digit())
+            && t.trim_start_matches(['v', 'V'])
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '.')
+    };
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        if is_version(t) || t.len() < 2 || !t.chars().any(|c| c.is_ascii_alphabetic()) {
+            continue;
+        }
+        let version = tokens
+            .get(i + 1)
+            .filter(|n| is_version(n))
+            .map(|n| n.trim_start_matches(['v', 'V']).to_owned());
+        out.push((t.to_ascii_lowercase(), version));
+    }
+    out
+}
+
+/// Whether a text in Japanese or Chinese and one in another language name the same things,
+/// and one of them at another version: each name the CJK text writes in Latin letters is in
+/// the other, a name with a version on both sides has another one, and none the same.
+fn versions_differ_across_languages(a: &str, b: &str) -> bool {
+    let (cjk, other) = if writes_cjk(a) { (a, b) } else { (b, a) };
+    let names = named_versions(cjk);
+    // Only a bare "we use X n" on both sides: a qualifier one side has ("the analytics DB",
+    // "本番は", "staging runs …") cannot be matched on the other.
+    if !only_names_and_usage(cjk, &names) || !only_names_and_usage(other, &names) {
+        return false;
+    }
+    if names.is_empty() || names.len() > 3 {
+        return false;
+    }
+    let theirs = named_versions(other);
+    let mut changed = false;
+    for (name, version) in &names {
+        let Some((_, their_version)) = theirs.iter().find(|(n, _)| n == name) else {
+            return false;
+        };
+        match (version, their_version) {
+            (Some(v), Some(w)) if v == w => return false,
+            (Some(_), Some(_)) => changed = true,
+            _ => {}
+        }
+    }
+    changed
+}
+
 /// Decides how a new memory relates to an existing one of the same scope.
 pub fn relation(
     new_type: MemoryType,
@@ -764,6 +938,14 @@ pub fn relation(
         } else {
             Relation::Supersedes
         };
+    }
+    // One language on each side ("我们用 PostgreSQL 16" then "we use PostgreSQL 17 now"): the
+    // names they share are all they can be compared by, and another version of the same
+    // named thing is a changed value.
+    if writes_cjk(new_text) != writes_cjk(old_text)
+        && versions_differ_across_languages(new_text, old_text)
+    {
+        return Relation::Supersedes;
     }
     // CJK: one slot of the same sentence filled otherwise ("…は英語で書いて" → "…は日本語で
     // 書いて") is a changed choice, whatever the character pairs share.
@@ -1819,6 +2001,42 @@ mod tests {
     fn rel(t: MemoryType, a: &str, b: &str) -> Relation {
         let c = cairn_embed::cosine(&cairn_embed::embed(a), &cairn_embed::embed(b));
         relation(t, a, t, b, c)
+    }
+
+    /// A version changed in another language ("我们用 PostgreSQL 16", then "we use PostgreSQL 17
+    /// now") replaces the old memory; with a qualifier on one side it cannot be matched.
+    #[test]
+    fn a_version_changed_in_another_language_replaces_the_old() {
+        for (new, old) in [
+            ("We use PostgreSQL 17 now.", "我们用 PostgreSQL 16。"),
+            ("我们改用 PostgreSQL 17 了。", "We use PostgreSQL 16."),
+            ("We moved to Node 22.", "Node 18 を使っています。"),
+        ] {
+            assert_eq!(
+                rel(Project, new, old),
+                Relation::Supersedes,
+                "{new} / {old}"
+            );
+        }
+        for (new, old) in [
+            (
+                "We use PostgreSQL 17 for the reporting service.",
+                "我们用 PostgreSQL 16。",
+            ),
+            (
+                "Staging runs PostgreSQL 15, prod runs 16.",
+                "本番は PostgreSQL 16",
+            ),
+            ("The analytics DB is PostgreSQL 14.", "主库用 PostgreSQL 16"),
+            ("We use Redis 7 for caching.", "我们用 PostgreSQL 16。"),
+            ("We use PostgreSQL 16.", "我们用 PostgreSQL 16。"),
+        ] {
+            assert_ne!(
+                rel(Project, new, old),
+                Relation::Supersedes,
+                "{new} / {old}"
+            );
+        }
     }
 
     /// Traditional Chinese is compared as Simplified: a changed version replaces the old
