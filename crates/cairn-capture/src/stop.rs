@@ -98,10 +98,21 @@ pub fn on_stop(
         .as_deref()
         .ok_or(CaptureError::NoTranscript)?;
     // A FIFO would block the agent's hook forever, a device never end.
-    if !Path::new(path).is_file() {
-        return Err(CaptureError::Transcript(format!(
-            "{path} is not a regular file"
-        )));
+    match std::fs::metadata(path) {
+        Ok(md) if md.is_file() => {}
+        Ok(_) => {
+            return Err(CaptureError::Transcript(format!(
+                "{path} is not a regular file"
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(CaptureError::Transcript(format!(
+                "{path} does not exist (moved or deleted before the hook read it)"
+            )));
+        }
+        Err(e) => {
+            return Err(CaptureError::Transcript(format!("cannot read {path}: {e}")));
+        }
     }
     let file = cairn_ingest::transcript_for_path(agent, Path::new(path));
     let resume = resume_point(store, &file.path)?;

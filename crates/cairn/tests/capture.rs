@@ -748,6 +748,11 @@ fn other_events_bad_input_and_recursion_do_nothing_but_errors_are_recorded() {
     );
     let log = std::fs::read_to_string(h.data().join("cairn.log")).unwrap();
     assert!(log.contains("bad hook input"), "{log}");
+    // A transcript that is gone is named as gone, not as some other kind of file.
+    assert!(
+        log.contains("/nowhere/rollout.jsonl does not exist"),
+        "{log}"
+    );
     // A prompt that asks to leave memory out gets nothing, not even the notice.
     let submit = payload(
         "claude-user-prompt-submit.json",
