@@ -2253,6 +2253,11 @@ fn split_inline_why(rule: &str) -> (String, Option<String>) {
     for conn in ["ので、", "ため、", "から、"] {
         if let Some(i) = rule.find(conn) {
             let head = rule[..i].trim();
+            // "本番DBは共有なので、…": the な belongs to the ので.
+            let head = match conn {
+                "ので、" => head.strip_suffix('な').unwrap_or(head),
+                _ => head,
+            };
             let tail = rule[i + conn.len()..].trim();
             if !head.is_empty() && !tail.is_empty() {
                 return (tail.to_string(), Some(with_full_stop(head)));

@@ -1225,6 +1225,8 @@ fn japanese_shapes() {
         "マイグレーションは常にステージングで試してください。"
     );
     assert_eq!(c.why.as_deref(), Some("本番DBは壊れやすい。"));
+    let c = one("本番DBは共有なので、マイグレーションは必ずstagingで先に試して");
+    assert_eq!(c.why.as_deref(), Some("本番DBは共有。"));
     let c = one("このリポジトリでは常にyarnを使って");
     assert_eq!((c.memory_type, c.trigger), (MemoryType::Feedback, "always"));
     let c = one("コミット前に常にlintを実行する。");
