@@ -26,6 +26,10 @@ pub const RELATION_VERSION: u32 = 5;
 /// with.
 pub const RELATION_MARK: &str = "memory_relation_mark";
 
+/// The store `meta` key holding the redactor's [`cairn_redact::RULES_VERSION`] the memories'
+/// texts were last redacted with.
+pub const REDACTION_MARK: &str = "memory_redaction_mark";
+
 /// The store `meta` key of the extraction mark: `<tag>:<revision>`, where the tag is the
 /// extractor version and a hash of the agents' memory dirs (both decide what a turn yields)
 /// and the revision is the store's turn revision up to which every turn was looked at.
@@ -89,6 +93,9 @@ pub struct ExtractReport {
     /// over MCP by another program): their prompts give no memory, as in Codex's own memory
     /// pipeline, and what such a turn alone gave before is withdrawn.
     pub non_interactive: usize,
+    /// Memories whose text the redactor's newer rules changed: a secret an older build kept
+    /// in clear is taken out.
+    pub redacted: usize,
 }
 
 fn turn_time(t: &StoredTurn) -> Option<i64> {
@@ -458,7 +465,69 @@ impl MemoryStore {
         let (retired, restored) = self.compare_live_again()?;
         report.superseded += retired;
         report.restored += restored;
+        report.redacted += self.redact_again()?;
         Ok(report)
+    }
+
+    /// Once per version of the redactor's rules: every memory's text is redacted again, so a
+    /// secret an older build's rules missed ("staging password: tangerine-sunset-river") is
+    /// taken out of the store, the search index and the views. Returns how many changed.
+    fn redact_again(&mut self) -> Result<usize> {
+        let version = cairn_redact::RULES_VERSION.to_string();
+        if self.store.meta(REDACTION_MARK)?.as_deref() == Some(version.as_str()) {
+            return Ok(0);
+        }
+        let all: Vec<crate::Memory> = {
+            let mut st = self.store.connection().prepare(&format!(
+                "SELECT {} FROM memories WHERE rule != ''",
+                crate::store::COLUMNS
+            ))?;
+            st.query_map([], crate::store::read_memory)?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        let redact = |s: &str| cairn_redact::redact(s).into_owned();
+        let changed: Vec<crate::Memory> = all
+            .into_iter()
+            .filter_map(|m| {
+                let fixed = crate::Memory {
+                    rule: redact(&m.rule),
+                    why: m.why.as_deref().map(redact),
+                    how: m.how.as_deref().map(redact),
+                    name: redact(&m.name),
+                    description: redact(&m.description),
+                    ..m.clone()
+                };
+                (fixed != m).then_some(fixed)
+            })
+            .collect();
+        if !changed.is_empty() {
+            let (tx, recall) = self.begin_write()?;
+            for m in &changed {
+                let keywords =
+                    crate::keywords::keywords_for(m.memory_type, &format!("{} {}", m.name, m.rule));
+                tx.execute(
+                    "UPDATE memories SET rule = ?2, why = ?3, how = ?4, name = ?5,
+                        description = ?6, keywords = ?7 WHERE id = ?1",
+                    rusqlite::params![
+                        m.id,
+                        m.rule,
+                        m.why,
+                        m.how,
+                        m.name,
+                        m.description,
+                        keywords.join("\n")
+                    ],
+                )?;
+                if m.is_live()
+                    && let Some(back) = crate::store::get_memory(&tx, &m.id)?
+                {
+                    recall.upsert(&tx, &crate::store::document(&back))?;
+                }
+            }
+            tx.commit()?;
+        }
+        self.store.set_meta(REDACTION_MARK, &version)?;
+        Ok(changed.len())
     }
 
     /// Once per [`RELATION_VERSION`], before the live memories are compared again: a memory

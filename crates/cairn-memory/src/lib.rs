@@ -59,7 +59,8 @@ pub use context::{
 pub use error::{MemoryError, Result};
 pub use extract::{AgentMemoryDirs, Candidate, Retraction, candidates, classify, retractions};
 pub use harvest::{
-    EXTRACTION_MARK, EXTRACTOR_VERSION, ExtractReport, RELATION_MARK, RELATION_VERSION,
+    EXTRACTION_MARK, EXTRACTOR_VERSION, ExtractReport, REDACTION_MARK, RELATION_MARK,
+    RELATION_VERSION,
 };
 pub use merge::{Directive, MergeAction, MergeOutcome};
 pub use model::{

@@ -82,7 +82,8 @@ pub struct MemoryStore {
     pub(crate) reader: Option<String>,
 }
 
-const COLUMNS: &str = "id, type, scope, name, description, rule, why, how, keywords, source_kind,
+pub(crate) const COLUMNS: &str =
+    "id, type, scope, name, description, rule, why, how, keywords, source_kind,
     source_agent, source_session, source_turn, source_path, source_line, source_at, created_at,
     updated_at, last_recalled_at, recall_count, superseded_by, forgotten_at";
 

@@ -1812,6 +1812,46 @@ fn a_busy_database_costs_the_prompt_only_its_bookkeeping() {
     );
 }
 
+/// A secret an older build's redactor missed is taken out of a memory's text, its name and
+/// the search once the rules know it: the first extraction run of the newer build does it.
+#[test]
+fn a_secret_older_rules_missed_is_redacted_on_the_next_run() {
+    let mut mem = store();
+    let p = "/w/api";
+    mem.remember(
+        manual(
+            MemoryType::Project,
+            p,
+            "The staging deploy runs from the ops box.",
+        ),
+        NOW,
+    )
+    .unwrap();
+    // As an older build stored it: the passphrase in clear, the redaction mark older.
+    let conn = mem.store().connection();
+    conn.execute(
+        "UPDATE memories SET rule = 'Staging password: tangerine-sunset-river.',
+            name = 'Staging password: tangerine-sunset-river'",
+        [],
+    )
+    .unwrap();
+    mem.store_mut()
+        .set_meta(cairn_memory::REDACTION_MARK, "1")
+        .unwrap();
+    let report = mem.extract(&dirs(), NOW).unwrap();
+    assert_eq!(report.redacted, 1);
+    let m = all_live(&mem).remove(0);
+    assert_eq!(m.rule, "Staging password: [REDACTED:password].");
+    assert!(!m.name.contains("tangerine"), "{}", m.name);
+    assert!(
+        mem.recall("tangerine sunset", p, 5, NOW)
+            .unwrap()
+            .is_empty()
+    );
+    // Once per version of the rules.
+    assert_eq!(mem.extract(&dirs(), NOW).unwrap().redacted, 0);
+}
+
 /// Japanese and Chinese are found by the words they share: the embeddings come from an
 /// English model, and their nearest memory to a Chinese question is noise.
 #[test]

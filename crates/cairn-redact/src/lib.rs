@@ -186,6 +186,10 @@ use regex::Regex;
 /// Every marker starts with this; the kind and a closing `]` follow.
 pub const MARKER_PREFIX: &str = "[REDACTED:";
 
+/// Bumped whenever the rules find more than before, so that what an older build stored in
+/// clear can be redacted again (`cairn-memory` does so for the memories' texts).
+pub const RULES_VERSION: u32 = 2;
+
 /// What a redacted secret was. The variant order is the priority used when
 /// findings overlap: earlier (more specific) kinds win.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

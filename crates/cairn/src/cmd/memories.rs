@@ -197,7 +197,7 @@ pub fn print_sync(r: &SyncMemories) {
         );
     }
     // Each count that is not zero gets one line saying what those turns or memories are.
-    let notes: [(usize, &str); 11] = [
+    let notes: [(usize, &str); 12] = [
         (
             e.agent_wrote,
             "turn(s) skipped: the agent wrote memory itself there",
@@ -244,6 +244,11 @@ pub fn print_sync(r: &SyncMemories) {
             e.copied,
             "statement(s) in turns copied from another session (a Codex fork carries its \
              parent's turns): taken there already, and what became of them since holds",
+        ),
+        (
+            e.redacted,
+            "memory(ies) redacted again: this version's redactor found a secret an older one \
+             kept in their text",
         ),
         (
             e.deferred,
