@@ -9,7 +9,9 @@
 //! to a greater size) is read again from the start, and so is a file read by an older version
 //! of the parser (`PARSER_REVISION`, stored with the cursor); a last line still being written is
 //! left for the next run. A Codex rollback read in a later pass than the turns it drops marks
-//! their stored copies `rolled_back`, in the same transaction as the new cursor. A compressed rollout (`.jsonl.zst`) is read whole, and only when its compressed
+//! their stored copies `rolled_back`, and a Codex thread's memory mode stated after its turns
+//! were stored (`thread/memoryMode/set`) is given to all of them, in the same transaction as the
+//! new cursor. A compressed rollout (`.jsonl.zst`) is read whole, and only when its compressed
 //! bytes changed; a damaged one keeps the lines that decode before the damage. One full pass
 //! runs at a time (`ingest.lock` in the data dir; a second one waits). Bad input is counted and
 //! reported, never fatal. It must not decide where files live (callers pass the roots), print
@@ -114,6 +116,9 @@ pub struct IngestReport {
     /// Files read again from the start because an older version of cairn's transcript parser
     /// read them (`PARSER_REVISION`): what is stored from them is brought up to date.
     pub reparsed_files: u64,
+    /// Of the new and updated turns, those of Codex threads whose memory generation is off
+    /// (`memory_mode` `disabled`, …): stored like any turn, and never extracted.
+    pub memory_disabled_turns: u64,
     pub errors: Vec<Problem>,
 }
 
@@ -375,6 +380,9 @@ struct ParsedFile {
     current: Option<(Turn, Option<String>)>,
     /// Keys of turns stored by an earlier pass that a rollback read in this one dropped.
     rolled_back: Vec<String>,
+    /// The Codex thread's memory mode, when this pass read a change of it: every stored turn
+    /// of the session takes it (`Some(None)`: enabled again).
+    memory_mode_change: Option<Option<String>>,
     session: Session,
     /// The cursor to save; its `state` already holds the parser state.
     cursor: FileCursor,
@@ -412,6 +420,7 @@ fn read_one(
                     closed: Vec::new(),
                     current: None,
                     rolled_back: Vec::new(),
+                    memory_mode_change: None,
                     session: Session::default(),
                     cursor: FileCursor {
                         dev: id.dev,
@@ -479,6 +488,7 @@ fn read_one(
     let mut listed = 0usize;
     let mut closed: Vec<Turn> = Vec::new();
     let mut rolled_back = Vec::new();
+    let mut memory_mode_changed = false;
     let mut problems = Vec::new();
     let expected = (!file.compressed).then(|| id.size.saturating_sub(offset));
     // A damaged compressed file ends the reading where the damage starts; the lines before it
@@ -516,6 +526,15 @@ fn read_one(
                 {
                     Some(t) => t.rolled_back = true,
                     None => rolled_back.push(key),
+                }
+            }
+            // The thread's memory mode holds for all its turns: those of this pass take it
+            // here, those stored by an earlier pass in the write.
+            if parser.take_memory_mode_change() {
+                memory_mode_changed = true;
+                let mode = parser.state().effective_memory_mode().map(str::to_owned);
+                for t in &mut closed {
+                    t.memory_mode.clone_from(&mode);
                 }
             }
         }
@@ -586,6 +605,8 @@ fn read_one(
         }
     };
     let session = parser.session().clone();
+    let memory_mode_change =
+        memory_mode_changed.then(|| parser.state().effective_memory_mode().map(str::to_owned));
     let (closed_now, mut state) = parser.into_parts();
     closed.extend(closed_now);
     // The open turn is encoded once: as its row's body, and spliced into the parser state
@@ -627,6 +648,7 @@ fn read_one(
         closed,
         current,
         rolled_back,
+        memory_mode_change,
         cursor: FileCursor {
             path: key,
             agent: file.agent.as_str().to_owned(),
@@ -670,17 +692,21 @@ fn write_batch(
         let path = p.cursor.path.as_str();
         // A stored turn read again counts as updated only when its row changed (the store
         // leaves a row whose body and source are the same untouched).
-        let mut count = |new: bool, before: u64, w: &cairn_store::Write<'_>| {
+        let mut count = |t: &Turn, new: bool, before: u64, w: &cairn_store::Write<'_>| {
+            let changed = new || w.transaction().total_changes() != before;
             if new {
                 report.new_turns += 1;
-            } else if w.transaction().total_changes() != before {
+            } else if changed {
                 report.updated_turns += 1;
+            }
+            if changed && t.memory_generation_off() {
+                report.memory_disabled_turns += 1;
             }
         };
         for t in &p.closed {
             let before = w.transaction().total_changes();
             let new = w.upsert_turn(p.agent, session_key, t, path)?;
-            count(new, before, &w);
+            count(t, new, before, &w);
         }
         if let Some((t, body)) = &p.current {
             let before = w.transaction().total_changes();
@@ -688,7 +714,25 @@ fn write_batch(
                 Some(body) => w.upsert_turn_body(p.agent, session_key, t, body, path)?,
                 None => w.upsert_turn(p.agent, session_key, t, path)?,
             };
-            count(new, before, &w);
+            count(t, new, before, &w);
+        }
+        if let Some(mode) = &p.memory_mode_change {
+            let marked = w.set_session_memory_mode(p.agent, session_key, mode.as_deref())?;
+            report.updated_turns += marked.changed;
+            if mode.is_some() {
+                report.memory_disabled_turns += marked.changed;
+            }
+            if !marked.unreadable.is_empty() {
+                report.errors.push(Problem::new(
+                    Path::new(path),
+                    None,
+                    format!(
+                        "cannot give {} stored turn(s) the thread's memory mode: their stored \
+                         data cannot be read",
+                        marked.unreadable.len()
+                    ),
+                ));
+            }
         }
         for key in &p.rolled_back {
             match w.mark_turn_rolled_back(p.agent, session_key, key) {

@@ -576,3 +576,52 @@ fn a_rollback_read_in_a_later_pass_marks_the_stored_turns() {
     assert_eq!((r.restarted_files, r.new_turns, r.updated_turns), (1, 0, 0));
     assert_eq!(rolled_back(&h), ["turn-0001", "turn-0002"]);
 }
+
+/// `thread/memoryMode/set` appends the thread's `session_meta` again with its new
+/// `memory_mode`: the turns stored by earlier passes take the mode too (Codex decides per
+/// thread), and are counted as updated; turned on again, they lose it.
+#[test]
+fn a_memory_mode_appended_later_reaches_the_turns_stored_before() {
+    let h = Home::new();
+    let path = h.rollout(ID);
+    fs::write(&path, meta("/work/p", 200) + &turns(0..2)).unwrap();
+    let r = h.ingest();
+    assert_eq!((r.new_turns, r.memory_disabled_turns), (2, 0));
+    let modes = || -> Vec<Option<String>> {
+        h.store()
+            .all_turns()
+            .unwrap()
+            .into_iter()
+            .map(|t| t.turn.memory_mode)
+            .collect()
+    };
+    assert_eq!(modes(), [None, None]);
+
+    let set = |mode: &str| {
+        meta("/work/p", 200).replacen(
+            r#""source":"cli""#,
+            &format!(r#""source":"cli","memory_mode":"{mode}""#),
+            1,
+        )
+    };
+    let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all((set("disabled") + &turns(2..3)).as_bytes())
+        .unwrap();
+    drop(f);
+    let r = h.ingest();
+    assert_eq!(
+        (r.new_turns, r.updated_turns, r.memory_disabled_turns),
+        (1, 2, 3),
+        "{r:?}"
+    );
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(modes(), vec![Some("disabled".to_owned()); 3]);
+    assert_eq!(h.ingest().updated_turns, 0, "read once");
+
+    let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(set("enabled").as_bytes()).unwrap();
+    drop(f);
+    let r = h.ingest();
+    assert_eq!((r.updated_turns, r.memory_disabled_turns), (3, 0), "{r:?}");
+    assert_eq!(modes(), [None, None, None]);
+}

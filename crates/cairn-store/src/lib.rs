@@ -80,6 +80,15 @@ pub struct StoredTurn {
     pub source_path: String,
 }
 
+/// What [`Write::set_session_memory_mode`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryModeMarked {
+    /// Stored turns whose memory mode changed.
+    pub changed: u64,
+    /// Keys of stored turns whose body could not be decoded (left as they were).
+    pub unreadable: Vec<String>,
+}
+
 /// What [`Store::turns_changed_since`] found.
 #[derive(Debug, Clone, Default)]
 pub struct ChangedTurns {
@@ -683,6 +692,45 @@ impl Write<'_> {
         turn.rolled_back = true;
         self.upsert_turn(agent, session_key, &turn, &source_path)?;
         Ok(true)
+    }
+
+    /// Gives every stored turn of a session the Codex thread's memory mode
+    /// ([`Turn::memory_mode`]; `None`: enabled), raising the revision of each that changes: a
+    /// mode the rollout states after turns were stored holds for them too. A stored body that
+    /// cannot be decoded is left as it is and named in [`MemoryModeMarked::unreadable`].
+    pub fn set_session_memory_mode(
+        &self,
+        agent: Agent,
+        session_key: &str,
+        mode: Option<&str>,
+    ) -> Result<MemoryModeMarked> {
+        let rows: Vec<(String, String, String)> = self
+            .tx
+            .prepare_cached(
+                "SELECT turn_key, body, source_path FROM turns
+                 WHERE agent = ?1 AND session_key = ?2 ORDER BY id",
+            )?
+            .query_map(params![agent.as_str(), session_key], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut marked = MemoryModeMarked::default();
+        for (turn_key, body, source_path) in rows {
+            let mut turn: Turn = match serde_json::from_str(&body) {
+                Ok(t) => t,
+                Err(_) => {
+                    marked.unreadable.push(turn_key);
+                    continue;
+                }
+            };
+            if turn.memory_mode.as_deref() == mode {
+                continue;
+            }
+            turn.memory_mode = mode.map(str::to_owned);
+            self.upsert_turn(agent, session_key, &turn, &source_path)?;
+            marked.changed += 1;
+        }
+        Ok(marked)
     }
 
     /// The transaction, for sibling modules (jobs) that write in the same unit.

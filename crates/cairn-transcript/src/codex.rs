@@ -31,6 +31,16 @@
 //! `vscode`, `atlas`, `chatgpt`); a source this parser does not know, or none (older
 //! builds), counts as interactive.
 //!
+//! `session_meta.memory_mode` says whether the thread may give memories: Codex writes
+//! `"disabled"` into the first `session_meta` of a thread started with `[memories]
+//! generate_memories = false`, and `thread/memoryMode/set` appends a copy of that line with
+//! the new mode (`"enabled"` or `"disabled"`); Codex's memory pipeline reads only threads whose
+//! last stated mode is `enabled` (none stated: `enabled`). Every turn of such a file carries
+//! the thread's mode as the file last states it (`Turn::memory_mode`, any value but
+//! `enabled`); a mode stated after turns were handed out is told through
+//! `Parser::take_memory_mode_change`. A fork that copies the history of a thread whose mode is
+//! not `enabled` carries that mode too: the copied turns cannot be told from its own.
+//!
 //! Codex writes context as user-role messages too (AGENTS.md, `<environment_context>`,
 //! `<skill>`, `<plugins>`, a `!command`'s output, a Stop hook's `<hook_prompt>`…): those are
 //! recognised by their start and end markers, in any case, and are never a prompt.
@@ -81,6 +91,8 @@ struct Payload<'a> {
     parent_thread_id: Str<'a>,
     #[serde(default)]
     subagent_history_start_ordinal: Int,
+    #[serde(borrow, default)]
+    memory_mode: Str<'a>,
     // turn events
     #[serde(borrow, default)]
     turn_id: Str<'a>,
@@ -432,7 +444,13 @@ pub(crate) fn feed(core: &mut ParserCore, line: &[u8], line_no: u64) -> Result<(
     }
     match kind {
         "session_meta" if core.state.own_session_meta_seen => {
-            // Another thread's session_meta: the start of the history this file copies.
+            // The thread's own again: `thread/memoryMode/set` appends a copy of the first
+            // with the new `memory_mode`. Another thread's: the start of the history this
+            // file copies, which changes nothing but a memory mode that keeps it out.
+            if let (Some(id), Some(mode)) = (p.id.non_empty(), p.memory_mode.get()) {
+                let copied = id != core.state.session.id;
+                core.set_memory_mode(memory_mode_off(mode), copied);
+            }
         }
         "session_meta" => own_session_meta(core, &p, ts),
         "turn_context" => {
@@ -635,6 +653,21 @@ fn own_session_meta(core: &mut ParserCore, p: &Payload, ts: Option<String>) {
         }
     }
     st.own_lines_from_ordinal = p.subagent_history_start_ordinal.0.filter(|&n| n > 0);
+    core.set_memory_mode(p.memory_mode.get().and_then(memory_mode_off), false);
+}
+
+/// Longest `memory_mode` value kept (Codex writes `enabled`, `disabled`, `polluted`).
+const MAX_MEMORY_MODE: usize = 32;
+
+/// A thread's `memory_mode` (codex-rs/protocol `SessionMeta.memory_mode`), when it keeps the
+/// thread out of memory generation: every value but `enabled`, since Codex's phase 1 and 2
+/// read only threads whose mode is `enabled` (codex-rs/state `memories.rs`). Codex writes
+/// `disabled` for a thread started with `[memories] generate_memories = false` (the rollout
+/// recorder) or turned off with `thread/memoryMode/set`; `polluted` is kept in Codex's state
+/// database, but is read here too should a rollout carry it.
+fn memory_mode_off(mode: &str) -> Option<String> {
+    let mode = mode.trim();
+    (!mode.eq_ignore_ascii_case("enabled")).then(|| mode.chars().take(MAX_MEMORY_MODE).collect())
 }
 
 fn user_prompt(core: &mut ParserCore, msg: &str, ts: Option<String>, line_no: u64) {
@@ -836,6 +869,24 @@ mod tests {
         ] {
             assert!(!is_injected(typed), "{typed:?}");
         }
+    }
+
+    #[test]
+    fn every_memory_mode_but_enabled_keeps_a_thread_out() {
+        assert_eq!(memory_mode_off("enabled"), None);
+        assert_eq!(memory_mode_off(" Enabled "), None);
+        assert_eq!(memory_mode_off("disabled").as_deref(), Some("disabled"));
+        assert_eq!(memory_mode_off("polluted").as_deref(), Some("polluted"));
+        assert_eq!(
+            memory_mode_off("").as_deref(),
+            Some(""),
+            "not `enabled` either"
+        );
+        let long = "x".repeat(500);
+        assert_eq!(
+            memory_mode_off(&long).map(|m| m.len()),
+            Some(MAX_MEMORY_MODE)
+        );
     }
 
     fn source_of(json: &str) -> Option<SubagentThread> {
