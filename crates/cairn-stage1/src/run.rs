@@ -88,9 +88,10 @@ pub struct UnitOutcome {
     pub session: String,
     pub through_turn: String,
     pub turns: usize,
-    /// `stored`, `no_output`, `agent_wrote`, `rolled_back` or `non_interactive` (nothing to
-    /// send: every new turn was one in which the agent wrote memory itself, one a rollback
-    /// dropped, or one of a `codex exec` or MCP-driven session), `failed`, `budget`.
+    /// `stored`, `no_output`, `agent_wrote`, `rolled_back`, `non_interactive` or
+    /// `memory_disabled` (nothing to send: every new turn was one in which the agent wrote
+    /// memory itself, one a rollback dropped, one of a `codex exec` or MCP-driven session, or
+    /// one of a Codex thread whose memory generation is off), `failed`, `budget`.
     pub outcome: String,
     pub memories: usize,
     /// Memories the answer proposed beyond [`MAX_PROPOSED_MEMORIES`], not kept.
@@ -343,7 +344,9 @@ impl Extractor<'_> {
             }
             if u.turns.is_empty() {
                 advance(self.conn(), &u, now)?;
-                let why = if u.non_interactive > 0 {
+                let why = if u.memory_disabled > 0 {
+                    "memory_disabled"
+                } else if u.non_interactive > 0 {
                     "non_interactive"
                 } else if u.rolled_back > 0 && u.agent_wrote == 0 {
                     "rolled_back"
@@ -731,6 +734,7 @@ mod tests {
             agent_wrote: 0,
             rolled_back: 0,
             non_interactive: 0,
+            memory_disabled: 0,
             last_activity: 0,
         };
         let memories: Vec<Value> = (0..900)

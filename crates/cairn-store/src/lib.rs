@@ -366,6 +366,18 @@ impl Store {
         collect_turns(rows)
     }
 
+    /// Whether a stored turn of the session belongs to a Codex thread whose memory generation
+    /// is off ([`Turn::memory_mode`]; every turn of a session carries the same mode). A body
+    /// that is not JSON counts as not saying so.
+    pub fn session_memory_generation_off(&self, agent: Agent, session_key: &str) -> Result<bool> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM turns WHERE agent = ?1 AND session_key = ?2
+               AND CASE WHEN json_valid(body) THEN json_extract(body, '$.memory_mode') END
+                   IS NOT NULL)",
+        )?;
+        Ok(st.query_row(params![agent.as_str(), session_key], |r| r.get(0))?)
+    }
+
     /// One turn by its key.
     pub fn turn(
         &self,

@@ -120,6 +120,13 @@ pub fn print_human(r: &IngestReport) {
     if r.skipped_lines > 0 {
         outln!("{} line(s) skipped (malformed)", r.skipped_lines);
     }
+    if r.memory_disabled_turns > 0 {
+        outln!(
+            "{} of the new or updated turn(s) are of Codex threads kept out of memory \
+             (`memory_mode` not `enabled`): stored, never extracted",
+            r.memory_disabled_turns
+        );
+    }
     if !r.errors.is_empty() {
         outln!("{} problem(s):", r.errors.len());
         for e in r.errors.iter().take(20) {
