@@ -14,7 +14,8 @@
 //! new cursor. A compressed rollout (`.jsonl.zst`) is read whole, and only when its compressed
 //! bytes changed; a damaged one keeps the lines that decode before the damage. One full pass
 //! runs at a time (`ingest.lock` in the data dir; a second one waits). Bad input is counted and
-//! reported, never fatal. It must not decide where files live (callers pass the roots), print
+//! reported, never fatal; a Codex rollout none of whose lines is of a known rollout format is
+//! reported as such (`unrecognised_files`), not read as an empty one. It must not decide where files live (callers pass the roots), print
 //! anything, or extract memories.
 
 use std::fs;
@@ -119,6 +120,9 @@ pub struct IngestReport {
     /// Of the new and updated turns, those of Codex threads whose memory generation is off
     /// (`memory_mode` `disabled`, …): stored like any turn, and never extracted.
     pub memory_disabled_turns: u64,
+    /// Codex rollouts none of whose lines is of a rollout format cairn knows (each also in
+    /// `errors`): nothing could be read from them.
+    pub unrecognised_files: u64,
     pub errors: Vec<Problem>,
 }
 
@@ -579,6 +583,25 @@ fn read_one(
             &file.path,
             None,
             format!("{skipped} lines skipped in total"),
+        ));
+    }
+    // A file whose every record is of a shape no Codex rollout has (another tool's JSONL, a
+    // format newer or older than any this parser knows) would otherwise read as empty.
+    let state = parser.state();
+    if file.agent == Agent::Codex
+        && read.consumed > 0
+        && state.known_format_lines == 0
+        && state.unknown_format_lines > 0
+    {
+        report.unrecognised_files += 1;
+        problems.push(Problem::new(
+            &file.path,
+            None,
+            format!(
+                "not a Codex rollout format cairn knows: none of its {} JSON line(s) has the \
+                 shape of a rollout record, so nothing was read from it",
+                state.unknown_format_lines
+            ),
         ));
     }
     report.errors.extend(problems);

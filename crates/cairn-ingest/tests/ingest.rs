@@ -625,3 +625,53 @@ fn a_memory_mode_appended_later_reaches_the_turns_stored_before() {
     assert_eq!((r.updated_turns, r.memory_disabled_turns), (3, 0), "{r:?}");
     assert_eq!(modes(), [None, None, None]);
 }
+
+/// A rollout of the early format (a bare `SessionMeta` first, `{"record_type":"state"}`
+/// lines, bare `ResponseItem`s) gives its turns; a `.jsonl` under the sessions dir whose
+/// lines are of no rollout shape is reported and counted, not read as an empty rollout.
+#[test]
+fn an_early_rollout_is_read_and_a_file_of_no_rollout_format_is_reported() {
+    let h = Home::new();
+    let legacy = "0198ab00-3f1e-7a2b-9c4d-5e6f7a8b0c01";
+    let path = h.rollout(legacy);
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../cairn-transcript/tests/fixtures/codex/legacy-bare-records.jsonl");
+    fs::copy(&fixture, &path).unwrap();
+    let r = h.ingest();
+    assert_eq!(
+        (r.new_turns, r.skipped_lines, r.unrecognised_files),
+        (2, 0, 0),
+        "{r:?}"
+    );
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    let turns = h.store().all_turns().unwrap();
+    assert!(
+        turns.iter().all(
+            |t| t.turn.cwd.as_deref() == Some("/home/dev/work/legacy-api")
+                && t.session_key == legacy
+        ),
+        "{turns:#?}"
+    );
+    assert!(
+        turns[0]
+            .turn
+            .prompt
+            .contains("uv for dependency management")
+    );
+
+    let other = h.rollout("01a20872-2d99-772e-8ca9-396e307a2f99");
+    fs::write(
+        &other,
+        "{\"event\":\"start\",\"at\":1}\n{\"event\":\"chunk\",\"text\":\"hello\"}\n",
+    )
+    .unwrap();
+    let r = h.ingest();
+    assert_eq!((r.new_turns, r.unrecognised_files), (0, 1), "{r:?}");
+    let said = messages(&r);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with("not a Codex rollout format cairn knows: none of its 2 JSON line(s)"),
+        "{said:?}"
+    );
+    assert_eq!(h.ingest().unrecognised_files, 0, "said when read");
+}

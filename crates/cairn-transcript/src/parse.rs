@@ -30,7 +30,7 @@ impl LineError {
 /// same lines into different turns or texts (a record newly recognised as harness output, a
 /// turn boundary moved, a field read differently): ingest reads every file stored under an
 /// older revision again from the start, so that an upgrade corrects what is already stored.
-pub const PARSER_REVISION: u32 = 5;
+pub const PARSER_REVISION: u32 = 6;
 
 /// Everything a parser carries between lines.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -61,6 +61,14 @@ pub struct ParserState {
     /// turns cannot be told from the fork's own, so the whole file stays out of memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copied_memory_mode: Option<String>,
+    /// Codex: lines read in a shape of a rollout format this parser knows (the
+    /// `{"timestamp","type","payload"}` envelope, or the bare records of early rollouts).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub known_format_lines: u64,
+    /// Codex: JSON object lines of no rollout format this parser knows. A file with such lines
+    /// and no [`ParserState::known_format_lines`] is not a rollout cairn can read.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unknown_format_lines: u64,
     /// Codex: the rollout uses `task_started` / `task_complete` events (else `turn_context`
     /// boundaries are used, as in old rollouts).
     #[serde(default)]
@@ -81,6 +89,10 @@ pub struct ParserState {
     /// later `thread_rolled_back` counts back from, whichever pass reads it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thread_turns: Vec<ThreadTurn>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A closed turn still part of a Codex thread, as [`ParserState::thread_turns`] keeps it.

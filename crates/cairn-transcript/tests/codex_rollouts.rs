@@ -19,6 +19,7 @@ const EXEC: &str = "019ad7d0-1a2b-7c3d-8e4f-5a6b7c8d1808";
 const MCP: &str = "019ad7d4-9f8e-7d6c-8b5a-4c3d2e1f1909";
 const MEMORY_OFF: &str = "019ad8e1-3c4d-7e5f-8a6b-7c8d9e0f2010";
 const MEMORY_SET_OFF: &str = "019ad8f2-4d5e-7f60-9b7c-8d9e0f1a2111";
+const LEGACY: &str = "0198ab00-3f1e-7a2b-9c4d-5e6f7a8b0c01";
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -551,4 +552,113 @@ fn a_fork_of_a_thread_with_memory_off_gives_no_memory() {
         assert_eq!(state.session.key(), FORK, "filed as the fork");
         assert_eq!(state.memory_mode, None, "the fork's own mode is on");
     }
+}
+
+// Rollouts of the early format (before the `{"timestamp","type","payload"}` envelope) are
+// read too; a file of no known format says so.
+
+#[test]
+fn an_early_rollout_of_bare_records_gives_its_turns() {
+    let (turns, state) = parse("legacy-bare-records.jsonl", LEGACY);
+    let prompts: Vec<&str> = turns.iter().map(|t| t.prompt.as_str()).collect();
+    assert_eq!(
+        prompts,
+        [
+            "remember that the api uses uv for dependency management, not poetry",
+            "add httpx as a dependency"
+        ]
+    );
+    assert_eq!(state.session.id, LEGACY);
+    assert_eq!(
+        state.session.cwd.as_deref(),
+        Some("/home/dev/work/legacy-api")
+    );
+    assert_eq!(state.session.git_branch.as_deref(), Some("main"));
+    assert_eq!(
+        state.session.started_at.as_deref(),
+        Some("2025-08-10T08:00:00.412Z")
+    );
+    for t in &turns {
+        assert_eq!(
+            t.cwd.as_deref(),
+            Some("/home/dev/work/legacy-api"),
+            "{t:#?}"
+        );
+        assert_eq!(
+            t.started_at.as_deref(),
+            Some("2025-08-10T08:00:00.412Z"),
+            "no time of its own: the session's start"
+        );
+        assert!(!t.sidechain && !t.non_interactive && !t.memory_generation_off());
+    }
+    assert_eq!(turns[0].status, cairn_transcript::TurnStatus::Complete);
+    let commands: Vec<(&str, Option<i64>)> = turns
+        .iter()
+        .flat_map(|t| &t.events)
+        .filter_map(|e| match e {
+            Event::ToolCall {
+                command: Some(c), ..
+            } => Some((c.as_str(), None)),
+            Event::ToolResult { exit_code, .. } => Some(("result", *exit_code)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            ("ls", None),
+            ("result", Some(0)),
+            ("uv add httpx", None),
+            ("result", Some(0))
+        ]
+    );
+    assert!(
+        turns[1]
+            .last_assistant_text()
+            .is_some_and(|a| a.contains("httpx"))
+    );
+    assert_eq!(
+        (state.known_format_lines, state.unknown_format_lines),
+        (14, 0)
+    );
+    let lines = std::fs::read_to_string(fixture("legacy-bare-records.jsonl"))
+        .expect("fixture")
+        .lines()
+        .count();
+    for cut in 1..lines {
+        let (again, session) = parse_resumed("legacy-bare-records.jsonl", LEGACY, cut);
+        assert_eq!(again, turns, "cut {cut}");
+        assert_eq!(session, state.session, "cut {cut}");
+    }
+}
+
+#[test]
+fn lines_of_no_known_rollout_format_are_counted() {
+    let mut parser = Parser::new(Agent::Codex, "x");
+    for (i, line) in [
+        r#"{"kind":"chat","text":"hello"}"#,
+        r#"{"role":"user","content":"a Claude-like line"}"#,
+        r#"{"record_type":"checkpoint"}"#,
+        r#"{"type":"mystery","value":1}"#,
+    ]
+    .iter()
+    .enumerate()
+    {
+        parser.feed(line, i as u64 + 1).expect("JSON objects");
+    }
+    let (turns, state) = parser.finish();
+    assert!(turns.is_empty());
+    assert_eq!(
+        (state.known_format_lines, state.unknown_format_lines),
+        (0, 4)
+    );
+    // An envelope of a kind this parser does not know is still the format it knows.
+    let mut parser = Parser::new(Agent::Codex, "x");
+    parser
+        .feed(
+            r#"{"timestamp":"2026-11-30T10:00:00.000Z","type":"world_state","payload":{"full":true}}"#,
+            1,
+        )
+        .expect("parses");
+    assert_eq!(parser.state().known_format_lines, 1);
 }

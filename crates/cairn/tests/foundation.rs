@@ -706,3 +706,66 @@ fn a_rollout_whose_name_is_not_utf8_is_reported_not_dropped() {
     assert_eq!(said(&r["scan"]["errors"]).len(), 1, "{r}");
     assert!(said(&r["ingest"]["errors"]).is_empty(), "{r}");
 }
+
+/// A rollout Codex wrote before the `{"timestamp","type","payload"}` envelope (a bare
+/// `SessionMeta`, `{"record_type":"state"}` lines, bare response items, the cwd only in the
+/// `<environment_context>` message) is scanned with its cwd, ingested with its turns, and
+/// what was said there is kept; a file there of no rollout shape is named and counted.
+#[test]
+fn an_early_codex_rollout_is_read_and_an_unknown_one_reported() {
+    let h = TestHome::empty();
+    let repo = h.root().join("code/legacy-api");
+    std::fs::create_dir_all(&repo).unwrap();
+    let cwd = repo.display().to_string();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../cairn-transcript/tests/fixtures/codex/legacy-bare-records.jsonl");
+    let text = std::fs::read_to_string(fixture)
+        .unwrap()
+        .replace("/home/dev/work/legacy-api", &cwd);
+    let dir = h.codex().join("sessions/2025/08/10");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("rollout-2025-08-10T08-00-00-0198ab00-3f1e-7a2b-9c4d-5e6f7a8b0c01.jsonl"),
+        text,
+    )
+    .unwrap();
+    let scan = h.json(&["scan"]);
+    assert_eq!(scan["codex"]["cwds"][0]["cwd"], cwd.as_str(), "{scan}");
+
+    let r = h.json(&["sync"]);
+    assert_eq!(r["ingest"]["new_turns"], 2, "{r}");
+    assert_eq!(r["ingest"]["unrecognised_files"], 0, "{r}");
+    assert!(r["ingest"]["errors"].as_array().unwrap().is_empty(), "{r}");
+    let list = h.json(&["list", "--cwd", &cwd])["memories"].to_string();
+    assert!(list.contains("uv for dependency management"), "{list}");
+
+    let odd = dir.join("rollout-2025-08-10T09-00-00-0198ab00-3f1e-7a2b-9c4d-5e6f7a8b0c02.jsonl");
+    std::fs::write(
+        &odd,
+        "{\"event\":\"start\"}\n{\"event\":\"chunk\",\"text\":\"hi\"}\n",
+    )
+    .unwrap();
+    let out = h.cairn(&["ingest"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("1 file(s) not read: no line of a Codex rollout format cairn knows"),
+        "{said}"
+    );
+    assert!(
+        said.contains("not a Codex rollout format cairn knows"),
+        "{said}"
+    );
+    std::fs::write(
+        &odd,
+        "{\"event\":\"start\"}\n{\"event\":\"chunk\",\"text\":\"hi!\"}\n",
+    )
+    .unwrap();
+    let r = h.json(&["ingest"]);
+    assert_eq!(r["unrecognised_files"], 1, "{r}");
+    assert!(
+        r["errors"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("none of its 2 JSON line(s)")),
+        "{r}"
+    );
+}

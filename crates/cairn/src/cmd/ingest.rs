@@ -120,6 +120,12 @@ pub fn print_human(r: &IngestReport) {
     if r.skipped_lines > 0 {
         outln!("{} line(s) skipped (malformed)", r.skipped_lines);
     }
+    if r.unrecognised_files > 0 {
+        outln!(
+            "{} file(s) not read: no line of a Codex rollout format cairn knows (see below)",
+            r.unrecognised_files
+        );
+    }
     if r.memory_disabled_turns > 0 {
         outln!(
             "{} of the new or updated turn(s) are of Codex threads kept out of memory \
