@@ -558,15 +558,19 @@ fn read_one(
         (Ok(r), None) => *r,
         (Ok(r), Some(e)) if Damaged::of(e).is_some() => {
             let damage = Damaged::of(e).map(ToString::to_string).unwrap_or_default();
-            problems.push(Problem::new(
-                &file.path,
-                None,
+            let what = if r.lines == 0 {
+                format!(
+                    "compressed file is truncated or damaged before its first complete line \
+                     ({damage}); nothing could be read from it"
+                )
+            } else {
                 format!(
                     "compressed file is truncated or damaged after {} line(s) ({damage}); \
                      the lines before were kept",
                     r.lines
-                ),
-            ));
+                )
+            };
+            problems.push(Problem::new(&file.path, None, what));
             *r
         }
         (Err(e), _) | (Ok(_), Some(e)) => {

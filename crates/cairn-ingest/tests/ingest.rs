@@ -223,8 +223,8 @@ fn a_compressed_file_that_is_not_zstd_is_reported_plainly() {
     assert_eq!(
         messages(&r),
         vec![
-            "compressed file is truncated or damaged after 0 line(s) (the file is not zstd \
-             data); the lines before were kept"
+            "compressed file is truncated or damaged before its first complete line (the \
+             file is not zstd data); nothing could be read from it"
                 .to_owned()
         ]
     );

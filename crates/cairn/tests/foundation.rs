@@ -494,6 +494,74 @@ fn compressed_rollouts_are_read() {
     assert_eq!(h.json(&["ingest"])["new_turns"], 0);
 }
 
+/// A compressed rollout cut short is reported by `sync` the same way wherever the cut falls:
+/// in the ingest report, with what was kept; cut before its first complete line, the scan's
+/// look at its first lines fails too, and the problem is still said once, by ingest.
+#[test]
+fn a_compressed_rollout_cut_anywhere_is_reported_by_ingest() {
+    let h = TestHome::empty();
+    let dir = h.codex().join("sessions/2026/11/21");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cwd = h.root().display().to_string();
+    let pack = |text: &str| {
+        ruzstd::encoding::compress_to_vec(
+            text.as_bytes(),
+            ruzstd::encoding::CompressionLevel::Fastest,
+        )
+    };
+    let early = "0192f3a4-1b2c-7d3e-8f40-123456789ab1";
+    let whole = pack(&(codex_meta(early, &cwd) + &codex_turn("z1", "a prompt", "ls", 0)));
+    let early_path = dir.join(format!("rollout-2026-11-21T10-00-00-{early}.jsonl.zst"));
+    std::fs::write(&early_path, &whole[..100]).unwrap();
+    let late = "0192f3a4-1b2c-7d3e-8f40-123456789ab2";
+    let mut text = codex_meta(late, &cwd);
+    for i in 0..600 {
+        let noise: String = (0..60)
+            .map(|k| format!("{:x}", (i * 7919 + k * 104_729) % 65_521))
+            .collect();
+        text += &codex_turn(&format!("t{i}"), &format!("prompt {i} {noise}"), "ls", 0);
+    }
+    let packed = pack(&text);
+    let late_path = dir.join(format!("rollout-2026-11-21T11-00-00-{late}.jsonl.zst"));
+    std::fs::write(&late_path, &packed[..packed.len() * 9 / 10]).unwrap();
+
+    let scan = h.json(&["scan"]);
+    assert!(
+        scan["errors"].to_string().contains("cannot read rollout"),
+        "the scan alone says what it met: {scan}"
+    );
+    let r = h.json(&["sync"]);
+    let about = |v: &Value, path: &Path| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["path"] == path.display().to_string())
+            .map(|e| e["message"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    let early_said = about(&r["ingest"]["errors"], &early_path);
+    assert_eq!(early_said.len(), 1, "{r}");
+    assert!(
+        early_said[0]
+            .starts_with("compressed file is truncated or damaged before its first complete line"),
+        "{early_said:?}"
+    );
+    assert!(
+        about(&r["scan"]["errors"], &early_path).is_empty(),
+        "said once: {r}"
+    );
+    let late_said = about(&r["ingest"]["errors"], &late_path);
+    assert_eq!(late_said.len(), 1, "{r}");
+    assert!(
+        late_said[0].starts_with("compressed file is truncated or damaged after ")
+            && late_said[0].ends_with("the lines before were kept"),
+        "{late_said:?}"
+    );
+    assert!(r["ingest"]["new_turns"].as_u64().unwrap() > 0, "{r}");
+    let out = h.cairn(&["sync"]);
+    assert!(out.status.success());
+}
+
 /// Transcript roots moved to another disk and linked back are read, as the agents read
 /// them; links below a root are still never followed.
 #[test]
