@@ -5,7 +5,8 @@
 //! (device/inode, size, mtime, a hash of its first bytes and of the bytes just before the
 //! cursor), read only the appended complete lines, resume the parser where it stopped, redact
 //! every kept text with `cairn-redact`, and upsert sessions and turns by their stable keys, so a
-//! re-run never duplicates anything. A truncated or replaced file (also one rewritten in place
+//! re-run never duplicates anything (a file Codex archived, moved to `archived_sessions/`, gives
+//! the same turns: they are counted as moved, not updated, and name the new file). A truncated or replaced file (also one rewritten in place
 //! to a greater size) is read again from the start, and so is a file read by an older version
 //! of the parser (`PARSER_REVISION`, stored with the cursor); a last line still being written is
 //! left for the next run. A Codex rollback read in a later pass than the turns it drops marks
@@ -25,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use cairn_store::{FileCursor, Store, StoreError};
+use cairn_store::{FileCursor, Store, StoreError, TurnWritten};
 use cairn_transcript::reader::{LineItem, StopAtError, read_lines_sized};
 use cairn_transcript::zst::Damaged;
 use cairn_transcript::{
@@ -110,6 +111,9 @@ pub struct IngestReport {
     pub new_turns: u64,
     /// Stored turns whose content changed (a turn read again unchanged is not counted).
     pub updated_turns: u64,
+    /// Stored turns read again, unchanged, from a file at another path (Codex moved the
+    /// rollout to `archived_sessions/`): they name the new file now.
+    pub moved_turns: u64,
     pub skipped_lines: u64,
     /// Files read again from the start because they were truncated or replaced (or, for a
     /// compressed rollout, because its bytes changed).
@@ -717,31 +721,30 @@ fn write_batch(
     for p in batch {
         let session_key = p.cursor.session_key.as_deref().unwrap_or_default();
         let path = p.cursor.path.as_str();
-        // A stored turn read again counts as updated only when its row changed (the store
-        // leaves a row whose body and source are the same untouched).
-        let mut count = |t: &Turn, new: bool, before: u64, w: &cairn_store::Write<'_>| {
-            let changed = new || w.transaction().total_changes() != before;
-            if new {
-                report.new_turns += 1;
-            } else if changed {
-                report.updated_turns += 1;
+        // A stored turn read again counts as updated only when its content changed; read
+        // unchanged from a file at another path (an archived rollout), as moved.
+        let mut count = |t: &Turn, written: TurnWritten| {
+            match written {
+                TurnWritten::New => report.new_turns += 1,
+                TurnWritten::Changed => report.updated_turns += 1,
+                TurnWritten::Moved => report.moved_turns += 1,
+                TurnWritten::Same => {}
             }
-            if changed && t.memory_generation_off() {
+            if matches!(written, TurnWritten::New | TurnWritten::Changed)
+                && t.memory_generation_off()
+            {
                 report.memory_disabled_turns += 1;
             }
         };
         for t in &p.closed {
-            let before = w.transaction().total_changes();
-            let new = w.upsert_turn(p.agent, session_key, t, path)?;
-            count(t, new, before, &w);
+            count(t, w.upsert_turn(p.agent, session_key, t, path)?);
         }
         if let Some((t, body)) = &p.current {
-            let before = w.transaction().total_changes();
-            let new = match body {
+            let written = match body {
                 Some(body) => w.upsert_turn_body(p.agent, session_key, t, body, path)?,
                 None => w.upsert_turn(p.agent, session_key, t, path)?,
             };
-            count(t, new, before, &w);
+            count(t, written);
         }
         if let Some(mode) = &p.memory_mode_change {
             let marked = w.set_session_memory_mode(p.agent, session_key, mode.as_deref())?;

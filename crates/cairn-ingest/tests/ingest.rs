@@ -675,3 +675,49 @@ fn an_early_rollout_is_read_and_a_file_of_no_rollout_format_is_reported() {
     );
     assert_eq!(h.ingest().unrecognised_files, 0, "said when read");
 }
+
+/// Codex archives a rollout by moving it to `archived_sessions/` (compressed or not): its
+/// turns are the same turns, read from another file. Nothing counts as updated; the stored
+/// turns name the new file.
+#[test]
+fn an_archived_rollout_is_the_same_turns_in_another_file() {
+    let h = Home::new();
+    let path = h.rollout(ID);
+    let text = meta("/work/p", 200) + &turns(0..3);
+    fs::write(&path, &text).unwrap();
+    let r = h.ingest();
+    assert_eq!((r.new_turns, r.updated_turns), (3, 0));
+
+    let archived = h
+        .codex()
+        .join("archived_sessions")
+        .join(path.file_name().unwrap());
+    fs::create_dir_all(archived.parent().unwrap()).unwrap();
+    fs::rename(&path, &archived).unwrap();
+    let r = h.ingest();
+    assert_eq!(
+        (r.new_turns, r.updated_turns, r.moved_turns),
+        (0, 0, 3),
+        "{r:?}"
+    );
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    let stored = h.store().all_turns().unwrap();
+    assert!(
+        stored
+            .iter()
+            .all(|t| t.source_path == archived.to_string_lossy()),
+        "{stored:#?}"
+    );
+    assert_eq!(h.ingest().moved_turns, 0, "read once");
+
+    // Archived compressed, as Codex may keep it.
+    let packed = h.archived(ID);
+    fs::write(&packed, zstd(&text)).unwrap();
+    fs::remove_file(&archived).unwrap();
+    let r = h.ingest();
+    assert_eq!(
+        (r.new_turns, r.updated_turns, r.moved_turns),
+        (0, 0, 3),
+        "{r:?}"
+    );
+}

@@ -96,6 +96,9 @@ pub struct ExtractReport {
     /// such a turn alone gave before (read by an older build, or before the mode was set) is
     /// withdrawn.
     pub memory_disabled: usize,
+    /// Memories whose turn is read from a file at another path now (Codex moved the rollout
+    /// to `archived_sessions/`): their provenance names the new file.
+    pub sources_moved: usize,
 }
 
 fn turn_time(t: &StoredTurn) -> Option<i64> {
@@ -381,6 +384,7 @@ impl MemoryStore {
             unreadable: changed.unreadable.len(),
             ..ExtractReport::default()
         };
+        report.sources_moved = self.follow_moved_sources(&turns)?;
         let mut opened = false;
         // Origins of forgotten memories, read once per run when first needed.
         let mut forgotten: Option<Vec<ForgottenOrigin>> = None;
@@ -444,6 +448,37 @@ impl MemoryStore {
         report.superseded += retired;
         report.restored += restored;
         Ok(report)
+    }
+
+    /// Gives the memories each of `turns` gave (by their provenance: agent, session, turn)
+    /// the path the turn is read from now: a Codex rollout moved to `archived_sessions/` is
+    /// the same turn in another file, and what it said names the file that holds it. Returns
+    /// how many memories changed. (The path is no part of what recall indexes, so the index
+    /// is left as it is.)
+    fn follow_moved_sources(&mut self, turns: &[(i64, StoredTurn)]) -> Result<usize> {
+        if turns.is_empty() {
+            return Ok(0);
+        }
+        let tx = self
+            .store
+            .connection_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut moved = 0;
+        {
+            let mut st = tx.prepare_cached(
+                "UPDATE memories SET source_path = ?4
+                 WHERE source_agent = ?1 AND source_session = ?2 AND source_turn = ?3
+                   AND source_path IS NOT NULL AND source_path IS NOT ?4",
+            )?;
+            for (_, t) in turns {
+                if t.source_path.is_empty() {
+                    continue;
+                }
+                moved += st.execute(params![t.agent, t.session_key, t.turn.key, t.source_path])?;
+            }
+        }
+        tx.commit()?;
+        Ok(moved)
     }
 
     /// Once per [`RELATION_VERSION`], before the live memories are compared again: a memory

@@ -660,13 +660,18 @@ fn store_output(
     Ok(())
 }
 
-/// Every stored phase-1 output, oldest first.
+/// Every stored phase-1 output, oldest first. Its `source_path` is where its session's file
+/// is now (a Codex rollout moved to `archived_sessions/` after phase 1 read it), else where
+/// it was when phase 1 read it.
 pub fn outputs(conn: &Connection) -> Result<Vec<Stage1Output>> {
     crate::schema::ensure(conn)?;
     let mut st = conn.prepare(
-        "SELECT agent, session_key, turn_key, session_id, cwd, git_branch, source_path,
-            source_updated_at, rollout_summary, rollout_slug, raw_memory, memories, generated_at
-         FROM stage1_outputs ORDER BY source_updated_at, agent, session_key, turn_key",
+        "SELECT o.agent, o.session_key, o.turn_key, o.session_id, o.cwd, o.git_branch,
+            coalesce(s.path, o.source_path), o.source_updated_at, o.rollout_summary,
+            o.rollout_slug, o.raw_memory, o.memories, o.generated_at
+         FROM stage1_outputs o
+         LEFT JOIN sessions s ON s.agent = o.agent AND s.session_key = o.session_key
+         ORDER BY o.source_updated_at, o.agent, o.session_key, o.turn_key",
     )?;
     let rows = st.query_map([], |r| {
         let mems: String = r.get(11)?;

@@ -80,6 +80,27 @@ pub struct StoredTurn {
     pub source_path: String,
 }
 
+/// What [`Write::upsert_turn`] did to a turn's row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnWritten {
+    /// A new row.
+    New,
+    /// The row's content changed (what was said and done, the turn's status or marks).
+    Changed,
+    /// Only the file it is read from changed (Codex moved the rollout to
+    /// `archived_sessions/`): the row names the new path and its revision is raised, so the
+    /// readers that follow the turns see the move, but nothing in the turn changed.
+    Moved,
+    /// The row was left as it was.
+    Same,
+}
+
+impl TurnWritten {
+    pub fn is_new(self) -> bool {
+        self == TurnWritten::New
+    }
+}
+
 /// What [`Write::set_session_memory_mode`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MemoryModeMarked {
@@ -588,14 +609,14 @@ impl Write<'_> {
         Ok(())
     }
 
-    /// Inserts or updates a turn; returns true when it is new.
+    /// Inserts or updates a turn; returns what it did to the turn's row.
     pub fn upsert_turn(
         &self,
         agent: Agent,
         session_key: &str,
         turn: &Turn,
         source_path: &str,
-    ) -> Result<bool> {
+    ) -> Result<TurnWritten> {
         let body = serde_json::to_string(turn)
             .map_err(|e| StoreError::Corrupt(format!("cannot encode turn: {e}")))?;
         self.upsert_turn_body(agent, session_key, turn, &body, source_path)
@@ -610,7 +631,7 @@ impl Write<'_> {
         turn: &Turn,
         body: &str,
         source_path: &str,
-    ) -> Result<bool> {
+    ) -> Result<TurnWritten> {
         let existing: Option<i64> = self
             .tx
             .prepare_cached(
@@ -620,13 +641,14 @@ impl Write<'_> {
             .optional()?;
         match existing {
             Some(id) => {
-                self.tx
+                let changed = self
+                    .tx
                     .prepare_cached(
                         "UPDATE turns SET seq = ?2, status = ?3, started_at = ?4, ended_at = ?5,
                            cwd = ?6, sidechain = ?7, prompt = ?8, body = ?9, source_path = ?10,
                            event_count = ?11, updated_at = unixepoch(),
                            revision = (SELECT COALESCE(MAX(revision), 0) + 1 FROM turns)
-                         WHERE id = ?1 AND (body IS NOT ?9 OR source_path IS NOT ?10)",
+                         WHERE id = ?1 AND body IS NOT ?9",
                     )?
                     .execute(params![
                         id,
@@ -641,7 +663,23 @@ impl Write<'_> {
                         source_path,
                         turn.events.len() as i64,
                     ])?;
-                Ok(false)
+                if changed > 0 {
+                    return Ok(TurnWritten::Changed);
+                }
+                // The same turn read from another file: the row follows the file.
+                let moved = self
+                    .tx
+                    .prepare_cached(
+                        "UPDATE turns SET source_path = ?2, updated_at = unixepoch(),
+                           revision = (SELECT COALESCE(MAX(revision), 0) + 1 FROM turns)
+                         WHERE id = ?1 AND source_path IS NOT ?2",
+                    )?
+                    .execute(params![id, source_path])?;
+                Ok(if moved > 0 {
+                    TurnWritten::Moved
+                } else {
+                    TurnWritten::Same
+                })
             }
             None => {
                 self.tx
@@ -668,7 +706,7 @@ impl Write<'_> {
                         source_path,
                         turn.events.len() as i64,
                     ])?;
-                Ok(true)
+                Ok(TurnWritten::New)
             }
         }
     }

@@ -506,6 +506,59 @@ fn codex_threads_kept_out_of_memory_reach_neither_phase() {
     );
 }
 
+/// A rollout Codex archives after phase 1 read it (moved to `archived_sessions/`): its
+/// rollout summary in Codex's workspace and the model's memory name the file where it is now,
+/// and nothing is sent again.
+#[test]
+fn an_archived_rollout_is_named_where_it_is_now() {
+    let h = TestHome::empty();
+    let p = FakeProvider::new(&h);
+    p.config(&h, "[codex]\nwrite_workspace = true\n");
+    p.answer(&pnpm_answer());
+    let project = h.project("api");
+    let id = "0194f5a6-89ab-7cde-8123-456789abcdef";
+    let rollout = codex_session(&h, id, &project, &[("t1", "fix the lockfile")]);
+    run_json(&h, &["sync"], &[("CAIRN_NOW", "2026-11-20T10:03:00Z")]);
+    let summary = || -> String {
+        ["memories", "memories_v2"]
+            .iter()
+            .flat_map(|d| all_bytes_under(&h.codex().join(d).join("rollout_summaries")))
+            .map(|(_, b)| String::from_utf8_lossy(&b).into_owned())
+            .collect()
+    };
+    assert!(
+        summary().contains(&format!("rollout_path: {}\n", rollout.display())),
+        "{}",
+        summary()
+    );
+    let archived = h
+        .codex()
+        .join("archived_sessions")
+        .join(rollout.file_name().unwrap());
+    std::fs::create_dir_all(archived.parent().unwrap()).unwrap();
+    std::fs::rename(&rollout, &archived).unwrap();
+    let r = run_json(&h, &["sync"], &[("CAIRN_NOW", "2026-11-20T10:05:00Z")]);
+    assert_eq!(r["ingest"]["updated_turns"], 0, "{}", r["ingest"]);
+    assert_eq!(p.calls().len(), 1, "nothing sent again");
+    assert!(
+        summary().contains(&format!("rollout_path: {}\n", archived.display())),
+        "{}",
+        summary()
+    );
+    let list = h.json(&["list", "--scope", "all"])["memories"].clone();
+    let model = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["source"]["kind"] == "model")
+        .unwrap_or_else(|| panic!("{list}"));
+    assert_eq!(
+        model["source"]["path"],
+        archived.display().to_string(),
+        "{model}"
+    );
+}
+
 #[test]
 fn estimate_counts_tokens_and_cost_without_calling() {
     let h = TestHome::empty();

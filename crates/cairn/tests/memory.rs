@@ -1573,3 +1573,60 @@ fn codex_threads_kept_out_of_memory_give_no_memories() {
     assert!(!kept.contains("pnpm"), "{kept}");
     assert_eq!(r["memories"]["total"], 0, "{r}");
 }
+
+/// Codex archives a session by moving its rollout to `archived_sessions/`: the next sync
+/// finds the same turns in another file, counts nothing as updated, and the memory they
+/// gave names the file that holds them now (in `show` and in its view).
+#[test]
+fn a_memory_follows_its_rollout_into_the_archive() {
+    let h = TestHome::empty();
+    let repo = h.project("shop");
+    let cwd = s(&repo);
+    let id = "01a21300-0000-7000-8000-0000000000a1";
+    let path = h.codex_rollout_path(id);
+    std::fs::write(
+        &path,
+        codex_session_meta("2026-11-20", id, cwd, "cli")
+            + &codex_user_turn(
+                "2026-11-20",
+                "10:00",
+                "t1",
+                cwd,
+                "From now on use pnpm, never npm, in this repo.",
+            ),
+    )
+    .unwrap();
+    h.json(&["sync"]);
+    let m = find(&memories(&h, &["--cwd", cwd]), "pnpm").clone();
+    let memory_id = m["id"].as_str().unwrap().to_owned();
+    assert_eq!(m["source"]["path"], s(&path), "{m}");
+
+    let archived = h
+        .codex()
+        .join("archived_sessions")
+        .join(path.file_name().unwrap());
+    std::fs::create_dir_all(archived.parent().unwrap()).unwrap();
+    std::fs::rename(&path, &archived).unwrap();
+    let r = h.json(&["sync"]);
+    assert_eq!(
+        (&r["ingest"]["updated_turns"], &r["ingest"]["moved_turns"]),
+        (&json!(0), &json!(1)),
+        "{r}"
+    );
+    assert_eq!(r["memories"]["sources_moved"], 1, "{r}");
+    assert_eq!(r["memories"]["created"], 0, "{r}");
+    let shown = h.json(&["show", &memory_id]);
+    assert_eq!(shown["source"]["path"], s(&archived), "{shown}");
+    let views: String = common::all_bytes_under(&h.data().join("memory"))
+        .into_iter()
+        .map(|(_, b)| String::from_utf8_lossy(&b).into_owned())
+        .collect();
+    assert!(views.contains(s(&archived)), "{views}");
+    assert!(!views.contains(s(&path)), "{views}");
+    let r = h.json(&["sync"]);
+    assert_eq!(
+        (&r["ingest"]["moved_turns"], &r["memories"]["sources_moved"]),
+        (&json!(0), &json!(0)),
+        "{r}"
+    );
+}

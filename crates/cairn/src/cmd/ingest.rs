@@ -142,6 +142,13 @@ pub fn print_human(r: &IngestReport) {
     if r.skipped_lines > 0 {
         outln!("{} line(s) skipped (malformed)", r.skipped_lines);
     }
+    if r.moved_turns > 0 {
+        outln!(
+            "{} stored turn(s) found unchanged in a file that moved (a rollout Codex archived): \
+             they name the new file",
+            r.moved_turns
+        );
+    }
     if r.unrecognised_files > 0 {
         outln!(
             "{} file(s) not read: no line of a Codex rollout format cairn knows (see below)",

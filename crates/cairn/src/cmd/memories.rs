@@ -197,7 +197,7 @@ pub fn print_sync(r: &SyncMemories) {
         );
     }
     // Each count that is not zero gets one line saying what those turns or memories are.
-    let notes: [(usize, &str); 12] = [
+    let notes: [(usize, &str); 13] = [
         (
             e.agent_wrote,
             "turn(s) skipped: the agent wrote memory itself there",
@@ -250,6 +250,10 @@ pub fn print_sync(r: &SyncMemories) {
             e.copied,
             "statement(s) in turns copied from another session (a Codex fork carries its \
              parent's turns): taken there already, and what became of them since holds",
+        ),
+        (
+            e.sources_moved,
+            "memory(ies) name the file their turn moved to (a rollout Codex archived)",
         ),
         (
             e.deferred,
