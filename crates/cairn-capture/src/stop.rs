@@ -156,12 +156,15 @@ pub fn on_stop(
         })
     };
     let (turn, session_key, bytes_read) = match find_turn(&file, turn_id, resume, Limits::HOOK)? {
-        Lookup::Found(FoundTurn {
-            turn,
-            session_key,
-            bytes_read,
-            ..
-        }) => (turn, session_key, bytes_read),
+        Lookup::Found(found) => {
+            let FoundTurn {
+                turn,
+                session_key,
+                bytes_read,
+                ..
+            } = *found;
+            (turn, session_key, bytes_read)
+        }
         // Codex names the turn that ended, but its rollout writer is asynchronous: the turn
         // may not be in the file yet. The worker looks again (and retries while it is not).
         Lookup::NotFound if turn_id.is_some() => {

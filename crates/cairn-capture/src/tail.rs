@@ -85,7 +85,8 @@ pub struct FoundTurn {
 /// What a search found.
 #[derive(Debug, Clone)]
 pub enum Lookup {
-    Found(FoundTurn),
+    /// (Boxed: a turn is far larger than what the other answers hold.)
+    Found(Box<FoundTurn>),
     /// No such turn in the file.
     NotFound,
     /// The search hit its [`Limits`] before the turn's first line: the turn is left to a search
@@ -105,7 +106,7 @@ pub enum Lookup {
 impl Lookup {
     pub fn found(self) -> Option<FoundTurn> {
         match self {
-            Lookup::Found(f) => Some(f),
+            Lookup::Found(f) => Some(*f),
             _ => None,
         }
     }
@@ -234,13 +235,13 @@ pub fn find_turn_before(
         },
     };
     Ok(match turn {
-        Some(turn) => Lookup::Found(FoundTurn {
+        Some(turn) => Lookup::Found(Box::new(FoundTurn {
             turn,
             session_key,
             bytes_read: st.read,
             read_from: st.lowest,
             bytes_copied: st.copied,
-        }),
+        })),
         None => Lookup::NotFound,
     })
 }

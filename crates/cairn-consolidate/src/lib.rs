@@ -5,7 +5,8 @@
 //! content-hash manifest of the last successful run (added / updated / removed), the merge of
 //! their proposed memories into the memory store (deterministic similarity dedupe with newest
 //! winning, or decisions made by a model under the token budget, falling back to the
-//! deterministic merge), withdrawal of memories whose only source changed or vanished, aging
+//! deterministic merge), withdrawal of memories whose only source changed or vanished (a
+//! phase-1 output of a Codex thread whose memory generation is off is dropped), aging
 //! (memories not recalled for `max_unused_days` unless pinned; phase-1 outputs unused for
 //! `stage1_retention_days`), the Claude Code views, and, when `[codex] write_workspace` is on,
 //! the Codex memory workspace (`memory_summary.md`, `MEMORY.md`, `rollout_summaries/`) under
@@ -44,6 +45,8 @@ pub enum ConsolidateError {
     Memory(#[from] cairn_memory::MemoryError),
     #[error(transparent)]
     Stage1(#[from] cairn_stage1::Stage1Error),
+    #[error(transparent)]
+    Store(#[from] cairn_store::StoreError),
     #[error(
         "cairn's database has a newer consolidation layout (version {found}; this cairn knows {known}); upgrade cairn"
     )]
@@ -81,6 +84,10 @@ pub struct ConsolidateReport {
     pub aged_out: Vec<String>,
     /// Phase-1 outputs pruned for retention.
     pub stage1_pruned: usize,
+    /// Phase-1 outputs of Codex threads whose memory generation is off (sent by an older
+    /// build, or before the mode was set): dropped, with the memories they alone supported
+    /// and their rollout summaries in Codex's workspace.
+    pub memory_disabled: usize,
     pub tokens: u64,
     pub views_written: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -152,8 +159,11 @@ impl Consolidator<'_> {
 
     fn run_locked(&mut self, now: i64, report: &mut ConsolidateReport) -> Result<()> {
         let cc = &self.config.consolidate;
-        // Retention first, so a pruned output shows as removed in this run's diff.
+        // Retention first, so a pruned output shows as removed in this run's diff; and what a
+        // thread kept out of memory gave goes before anything reads the outputs.
         report.stage1_pruned = self.prune_stage1(now)?;
+        let memory_disabled = self.drop_memory_disabled_stage1()?;
+        report.memory_disabled = memory_disabled.len();
         let outputs = cairn_stage1::outputs(self.conn())?;
         let mut all: Vec<Input> = inputs::stage1_inputs(&outputs);
         if let Some(h) = self.codex_home {
@@ -211,9 +221,10 @@ impl Consolidator<'_> {
         }
 
         // Withdrawal: an updated input no longer proposes some memories; a removed note (the
-        // user deleted it) no longer supports its memory. A memory goes only when every one of
-        // its origins is withdrawn. Removed phase-1 outputs (retention) do not withdraw: their
-        // memories age on their own.
+        // user deleted it), or a phase-1 output of a thread whose memory is off, no longer
+        // supports its memory. A memory goes only when every one of its origins is withdrawn.
+        // Phase-1 outputs removed for retention do not withdraw: their memories age on their
+        // own.
         let mut withdrawn_prefixes: Vec<String> = todo
             .iter()
             .filter(|i| report.diff.updated.contains(&i.key))
@@ -227,6 +238,14 @@ impl Consolidator<'_> {
                 .filter(|(k, _)| k == "note")
                 .map(|(k, key)| inputs::origin_prefix(k, key)),
         );
+        withdrawn_prefixes.extend(
+            memory_disabled
+                .iter()
+                .map(|(key, _)| inputs::origin_prefix("stage1", key)),
+        );
+        // What offline extraction took from such a thread is no support either (it withdraws
+        // what those turns alone gave; a memory phase 1 gave as well goes here).
+        let kept_out: Vec<&str> = memory_disabled.iter().map(|(_, s)| s.as_str()).collect();
         let mut withdraw = Vec::new();
         for p in &withdrawn_prefixes {
             for (origin, id) in self.mem.origins_with_prefix(p)? {
@@ -235,7 +254,8 @@ impl Consolidator<'_> {
                 }
                 let all_gone = self.mem.origins_of(&id)?.iter().all(|o| {
                     !new_origins.contains(o.as_str())
-                        && withdrawn_prefixes.iter().any(|w| o.starts_with(w.as_str()))
+                        && (withdrawn_prefixes.iter().any(|w| o.starts_with(w.as_str()))
+                            || kept_out.iter().any(|k| o.starts_with(k)))
                 });
                 let live = self.mem.get(&id)?.is_some_and(|m| m.is_live());
                 if all_gone && live && !self.is_pinned(&id)? && !withdraw.contains(&id) {
@@ -308,6 +328,31 @@ impl Consolidator<'_> {
         )?;
         let rows = st.query_map([cutoff, i64::MAX], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Deletes the phase-1 outputs of Codex threads whose memory generation is off (a stored
+    /// turn of the session carries a `memory_mode`): Codex drops such a thread's stage-1 output
+    /// from its consolidation too. Returns their keys, each with the prefix of the origins
+    /// offline extraction gives the session's statements (`<agent>:<session>:`).
+    fn drop_memory_disabled_stage1(&self) -> Result<Vec<(String, String)>> {
+        let outputs = cairn_stage1::outputs(self.conn())?;
+        let mut gone = Vec::new();
+        let mut keys = Vec::new();
+        for o in outputs {
+            let Some(agent) = cairn_transcript::Agent::parse(&o.agent) else {
+                continue;
+            };
+            if self
+                .mem
+                .store()
+                .session_memory_generation_off(agent, &o.session_key)?
+            {
+                keys.push((o.key(), format!("{}:{}:", o.agent, o.session_key)));
+                gone.push((o.agent, o.session_key, o.turn_key));
+            }
+        }
+        cairn_stage1::delete_outputs(self.conn(), &gone)?;
+        Ok(keys)
     }
 
     /// Deletes phase-1 outputs older than the retention whose memories were not recalled

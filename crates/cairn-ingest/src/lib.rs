@@ -5,14 +5,18 @@
 //! (device/inode, size, mtime, a hash of its first bytes and of the bytes just before the
 //! cursor), read only the appended complete lines, resume the parser where it stopped, redact
 //! every kept text with `cairn-redact`, and upsert sessions and turns by their stable keys, so a
-//! re-run never duplicates anything. A truncated or replaced file (also one rewritten in place
+//! re-run never duplicates anything (a file Codex archived, moved to `archived_sessions/`, gives
+//! the same turns: they are counted as moved, not updated, and name the new file). A truncated or replaced file (also one rewritten in place
 //! to a greater size) is read again from the start, and so is a file read by an older version
 //! of the parser (`PARSER_REVISION`, stored with the cursor); a last line still being written is
 //! left for the next run. A Codex rollback read in a later pass than the turns it drops marks
-//! their stored copies `rolled_back`, in the same transaction as the new cursor. A compressed rollout (`.jsonl.zst`) is read whole, and only when its compressed
+//! their stored copies `rolled_back`, and a Codex thread's memory mode stated after its turns
+//! were stored (`thread/memoryMode/set`) is given to all of them, in the same transaction as the
+//! new cursor. A compressed rollout (`.jsonl.zst`) is read whole, and only when its compressed
 //! bytes changed; a damaged one keeps the lines that decode before the damage. One full pass
 //! runs at a time (`ingest.lock` in the data dir; a second one waits). Bad input is counted and
-//! reported, never fatal. It must not decide where files live (callers pass the roots), print
+//! reported, never fatal; a Codex rollout none of whose lines is of a known rollout format is
+//! reported as such (`unrecognised_files`), not read as an empty one. It must not decide where files live (callers pass the roots), print
 //! anything, or extract memories.
 
 use std::fs;
@@ -22,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use cairn_store::{FileCursor, Store, StoreError};
+use cairn_store::{FileCursor, Store, StoreError, TurnWritten};
 use cairn_transcript::reader::{LineItem, StopAtError, read_lines_sized};
 use cairn_transcript::zst::Damaged;
 use cairn_transcript::{
@@ -107,6 +111,9 @@ pub struct IngestReport {
     pub new_turns: u64,
     /// Stored turns whose content changed (a turn read again unchanged is not counted).
     pub updated_turns: u64,
+    /// Stored turns read again, unchanged, from a file at another path (Codex moved the
+    /// rollout to `archived_sessions/`): they name the new file now.
+    pub moved_turns: u64,
     pub skipped_lines: u64,
     /// Files read again from the start because they were truncated or replaced (or, for a
     /// compressed rollout, because its bytes changed).
@@ -114,6 +121,12 @@ pub struct IngestReport {
     /// Files read again from the start because an older version of cairn's transcript parser
     /// read them (`PARSER_REVISION`): what is stored from them is brought up to date.
     pub reparsed_files: u64,
+    /// Of the new and updated turns, those of Codex threads whose memory generation is off
+    /// (`memory_mode` `disabled`, …): stored like any turn, and never extracted.
+    pub memory_disabled_turns: u64,
+    /// Codex rollouts none of whose lines is of a rollout format cairn knows (each also in
+    /// `errors`): nothing could be read from them.
+    pub unrecognised_files: u64,
     pub errors: Vec<Problem>,
 }
 
@@ -375,6 +388,9 @@ struct ParsedFile {
     current: Option<(Turn, Option<String>)>,
     /// Keys of turns stored by an earlier pass that a rollback read in this one dropped.
     rolled_back: Vec<String>,
+    /// The Codex thread's memory mode, when this pass read a change of it: every stored turn
+    /// of the session takes it (`Some(None)`: enabled again).
+    memory_mode_change: Option<Option<String>>,
     session: Session,
     /// The cursor to save; its `state` already holds the parser state.
     cursor: FileCursor,
@@ -412,6 +428,7 @@ fn read_one(
                     closed: Vec::new(),
                     current: None,
                     rolled_back: Vec::new(),
+                    memory_mode_change: None,
                     session: Session::default(),
                     cursor: FileCursor {
                         dev: id.dev,
@@ -479,6 +496,7 @@ fn read_one(
     let mut listed = 0usize;
     let mut closed: Vec<Turn> = Vec::new();
     let mut rolled_back = Vec::new();
+    let mut memory_mode_changed = false;
     let mut problems = Vec::new();
     let expected = (!file.compressed).then(|| id.size.saturating_sub(offset));
     // A damaged compressed file ends the reading where the damage starts; the lines before it
@@ -518,6 +536,15 @@ fn read_one(
                     None => rolled_back.push(key),
                 }
             }
+            // The thread's memory mode holds for all its turns: those of this pass take it
+            // here, those stored by an earlier pass in the write.
+            if parser.take_memory_mode_change() {
+                memory_mode_changed = true;
+                let mode = parser.state().effective_memory_mode().map(str::to_owned);
+                for t in &mut closed {
+                    t.memory_mode.clone_from(&mode);
+                }
+            }
         }
         LineItem::TooLong { number, len } => {
             skipped += 1;
@@ -535,15 +562,19 @@ fn read_one(
         (Ok(r), None) => *r,
         (Ok(r), Some(e)) if Damaged::of(e).is_some() => {
             let damage = Damaged::of(e).map(ToString::to_string).unwrap_or_default();
-            problems.push(Problem::new(
-                &file.path,
-                None,
+            let what = if r.lines == 0 {
+                format!(
+                    "compressed file is truncated or damaged before its first complete line \
+                     ({damage}); nothing could be read from it"
+                )
+            } else {
                 format!(
                     "compressed file is truncated or damaged after {} line(s) ({damage}); \
                      the lines before were kept",
                     r.lines
-                ),
-            ));
+                )
+            };
+            problems.push(Problem::new(&file.path, None, what));
             *r
         }
         (Err(e), _) | (Ok(_), Some(e)) => {
@@ -560,6 +591,25 @@ fn read_one(
             &file.path,
             None,
             format!("{skipped} lines skipped in total"),
+        ));
+    }
+    // A file whose every record is of a shape no Codex rollout has (another tool's JSONL, a
+    // format newer or older than any this parser knows) would otherwise read as empty.
+    let state = parser.state();
+    if file.agent == Agent::Codex
+        && read.consumed > 0
+        && state.known_format_lines == 0
+        && state.unknown_format_lines > 0
+    {
+        report.unrecognised_files += 1;
+        problems.push(Problem::new(
+            &file.path,
+            None,
+            format!(
+                "not a Codex rollout format cairn knows: none of its {} JSON line(s) has the \
+                 shape of a rollout record, so nothing was read from it",
+                state.unknown_format_lines
+            ),
         ));
     }
     report.errors.extend(problems);
@@ -586,6 +636,8 @@ fn read_one(
         }
     };
     let session = parser.session().clone();
+    let memory_mode_change =
+        memory_mode_changed.then(|| parser.state().effective_memory_mode().map(str::to_owned));
     let (closed_now, mut state) = parser.into_parts();
     closed.extend(closed_now);
     // The open turn is encoded once: as its row's body, and spliced into the parser state
@@ -627,6 +679,7 @@ fn read_one(
         closed,
         current,
         rolled_back,
+        memory_mode_change,
         cursor: FileCursor {
             path: key,
             agent: file.agent.as_str().to_owned(),
@@ -668,27 +721,48 @@ fn write_batch(
     for p in batch {
         let session_key = p.cursor.session_key.as_deref().unwrap_or_default();
         let path = p.cursor.path.as_str();
-        // A stored turn read again counts as updated only when its row changed (the store
-        // leaves a row whose body and source are the same untouched).
-        let mut count = |new: bool, before: u64, w: &cairn_store::Write<'_>| {
-            if new {
-                report.new_turns += 1;
-            } else if w.transaction().total_changes() != before {
-                report.updated_turns += 1;
+        // A stored turn read again counts as updated only when its content changed; read
+        // unchanged from a file at another path (an archived rollout), as moved.
+        let mut count = |t: &Turn, written: TurnWritten| {
+            match written {
+                TurnWritten::New => report.new_turns += 1,
+                TurnWritten::Changed => report.updated_turns += 1,
+                TurnWritten::Moved => report.moved_turns += 1,
+                TurnWritten::Same => {}
+            }
+            if matches!(written, TurnWritten::New | TurnWritten::Changed)
+                && t.memory_generation_off()
+            {
+                report.memory_disabled_turns += 1;
             }
         };
         for t in &p.closed {
-            let before = w.transaction().total_changes();
-            let new = w.upsert_turn(p.agent, session_key, t, path)?;
-            count(new, before, &w);
+            count(t, w.upsert_turn(p.agent, session_key, t, path)?);
         }
         if let Some((t, body)) = &p.current {
-            let before = w.transaction().total_changes();
-            let new = match body {
+            let written = match body {
                 Some(body) => w.upsert_turn_body(p.agent, session_key, t, body, path)?,
                 None => w.upsert_turn(p.agent, session_key, t, path)?,
             };
-            count(new, before, &w);
+            count(t, written);
+        }
+        if let Some(mode) = &p.memory_mode_change {
+            let marked = w.set_session_memory_mode(p.agent, session_key, mode.as_deref())?;
+            report.updated_turns += marked.changed;
+            if mode.is_some() {
+                report.memory_disabled_turns += marked.changed;
+            }
+            if !marked.unreadable.is_empty() {
+                report.errors.push(Problem::new(
+                    Path::new(path),
+                    None,
+                    format!(
+                        "cannot give {} stored turn(s) the thread's memory mode: their stored \
+                         data cannot be read",
+                        marked.unreadable.len()
+                    ),
+                ));
+            }
         }
         for key in &p.rolled_back {
             match w.mark_turn_rolled_back(p.agent, session_key, key) {

@@ -223,8 +223,8 @@ fn a_compressed_file_that_is_not_zstd_is_reported_plainly() {
     assert_eq!(
         messages(&r),
         vec![
-            "compressed file is truncated or damaged after 0 line(s) (the file is not zstd \
-             data); the lines before were kept"
+            "compressed file is truncated or damaged before its first complete line (the \
+             file is not zstd data); nothing could be read from it"
                 .to_owned()
         ]
     );
@@ -575,4 +575,149 @@ fn a_rollback_read_in_a_later_pass_marks_the_stored_turns() {
     let r = h.ingest();
     assert_eq!((r.restarted_files, r.new_turns, r.updated_turns), (1, 0, 0));
     assert_eq!(rolled_back(&h), ["turn-0001", "turn-0002"]);
+}
+
+/// `thread/memoryMode/set` appends the thread's `session_meta` again with its new
+/// `memory_mode`: the turns stored by earlier passes take the mode too (Codex decides per
+/// thread), and are counted as updated; turned on again, they lose it.
+#[test]
+fn a_memory_mode_appended_later_reaches_the_turns_stored_before() {
+    let h = Home::new();
+    let path = h.rollout(ID);
+    fs::write(&path, meta("/work/p", 200) + &turns(0..2)).unwrap();
+    let r = h.ingest();
+    assert_eq!((r.new_turns, r.memory_disabled_turns), (2, 0));
+    let modes = || -> Vec<Option<String>> {
+        h.store()
+            .all_turns()
+            .unwrap()
+            .into_iter()
+            .map(|t| t.turn.memory_mode)
+            .collect()
+    };
+    assert_eq!(modes(), [None, None]);
+
+    let set = |mode: &str| {
+        meta("/work/p", 200).replacen(
+            r#""source":"cli""#,
+            &format!(r#""source":"cli","memory_mode":"{mode}""#),
+            1,
+        )
+    };
+    let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all((set("disabled") + &turns(2..3)).as_bytes())
+        .unwrap();
+    drop(f);
+    let r = h.ingest();
+    assert_eq!(
+        (r.new_turns, r.updated_turns, r.memory_disabled_turns),
+        (1, 2, 3),
+        "{r:?}"
+    );
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(modes(), vec![Some("disabled".to_owned()); 3]);
+    assert_eq!(h.ingest().updated_turns, 0, "read once");
+
+    let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(set("enabled").as_bytes()).unwrap();
+    drop(f);
+    let r = h.ingest();
+    assert_eq!((r.updated_turns, r.memory_disabled_turns), (3, 0), "{r:?}");
+    assert_eq!(modes(), [None, None, None]);
+}
+
+/// A rollout of the early format (a bare `SessionMeta` first, `{"record_type":"state"}`
+/// lines, bare `ResponseItem`s) gives its turns; a `.jsonl` under the sessions dir whose
+/// lines are of no rollout shape is reported and counted, not read as an empty rollout.
+#[test]
+fn an_early_rollout_is_read_and_a_file_of_no_rollout_format_is_reported() {
+    let h = Home::new();
+    let legacy = "0198ab00-3f1e-7a2b-9c4d-5e6f7a8b0c01";
+    let path = h.rollout(legacy);
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../cairn-transcript/tests/fixtures/codex/legacy-bare-records.jsonl");
+    fs::copy(&fixture, &path).unwrap();
+    let r = h.ingest();
+    assert_eq!(
+        (r.new_turns, r.skipped_lines, r.unrecognised_files),
+        (2, 0, 0),
+        "{r:?}"
+    );
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    let turns = h.store().all_turns().unwrap();
+    assert!(
+        turns.iter().all(
+            |t| t.turn.cwd.as_deref() == Some("/home/dev/work/legacy-api")
+                && t.session_key == legacy
+        ),
+        "{turns:#?}"
+    );
+    assert!(
+        turns[0]
+            .turn
+            .prompt
+            .contains("uv for dependency management")
+    );
+
+    let other = h.rollout("01a20872-2d99-772e-8ca9-396e307a2f99");
+    fs::write(
+        &other,
+        "{\"event\":\"start\",\"at\":1}\n{\"event\":\"chunk\",\"text\":\"hello\"}\n",
+    )
+    .unwrap();
+    let r = h.ingest();
+    assert_eq!((r.new_turns, r.unrecognised_files), (0, 1), "{r:?}");
+    let said = messages(&r);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with("not a Codex rollout format cairn knows: none of its 2 JSON line(s)"),
+        "{said:?}"
+    );
+    assert_eq!(h.ingest().unrecognised_files, 0, "said when read");
+}
+
+/// Codex archives a rollout by moving it to `archived_sessions/` (compressed or not): its
+/// turns are the same turns, read from another file. Nothing counts as updated; the stored
+/// turns name the new file.
+#[test]
+fn an_archived_rollout_is_the_same_turns_in_another_file() {
+    let h = Home::new();
+    let path = h.rollout(ID);
+    let text = meta("/work/p", 200) + &turns(0..3);
+    fs::write(&path, &text).unwrap();
+    let r = h.ingest();
+    assert_eq!((r.new_turns, r.updated_turns), (3, 0));
+
+    let archived = h
+        .codex()
+        .join("archived_sessions")
+        .join(path.file_name().unwrap());
+    fs::create_dir_all(archived.parent().unwrap()).unwrap();
+    fs::rename(&path, &archived).unwrap();
+    let r = h.ingest();
+    assert_eq!(
+        (r.new_turns, r.updated_turns, r.moved_turns),
+        (0, 0, 3),
+        "{r:?}"
+    );
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    let stored = h.store().all_turns().unwrap();
+    assert!(
+        stored
+            .iter()
+            .all(|t| t.source_path == archived.to_string_lossy()),
+        "{stored:#?}"
+    );
+    assert_eq!(h.ingest().moved_turns, 0, "read once");
+
+    // Archived compressed, as Codex may keep it.
+    let packed = h.archived(ID);
+    fs::write(&packed, zstd(&text)).unwrap();
+    fs::remove_file(&archived).unwrap();
+    let r = h.ingest();
+    assert_eq!(
+        (r.new_turns, r.updated_turns, r.moved_turns),
+        (0, 0, 3),
+        "{r:?}"
+    );
 }

@@ -77,7 +77,8 @@ pub struct ExtractReport {
     /// Memories withdrawn when their turn's text changed, back now that it gives them again;
     /// and memories an older version of the dedupe rules let another replace, back now that
     /// the rules read the two as about different things; and memories a withdrawn one had
-    /// replaced, back when its turn was rolled back or found not interactive.
+    /// replaced, back when its turn was rolled back, found not interactive, or its thread's
+    /// memory turned off.
     pub restored: usize,
     /// Memories forgotten because a turn asked to forget them ("forget the rule about
     /// squashing commits").
@@ -96,6 +97,15 @@ pub struct ExtractReport {
     /// Memories whose text the redactor's newer rules changed: a secret an older build kept
     /// in clear is taken out.
     pub redacted: usize,
+    /// Codex turns of threads whose memory generation is off (`memory_mode` `disabled`: the
+    /// user set `[memories] generate_memories = false` or turned it off for the thread; or
+    /// `polluted`): they give no memory, as Codex's own pipeline skips such threads, and what
+    /// such a turn alone gave before (read by an older build, or before the mode was set) is
+    /// withdrawn.
+    pub memory_disabled: usize,
+    /// Memories whose turn is read from a file at another path now (Codex moved the rollout
+    /// to `archived_sessions/`): their provenance names the new file.
+    pub sources_moved: usize,
 }
 
 fn turn_time(t: &StoredTurn) -> Option<i64> {
@@ -126,15 +136,18 @@ fn fingerprint(t: &StoredTurn, agent_wrote: bool, claude_saved: bool) -> String 
     format!("{h:016x}")
 }
 
-/// Why what turn `t` says is not the user's word although their own session holds it, as
-/// recorded for the turn: `rolled-back` (a rollback dropped it from the thread), or
-/// `not-interactive` (a program wrote its prompts: `codex exec`, Codex over MCP). Such a turn
-/// gives no memory, and what it alone gave before is withdrawn.
+/// Why what turn `t` says is not to be kept although the user's own session holds it, as
+/// recorded for the turn: `rolled-back` (a rollback dropped it from the thread),
+/// `not-interactive` (a program wrote its prompts: `codex exec`, Codex over MCP), or
+/// `memory-disabled` (the user kept the Codex thread out of memory: its `memory_mode` is not
+/// `enabled`). Such a turn gives no memory, and what it alone gave before is withdrawn.
 fn not_the_users_word(t: &StoredTurn) -> Option<&'static str> {
     if t.turn.rolled_back {
         Some("rolled-back")
     } else if t.turn.non_interactive {
         Some("not-interactive")
+    } else if t.turn.memory_generation_off() {
+        Some("memory-disabled")
     } else {
         None
     }
@@ -362,9 +375,10 @@ impl MemoryStore {
 
     /// Extracts memories from every ingested turn not extracted yet (or whose prompt changed),
     /// then regenerates the views. Sidechain (subagent) turns are skipped: their prompt comes
-    /// from the main agent, not from the user. A Codex turn a rollback dropped, or one of a
-    /// session that is not interactive (`codex exec`, Codex over MCP), gives nothing: what it
-    /// alone gave before is withdrawn, and what that replaced comes back.
+    /// from the main agent, not from the user. A Codex turn a rollback dropped, one of a
+    /// session that is not interactive (`codex exec`, Codex over MCP), or one of a thread
+    /// whose memory generation is off (`memory_mode`), gives nothing: what it alone gave
+    /// before is withdrawn, and what that replaced comes back.
     ///
     /// Incremental: only turns whose store revision is above the mark of the last run are
     /// read (see [`EXTRACTION_MARK`]); the mark never passes a turn left for later (an open
@@ -406,6 +420,7 @@ impl MemoryStore {
             unreadable: changed.unreadable.len(),
             ..ExtractReport::default()
         };
+        report.sources_moved = self.follow_moved_sources(&turns)?;
         let mut opened = false;
         // Origins of forgotten memories, read once per run when first needed.
         let mut forgotten: Option<Vec<ForgottenOrigin>> = None;
@@ -430,6 +445,9 @@ impl MemoryStore {
             }
             report.rolled_back += usize::from(t.turn.rolled_back);
             report.non_interactive += usize::from(!t.turn.rolled_back && t.turn.non_interactive);
+            report.memory_disabled += usize::from(
+                !t.turn.rolled_back && !t.turn.non_interactive && t.turn.memory_generation_off(),
+            );
             let at = turn_time(t).unwrap_or(now);
             if t.turn.status == TurnStatus::Open
                 && now - at < OPEN_TURN_GRACE_SECS
@@ -528,6 +546,37 @@ impl MemoryStore {
         }
         self.store.set_meta(REDACTION_MARK, &version)?;
         Ok(changed.len())
+    }
+
+    /// Gives the memories each of `turns` gave (by their provenance: agent, session, turn)
+    /// the path the turn is read from now: a Codex rollout moved to `archived_sessions/` is
+    /// the same turn in another file, and what it said names the file that holds it. Returns
+    /// how many memories changed. (The path is no part of what recall indexes, so the index
+    /// is left as it is.)
+    fn follow_moved_sources(&mut self, turns: &[(i64, StoredTurn)]) -> Result<usize> {
+        if turns.is_empty() {
+            return Ok(0);
+        }
+        let tx = self
+            .store
+            .connection_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut moved = 0;
+        {
+            let mut st = tx.prepare_cached(
+                "UPDATE memories SET source_path = ?4
+                 WHERE source_agent = ?1 AND source_session = ?2 AND source_turn = ?3
+                   AND source_path IS NOT NULL AND source_path IS NOT ?4",
+            )?;
+            for (_, t) in turns {
+                if t.source_path.is_empty() {
+                    continue;
+                }
+                moved += st.execute(params![t.agent, t.session_key, t.turn.key, t.source_path])?;
+            }
+        }
+        tx.commit()?;
+        Ok(moved)
     }
 
     /// Once per [`RELATION_VERSION`], before the live memories are compared again: a memory

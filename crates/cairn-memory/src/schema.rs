@@ -82,7 +82,7 @@ CREATE TABLE IF NOT EXISTS memory_shown (
 /// Indexes added since version 1, by name. An index changes nothing a version reads or
 /// writes (SQLite maintains it on every write, whichever build writes), so adding one keeps
 /// the version: earlier builds still open the database.
-const ADDED_INDEXES: [(&str, &str); 2] = [
+const ADDED_INDEXES: [(&str, &str); 3] = [
     (
         // What ordering a scope's live memories by usefulness reads (the session-start
         // summary), without visiting the table.
@@ -100,6 +100,13 @@ const ADDED_INDEXES: [(&str, &str); 2] = [
              ON memories(scope, type, updated_at, recall_count, id)
              WHERE forgotten_at IS NULL AND superseded_by IS NULL
                AND (recall_count != 0 OR type NOT IN ('user', 'feedback', 'project', 'reference'))",
+    ),
+    (
+        // The memories a turn gave, by its provenance: what follows a turn read from a file
+        // that moved (an archived Codex rollout) to its new path.
+        "memories_source_turn",
+        "CREATE INDEX IF NOT EXISTS memories_source_turn
+             ON memories(source_agent, source_session, source_turn)",
     ),
 ];
 

@@ -450,6 +450,74 @@ fn a_non_interactive_sessions_prompts_give_no_memories() {
     assert!(all_live(&mem).is_empty());
 }
 
+/// A turn of a Codex thread whose memory generation is off (`memory_mode` `disabled` or
+/// `polluted`) gives no memory; what it gave while read as enabled (an older build, or before
+/// `thread/memoryMode/set`) is withdrawn, and the rule it had replaced is back. Turned on
+/// again, the thread gives its memory again.
+#[test]
+fn a_thread_with_memory_off_gives_no_memories() {
+    let cwd = "/home/dev/work/ledger";
+    for mode in ["disabled", "polluted"] {
+        let mut mem = store();
+        let mut private = turn(
+            "t1",
+            "Remember that the staging ledger host is ledger-stg-3.internal.",
+            cwd,
+            "2026-11-25T10:00:00Z",
+        );
+        private.memory_mode = Some(mode.into());
+        ingest(&mut mem, Agent::Codex, "th", std::slice::from_ref(&private));
+        let r = mem.extract(&dirs(), NOW).unwrap();
+        assert_eq!(
+            (r.memory_disabled, r.statements, r.created),
+            (1, 0, 0),
+            "{mode}: {r:?}"
+        );
+        assert!(all_live(&mem).is_empty(), "{mode}");
+    }
+
+    let mut mem = store();
+    let npm = turn(
+        "t1",
+        "From now on use npm for this repo.",
+        cwd,
+        "2026-11-24T10:00:00Z",
+    );
+    ingest(&mut mem, Agent::Codex, "older", std::slice::from_ref(&npm));
+    let mut pnpm = turn(
+        "t1",
+        "From now on use pnpm, never npm, in this repo.",
+        cwd,
+        "2026-11-25T10:00:00Z",
+    );
+    ingest(&mut mem, Agent::Codex, "th", std::slice::from_ref(&pnpm));
+    let r = mem.extract(&dirs(), NOW).unwrap();
+    assert_eq!((r.created, r.superseded), (1, 1), "{r:?}");
+    pnpm.memory_mode = Some("disabled".into());
+    ingest(&mut mem, Agent::Codex, "th", std::slice::from_ref(&pnpm));
+    let r = mem.extract(&dirs(), NOW + DAY).unwrap();
+    assert_eq!(
+        (r.memory_disabled, r.withdrawn, r.restored),
+        (1, 1, 1),
+        "{r:?}"
+    );
+    let live: Vec<String> = all_live(&mem).into_iter().map(|m| m.rule).collect();
+    assert_eq!(live.len(), 1, "{live:?}");
+    assert!(live[0].contains("npm for this repo"), "{live:?}");
+    assert_eq!(
+        mem.extract(&dirs(), NOW + DAY).unwrap().memory_disabled,
+        0,
+        "read once"
+    );
+
+    pnpm.memory_mode = None;
+    ingest(&mut mem, Agent::Codex, "th", std::slice::from_ref(&pnpm));
+    let r = mem.extract(&dirs(), NOW + 2 * DAY).unwrap();
+    assert_eq!(r.memory_disabled, 0, "{r:?}");
+    let live: Vec<String> = all_live(&mem).into_iter().map(|m| m.rule).collect();
+    assert!(live.iter().any(|l| l.contains("pnpm")), "{live:?}");
+}
+
 /// A store kept by an older build holds pairs the current rules would not let stand; the
 /// first extraction run compares the live memories again, once, and the newer statement
 /// retires the older.

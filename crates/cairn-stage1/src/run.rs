@@ -88,9 +88,10 @@ pub struct UnitOutcome {
     pub session: String,
     pub through_turn: String,
     pub turns: usize,
-    /// `stored`, `no_output`, `agent_wrote`, `rolled_back` or `non_interactive` (nothing to
-    /// send: every new turn was one in which the agent wrote memory itself, one a rollback
-    /// dropped, or one of a `codex exec` or MCP-driven session), `failed`, `budget`.
+    /// `stored`, `no_output`, `agent_wrote`, `rolled_back`, `non_interactive` or
+    /// `memory_disabled` (nothing to send: every new turn was one in which the agent wrote
+    /// memory itself, one a rollback dropped, one of a `codex exec` or MCP-driven session, or
+    /// one of a Codex thread whose memory generation is off), `failed`, `budget`.
     pub outcome: String,
     pub memories: usize,
     /// Memories the answer proposed beyond [`MAX_PROPOSED_MEMORIES`], not kept.
@@ -343,7 +344,9 @@ impl Extractor<'_> {
             }
             if u.turns.is_empty() {
                 advance(self.conn(), &u, now)?;
-                let why = if u.non_interactive > 0 {
+                let why = if u.memory_disabled > 0 {
+                    "memory_disabled"
+                } else if u.non_interactive > 0 {
                     "non_interactive"
                 } else if u.rolled_back > 0 && u.agent_wrote == 0 {
                     "rolled_back"
@@ -657,13 +660,18 @@ fn store_output(
     Ok(())
 }
 
-/// Every stored phase-1 output, oldest first.
+/// Every stored phase-1 output, oldest first. Its `source_path` is where its session's file
+/// is now (a Codex rollout moved to `archived_sessions/` after phase 1 read it), else where
+/// it was when phase 1 read it.
 pub fn outputs(conn: &Connection) -> Result<Vec<Stage1Output>> {
     crate::schema::ensure(conn)?;
     let mut st = conn.prepare(
-        "SELECT agent, session_key, turn_key, session_id, cwd, git_branch, source_path,
-            source_updated_at, rollout_summary, rollout_slug, raw_memory, memories, generated_at
-         FROM stage1_outputs ORDER BY source_updated_at, agent, session_key, turn_key",
+        "SELECT o.agent, o.session_key, o.turn_key, o.session_id, o.cwd, o.git_branch,
+            coalesce(s.path, o.source_path), o.source_updated_at, o.rollout_summary,
+            o.rollout_slug, o.raw_memory, o.memories, o.generated_at
+         FROM stage1_outputs o
+         LEFT JOIN sessions s ON s.agent = o.agent AND s.session_key = o.session_key
+         ORDER BY o.source_updated_at, o.agent, o.session_key, o.turn_key",
     )?;
     let rows = st.query_map([], |r| {
         let mems: String = r.get(11)?;
@@ -731,6 +739,7 @@ mod tests {
             agent_wrote: 0,
             rolled_back: 0,
             non_interactive: 0,
+            memory_disabled: 0,
             last_activity: 0,
         };
         let memories: Vec<Value> = (0..900)

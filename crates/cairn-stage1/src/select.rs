@@ -6,8 +6,10 @@
 //! `max_age_days` (turn mode: `turn_window_hours`) are left alone, the newest go first, and at most `max_per_run` are taken.
 //! Sidechain (subagent) turns are not read; a Codex turn a rollback dropped, one of a session
 //! that is not interactive (`codex exec`, Codex over MCP: Codex's own phase 1 reads only
-//! interactive sessions), and a turn in which the agent wrote memory itself (seed 001's mutual
-//! exclusion), are skipped, though the cursor moves past them.
+//! interactive sessions), one of a thread whose memory generation is off (`memory_mode`
+//! `disabled`, …: Codex's phase 1 reads only `enabled` threads), and a turn in which the agent
+//! wrote memory itself (seed 001's mutual exclusion), are skipped, though the cursor moves past
+//! them.
 
 use cairn_config::{ExtractConfig, ExtractMode};
 use cairn_memory::{AgentMemoryDirs, parse_time};
@@ -39,6 +41,9 @@ pub struct Unit {
     /// New Codex turns of a session that is not interactive (`codex exec`, Codex over MCP):
     /// not shown to the model, as Codex's own phase 1 reads only interactive sessions.
     pub non_interactive: usize,
+    /// New Codex turns of a thread whose memory generation is off (`memory_mode` `disabled`,
+    /// …): not shown to the model, as Codex's own phase 1 skips such threads.
+    pub memory_disabled: usize,
     /// Last activity in the session (Unix seconds).
     pub last_activity: i64,
 }
@@ -192,6 +197,10 @@ pub fn select_units(
         let before = new.len();
         new.retain(|t| !t.turn.non_interactive);
         let non_interactive = before - new.len();
+        // Nor is what was said in a thread the user kept out of memory.
+        let before = new.len();
+        new.retain(|t| !t.turn.memory_generation_off());
+        let memory_disabled = before - new.len();
         let before = new.len();
         new.retain(|t| !dirs.agent_wrote_memory(&t.turn));
         units.push(Unit {
@@ -209,6 +218,7 @@ pub fn select_units(
             agent_wrote: before - new.len(),
             rolled_back,
             non_interactive,
+            memory_disabled,
             turns: new,
             through_seq,
             through_key,

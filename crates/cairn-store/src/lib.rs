@@ -80,6 +80,36 @@ pub struct StoredTurn {
     pub source_path: String,
 }
 
+/// What [`Write::upsert_turn`] did to a turn's row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnWritten {
+    /// A new row.
+    New,
+    /// The row's content changed (what was said and done, the turn's status or marks).
+    Changed,
+    /// Only the file it is read from changed (Codex moved the rollout to
+    /// `archived_sessions/`): the row names the new path and its revision is raised, so the
+    /// readers that follow the turns see the move, but nothing in the turn changed.
+    Moved,
+    /// The row was left as it was.
+    Same,
+}
+
+impl TurnWritten {
+    pub fn is_new(self) -> bool {
+        self == TurnWritten::New
+    }
+}
+
+/// What [`Write::set_session_memory_mode`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryModeMarked {
+    /// Stored turns whose memory mode changed.
+    pub changed: u64,
+    /// Keys of stored turns whose body could not be decoded (left as they were).
+    pub unreadable: Vec<String>,
+}
+
 /// What [`Store::turns_changed_since`] found.
 #[derive(Debug, Clone, Default)]
 pub struct ChangedTurns {
@@ -357,6 +387,18 @@ impl Store {
         collect_turns(rows)
     }
 
+    /// Whether a stored turn of the session belongs to a Codex thread whose memory generation
+    /// is off ([`Turn::memory_mode`]; every turn of a session carries the same mode). A body
+    /// that is not JSON counts as not saying so.
+    pub fn session_memory_generation_off(&self, agent: Agent, session_key: &str) -> Result<bool> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM turns WHERE agent = ?1 AND session_key = ?2
+               AND CASE WHEN json_valid(body) THEN json_extract(body, '$.memory_mode') END
+                   IS NOT NULL)",
+        )?;
+        Ok(st.query_row(params![agent.as_str(), session_key], |r| r.get(0))?)
+    }
+
     /// One turn by its key.
     pub fn turn(
         &self,
@@ -567,14 +609,14 @@ impl Write<'_> {
         Ok(())
     }
 
-    /// Inserts or updates a turn; returns true when it is new.
+    /// Inserts or updates a turn; returns what it did to the turn's row.
     pub fn upsert_turn(
         &self,
         agent: Agent,
         session_key: &str,
         turn: &Turn,
         source_path: &str,
-    ) -> Result<bool> {
+    ) -> Result<TurnWritten> {
         let body = serde_json::to_string(turn)
             .map_err(|e| StoreError::Corrupt(format!("cannot encode turn: {e}")))?;
         self.upsert_turn_body(agent, session_key, turn, &body, source_path)
@@ -589,7 +631,7 @@ impl Write<'_> {
         turn: &Turn,
         body: &str,
         source_path: &str,
-    ) -> Result<bool> {
+    ) -> Result<TurnWritten> {
         let existing: Option<i64> = self
             .tx
             .prepare_cached(
@@ -599,13 +641,14 @@ impl Write<'_> {
             .optional()?;
         match existing {
             Some(id) => {
-                self.tx
+                let changed = self
+                    .tx
                     .prepare_cached(
                         "UPDATE turns SET seq = ?2, status = ?3, started_at = ?4, ended_at = ?5,
                            cwd = ?6, sidechain = ?7, prompt = ?8, body = ?9, source_path = ?10,
                            event_count = ?11, updated_at = unixepoch(),
                            revision = (SELECT COALESCE(MAX(revision), 0) + 1 FROM turns)
-                         WHERE id = ?1 AND (body IS NOT ?9 OR source_path IS NOT ?10)",
+                         WHERE id = ?1 AND body IS NOT ?9",
                     )?
                     .execute(params![
                         id,
@@ -620,7 +663,23 @@ impl Write<'_> {
                         source_path,
                         turn.events.len() as i64,
                     ])?;
-                Ok(false)
+                if changed > 0 {
+                    return Ok(TurnWritten::Changed);
+                }
+                // The same turn read from another file: the row follows the file.
+                let moved = self
+                    .tx
+                    .prepare_cached(
+                        "UPDATE turns SET source_path = ?2, updated_at = unixepoch(),
+                           revision = (SELECT COALESCE(MAX(revision), 0) + 1 FROM turns)
+                         WHERE id = ?1 AND source_path IS NOT ?2",
+                    )?
+                    .execute(params![id, source_path])?;
+                Ok(if moved > 0 {
+                    TurnWritten::Moved
+                } else {
+                    TurnWritten::Same
+                })
             }
             None => {
                 self.tx
@@ -647,7 +706,7 @@ impl Write<'_> {
                         source_path,
                         turn.events.len() as i64,
                     ])?;
-                Ok(true)
+                Ok(TurnWritten::New)
             }
         }
     }
@@ -683,6 +742,45 @@ impl Write<'_> {
         turn.rolled_back = true;
         self.upsert_turn(agent, session_key, &turn, &source_path)?;
         Ok(true)
+    }
+
+    /// Gives every stored turn of a session the Codex thread's memory mode
+    /// ([`Turn::memory_mode`]; `None`: enabled), raising the revision of each that changes: a
+    /// mode the rollout states after turns were stored holds for them too. A stored body that
+    /// cannot be decoded is left as it is and named in [`MemoryModeMarked::unreadable`].
+    pub fn set_session_memory_mode(
+        &self,
+        agent: Agent,
+        session_key: &str,
+        mode: Option<&str>,
+    ) -> Result<MemoryModeMarked> {
+        let rows: Vec<(String, String, String)> = self
+            .tx
+            .prepare_cached(
+                "SELECT turn_key, body, source_path FROM turns
+                 WHERE agent = ?1 AND session_key = ?2 ORDER BY id",
+            )?
+            .query_map(params![agent.as_str(), session_key], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut marked = MemoryModeMarked::default();
+        for (turn_key, body, source_path) in rows {
+            let mut turn: Turn = match serde_json::from_str(&body) {
+                Ok(t) => t,
+                Err(_) => {
+                    marked.unreadable.push(turn_key);
+                    continue;
+                }
+            };
+            if turn.memory_mode.as_deref() == mode {
+                continue;
+            }
+            turn.memory_mode = mode.map(str::to_owned);
+            self.upsert_turn(agent, session_key, &turn, &source_path)?;
+            marked.changed += 1;
+        }
+        Ok(marked)
     }
 
     /// The transaction, for sibling modules (jobs) that write in the same unit.

@@ -98,13 +98,21 @@ fn turns_upsert_by_key() {
         ..Session::default()
     };
     let w = store.write().unwrap();
-    assert!(w.upsert_turn(Agent::Codex, "s1", &t, "/f").unwrap());
+    assert!(
+        w.upsert_turn(Agent::Codex, "s1", &t, "/f")
+            .unwrap()
+            .is_new()
+    );
     w.upsert_session(Agent::Codex, &session, None, "/f")
         .unwrap();
     w.commit().unwrap();
     t.status = TurnStatus::Complete;
     let w = store.write().unwrap();
-    assert!(!w.upsert_turn(Agent::Codex, "s1", &t, "/f").unwrap());
+    assert!(
+        !w.upsert_turn(Agent::Codex, "s1", &t, "/f")
+            .unwrap()
+            .is_new()
+    );
     w.commit().unwrap();
     assert_eq!(store.turn_count().unwrap(), 1);
     let got = store.turn(Agent::Codex, "s1", "t1").unwrap().unwrap();
@@ -116,6 +124,53 @@ fn turns_upsert_by_key() {
         .unwrap();
     drop(w);
     assert_eq!(store.turn_count().unwrap(), 1);
+}
+
+/// The same turn read from another file (Codex moved the rollout to `archived_sessions/`) is
+/// not a change of the turn: the row names the new path and readers that follow revisions see
+/// it, but it is told apart from a turn whose content changed.
+#[test]
+fn a_turn_read_from_a_moved_file_follows_it_without_changing() {
+    use cairn_store::TurnWritten;
+    let (_dir, mut store) = temp_store();
+    let mut t = Turn::new("t1".into(), 0, 1);
+    t.prompt = "hello".into();
+    let w = store.write().unwrap();
+    assert_eq!(
+        w.upsert_turn(Agent::Codex, "s1", &t, "/h/sessions/r.jsonl")
+            .unwrap(),
+        TurnWritten::New
+    );
+    w.commit().unwrap();
+    let before = store.max_turn_revision().unwrap();
+    let w = store.write().unwrap();
+    assert_eq!(
+        w.upsert_turn(Agent::Codex, "s1", &t, "/h/archived_sessions/r.jsonl")
+            .unwrap(),
+        TurnWritten::Moved
+    );
+    assert_eq!(
+        w.upsert_turn(Agent::Codex, "s1", &t, "/h/archived_sessions/r.jsonl")
+            .unwrap(),
+        TurnWritten::Same
+    );
+    w.commit().unwrap();
+    let got = store.turn(Agent::Codex, "s1", "t1").unwrap().unwrap();
+    assert_eq!(got.source_path, "/h/archived_sessions/r.jsonl");
+    assert!(store.max_turn_revision().unwrap() > before);
+    t.prompt = "hello again".into();
+    let w = store.write().unwrap();
+    assert_eq!(
+        w.upsert_turn(Agent::Codex, "s1", &t, "/h/sessions/r.jsonl")
+            .unwrap(),
+        TurnWritten::Changed
+    );
+    w.commit().unwrap();
+    let got = store.turn(Agent::Codex, "s1", "t1").unwrap().unwrap();
+    assert_eq!(
+        (got.turn.prompt.as_str(), got.source_path.as_str()),
+        ("hello again", "/h/sessions/r.jsonl")
+    );
 }
 
 #[test]

@@ -31,6 +31,24 @@
 //! `vscode`, `atlas`, `chatgpt`); a source this parser does not know, or none (older
 //! builds), counts as interactive.
 //!
+//! `session_meta.memory_mode` says whether the thread may give memories: Codex writes
+//! `"disabled"` into the first `session_meta` of a thread started with `[memories]
+//! generate_memories = false`, and `thread/memoryMode/set` appends a copy of that line with
+//! the new mode (`"enabled"` or `"disabled"`); Codex's memory pipeline reads only threads whose
+//! last stated mode is `enabled` (none stated: `enabled`). Every turn of such a file carries
+//! the thread's mode as the file last states it (`Turn::memory_mode`, any value but
+//! `enabled`); a mode stated after turns were handed out is told through
+//! `Parser::take_memory_mode_change`. A fork that copies the history of a thread whose mode is
+//! not `enabled` carries that mode too: the copied turns cannot be told from its own.
+//!
+//! Early rollouts (codex-rs 2025, before `RolloutLine`) have no envelope: the first line is
+//! the bare `SessionMeta` (`{"id","timestamp","instructions","git"}`), `{"record_type":
+//! "state"}` lines snapshot the session, and every other line is a bare `ResponseItem`, with
+//! no timestamp and no turn boundary. Each bare record is read as the envelope kind it stands
+//! for (its items dated by the session's start, each new prompt opening a turn, the cwd taken
+//! from the `<environment_context>` message). Lines of neither format are counted in
+//! `ParserState::unknown_format_lines`.
+//!
 //! Codex writes context as user-role messages too (AGENTS.md, `<environment_context>`,
 //! `<skill>`, `<plugins>`, a `!command`'s output, a Stop hook's `<hook_prompt>`…): those are
 //! recognised by their start and end markers, in any case, and are never a prompt.
@@ -48,6 +66,12 @@ use crate::text::{self, MAX_ARGS, MAX_ASSISTANT_TEXT, MAX_COMMAND, MAX_PROMPT};
 struct Line<'a> {
     #[serde(borrow, default)]
     timestamp: Str<'a>,
+    /// Early rollouts: `state` marks a session-state snapshot line.
+    #[serde(borrow, default)]
+    record_type: Str<'a>,
+    /// Early rollouts: the bare `SessionMeta` of the first line has an `id` and no `type`.
+    #[serde(borrow, default)]
+    id: Str<'a>,
     /// The line's position in the thread's history (newer rollouts).
     #[serde(default)]
     ordinal: Int,
@@ -81,6 +105,8 @@ struct Payload<'a> {
     parent_thread_id: Str<'a>,
     #[serde(default)]
     subagent_history_start_ordinal: Int,
+    #[serde(borrow, default)]
+    memory_mode: Str<'a>,
     // turn events
     #[serde(borrow, default)]
     turn_id: Str<'a>,
@@ -254,6 +280,24 @@ fn is_hook_prompt(text: &str) -> bool {
         && after_open.is_some_and(|c| c == '>' || c.is_ascii_whitespace())
 }
 
+/// Longest working directory taken from an `<environment_context>` block.
+const MAX_ENVIRONMENT_CWD: usize = 4096;
+
+/// The `<cwd>` of an `<environment_context>` block Codex writes as a user-role message
+/// (`EnvironmentContext`, codex-rs/core `environment_context.rs`), when it is an absolute path.
+pub(crate) fn environment_cwd(text: &str) -> Option<&str> {
+    let text = text.trim();
+    if !wrapped_in(text, "<environment_context>", "</environment_context>") {
+        return None;
+    }
+    let start = text.find("<cwd>")? + "<cwd>".len();
+    let len = text.get(start..)?.find("</cwd>")?;
+    let cwd = text.get(start..start + len)?.trim();
+    (cwd.starts_with('/') || cwd.get(1..3) == Some(":\\"))
+        .then_some(cwd)
+        .filter(|c| c.len() <= MAX_ENVIRONMENT_CWD && !c.contains(['\n', '\r']))
+}
+
 /// Context Codex writes as a user-role message: not the user's words.
 fn is_injected(text: &str) -> bool {
     let text = text.trim();
@@ -415,14 +459,86 @@ fn header_exit_code(text: &str) -> Option<i64> {
     None
 }
 
+/// The `type`s of a `ResponseItem` (codex-rs/protocol `models.rs`), which early rollouts
+/// wrote as bare lines.
+const RESPONSE_ITEM_KINDS: &[&str] = &[
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "local_shell_call",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "web_search_call",
+    "tool_search_call",
+    "tool_search_output",
+    "image_generation_call",
+    "compaction",
+    "context_compaction",
+];
+
+/// What a line without a `payload` is in the rollouts Codex wrote before every line became a
+/// `{"timestamp","type","payload"}` envelope (codex-rs/core `rollout.rs`, 2025): the first
+/// line is the bare `SessionMeta` (`id`, `timestamp`, `instructions`, in later versions `cwd`,
+/// `originator`, `cli_version`, with `git` beside them: `SessionMetaWithGit`), lines
+/// `{"record_type":"state",…}` snapshot the session's state (`SessionStateSnapshot`), and
+/// every other line is a bare `ResponseItem` (no timestamp, no turn boundaries: the cwd is in
+/// the `<environment_context>` user message). A recorder of the transition tagged its lines
+/// with `record_type` `session_meta` or `response` instead. `None`: not of these shapes.
+enum Bare {
+    /// A line of the format that says nothing cairn keeps (a state snapshot).
+    Nothing,
+    /// A line read as the envelope kind it stands for, from its own fields.
+    As(&'static str),
+}
+
+fn bare_record(record_type: Option<&str>, kind: Option<&str>, id: Option<&str>) -> Option<Bare> {
+    match (record_type, kind) {
+        (Some("state" | "event"), _) => Some(Bare::Nothing),
+        (Some("session_meta" | "prev_session_meta"), _) => Some(Bare::As("session_meta")),
+        (Some("response"), _) => Some(Bare::As("response_item")),
+        (Some(_), _) => None,
+        (None, Some(k)) if RESPONSE_ITEM_KINDS.contains(&k) => Some(Bare::As("response_item")),
+        (None, None) if id.is_some() => Some(Bare::As("session_meta")),
+        (None, _) => None,
+    }
+}
+
 /// The Codex half of [`crate::Parser`].
 pub(crate) fn feed(core: &mut ParserCore, line: &[u8], line_no: u64) -> Result<(), LineError> {
     let l: Line = serde_json::from_slice(line).map_err(LineError::json)?;
-    let ts = l.timestamp.non_empty().map(str::to_owned);
-    let Some(p) = l.payload.0 else {
-        return Ok(());
+    let mut ts = l.timestamp.non_empty().map(str::to_owned);
+    let (kind, p) = match l.payload.0 {
+        Some(p) => (l.kind.get().unwrap_or(""), p),
+        None => match bare_record(
+            l.record_type.non_empty(),
+            l.kind.non_empty(),
+            l.id.non_empty(),
+        ) {
+            Some(Bare::As(kind)) => {
+                // An early rollout's record: its fields are the payload's. Its items carry no
+                // time; the session's start is the best known.
+                let p: Payload = serde_json::from_slice(line).map_err(LineError::json)?;
+                if ts.is_none() {
+                    ts.clone_from(&core.state.session.started_at);
+                }
+                (kind, p)
+            }
+            Some(Bare::Nothing) => {
+                core.state.known_format_lines += 1;
+                return Ok(());
+            }
+            None => {
+                core.state.unknown_format_lines += 1;
+                return Ok(());
+            }
+        },
     };
-    let kind = l.kind.get().unwrap_or("");
+    if kind.is_empty() {
+        core.state.unknown_format_lines += 1;
+        return Ok(());
+    }
+    core.state.known_format_lines += 1;
     let filter = core.filter;
     if let (Some(own_from), Some(ordinal)) = (core.state.own_lines_from_ordinal, l.ordinal.0)
         && ordinal < own_from
@@ -432,7 +548,13 @@ pub(crate) fn feed(core: &mut ParserCore, line: &[u8], line_no: u64) -> Result<(
     }
     match kind {
         "session_meta" if core.state.own_session_meta_seen => {
-            // Another thread's session_meta: the start of the history this file copies.
+            // The thread's own again: `thread/memoryMode/set` appends a copy of the first
+            // with the new `memory_mode`. Another thread's: the start of the history this
+            // file copies, which changes nothing but a memory mode that keeps it out.
+            if let (Some(id), Some(mode)) = (p.id.non_empty(), p.memory_mode.get()) {
+                let copied = id != core.state.session.id;
+                core.set_memory_mode(memory_mode_off(mode), copied);
+            }
         }
         "session_meta" => own_session_meta(core, &p, ts),
         "turn_context" => {
@@ -635,6 +757,21 @@ fn own_session_meta(core: &mut ParserCore, p: &Payload, ts: Option<String>) {
         }
     }
     st.own_lines_from_ordinal = p.subagent_history_start_ordinal.0.filter(|&n| n > 0);
+    core.set_memory_mode(p.memory_mode.get().and_then(memory_mode_off), false);
+}
+
+/// Longest `memory_mode` value kept (Codex writes `enabled`, `disabled`, `polluted`).
+const MAX_MEMORY_MODE: usize = 32;
+
+/// A thread's `memory_mode` (codex-rs/protocol `SessionMeta.memory_mode`), when it keeps the
+/// thread out of memory generation: every value but `enabled`, since Codex's phase 1 and 2
+/// read only threads whose mode is `enabled` (codex-rs/state `memories.rs`). Codex writes
+/// `disabled` for a thread started with `[memories] generate_memories = false` (the rollout
+/// recorder) or turned off with `thread/memoryMode/set`; `polluted` is kept in Codex's state
+/// database, but is read here too should a rollout carry it.
+fn memory_mode_off(mode: &str) -> Option<String> {
+    let mode = mode.trim();
+    (!mode.eq_ignore_ascii_case("enabled")).then(|| mode.chars().take(MAX_MEMORY_MODE).collect())
 }
 
 fn user_prompt(core: &mut ParserCore, msg: &str, ts: Option<String>, line_no: u64) {
@@ -673,7 +810,19 @@ fn response_item(core: &mut ParserCore, p: &Payload, ts: Option<String>, line_no
     match p.kind.get().unwrap_or("") {
         "message" => match p.role.get().unwrap_or("") {
             "user" => {
-                let parts: Vec<String> = content_text(p.content)
+                let texts = content_text(p.content);
+                if let Some(cwd) = texts.iter().find_map(|t| environment_cwd(t)) {
+                    // Where the session runs, when nothing else said so (early rollouts
+                    // state it only here); kept as a `session_meta` cwd is.
+                    let cwd = cwd.to_owned();
+                    if let Some(t) = core.state.current.as_mut()
+                        && t.cwd.is_none()
+                    {
+                        t.cwd = Some(cwd.clone());
+                    }
+                    core.state.session.cwd.get_or_insert(cwd);
+                }
+                let parts: Vec<String> = texts
                     .into_iter()
                     .filter(|t| !is_injected(t) && !t.trim().is_empty())
                     .collect();
@@ -836,6 +985,24 @@ mod tests {
         ] {
             assert!(!is_injected(typed), "{typed:?}");
         }
+    }
+
+    #[test]
+    fn every_memory_mode_but_enabled_keeps_a_thread_out() {
+        assert_eq!(memory_mode_off("enabled"), None);
+        assert_eq!(memory_mode_off(" Enabled "), None);
+        assert_eq!(memory_mode_off("disabled").as_deref(), Some("disabled"));
+        assert_eq!(memory_mode_off("polluted").as_deref(), Some("polluted"));
+        assert_eq!(
+            memory_mode_off("").as_deref(),
+            Some(""),
+            "not `enabled` either"
+        );
+        let long = "x".repeat(500);
+        assert_eq!(
+            memory_mode_off(&long).map(|m| m.len()),
+            Some(MAX_MEMORY_MODE)
+        );
     }
 
     fn source_of(json: &str) -> Option<SubagentThread> {

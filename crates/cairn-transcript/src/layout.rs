@@ -711,7 +711,9 @@ fn rollout_uuid(stem: &str) -> Option<&str> {
     ok.then_some(cand)
 }
 
-/// The `cwd` of a rollout's `session_meta` (its first record), reading at most 16 MiB.
+/// The `cwd` of a rollout's `session_meta` (its first record), reading at most 16 MiB. An
+/// early rollout (bare records, no envelope) gives the `cwd` of its bare `SessionMeta`, or
+/// that of the `<environment_context>` message among its first lines.
 pub fn rollout_cwd(file: &TranscriptFile) -> io::Result<Option<String>> {
     #[derive(Deserialize)]
     struct Line<'a> {
@@ -719,11 +721,25 @@ pub fn rollout_cwd(file: &TranscriptFile) -> io::Result<Option<String>> {
         kind: Str<'a>,
         #[serde(borrow, default)]
         payload: Option<&'a RawValue>,
+        // Early rollouts: the bare `SessionMeta`'s `id` and `cwd`, a bare message's content.
+        #[serde(borrow, default)]
+        id: Str<'a>,
+        #[serde(borrow, default)]
+        cwd: Str<'a>,
+        #[serde(borrow, default)]
+        role: Str<'a>,
+        #[serde(borrow, default)]
+        content: Option<&'a RawValue>,
     }
     #[derive(Deserialize)]
     struct Meta<'a> {
         #[serde(borrow, default)]
         cwd: Str<'a>,
+    }
+    #[derive(Deserialize)]
+    struct Part<'a> {
+        #[serde(borrow, default)]
+        text: Str<'a>,
     }
     let r = open_transcript(&file.path, file.compressed)?;
     let mut r = BufReader::new(r.take(16 << 20));
@@ -743,6 +759,24 @@ pub fn rollout_cwd(file: &TranscriptFile) -> io::Result<Option<String>> {
                 .and_then(|p| serde_json::from_str::<Meta>(p.get()).ok())
                 .and_then(|m| m.cwd.non_empty().map(str::to_owned));
             return Ok(cwd);
+        }
+        if l.payload.is_none() {
+            if l.kind.get().is_none() && l.id.non_empty().is_some() {
+                if let Some(cwd) = l.cwd.non_empty() {
+                    return Ok(Some(cwd.to_owned()));
+                }
+            } else if l.kind.get() == Some("message") && l.role.get() == Some("user") {
+                let parts: Vec<Part> = l
+                    .content
+                    .and_then(|c| serde_json::from_str(c.get()).ok())
+                    .unwrap_or_default();
+                if let Some(cwd) = parts
+                    .iter()
+                    .find_map(|p| p.text.get().and_then(crate::codex::environment_cwd))
+                {
+                    return Ok(Some(cwd.to_owned()));
+                }
+            }
         }
     }
     Ok(None)

@@ -11,8 +11,9 @@
 //! background-task notices) is never a prompt; what the user says besides the prompt (a Codex
 //! steering message, a correction typed while rejecting a Claude Code tool call) is a
 //! [`Event::UserPrompt`] inside the turn; a Codex fork is filed under its own id, not under the
-//! parent it copies; Codex turns a thread rollback dropped are marked `rolled_back`, and those
-//! of sessions a program drives (`codex exec`, Codex over MCP) `non_interactive`. Parsing is incremental and resumable ([`Parser`] + [`ParserState`]),
+//! parent it copies; Codex turns a thread rollback dropped are marked `rolled_back`, those
+//! of sessions a program drives (`codex exec`, Codex over MCP) `non_interactive`, and those of
+//! threads whose memory generation is off carry the thread's `memory_mode` (`disabled`, …). Parsing is incremental and resumable ([`Parser`] + [`ParserState`]),
 //! tolerant (unknown record types and fields are skipped; a field of the wrong type reads as
 //! absent; a bad line costs only itself; a line with invalid UTF-8 or lone UTF-16 surrogate
 //! escapes is read again repaired, see [`lone_surrogates`]), and bounded (long texts are

@@ -125,6 +125,14 @@ pub struct Turn {
     /// an MCP server). Its prompts are that program's, not typed by the user.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub non_interactive: bool,
+    /// Codex: the thread's `memory_mode` when it is not `enabled` (`None`): `disabled` (the
+    /// user set `[memories] generate_memories = false`, or turned memory off for the thread
+    /// with `thread/memoryMode/set`), `polluted`, or a value this build does not know. Codex's
+    /// own memory pipeline reads only `enabled` threads; such a turn gives no memory. It is
+    /// the thread's mode as its rollout last states it, so every turn of a file carries the
+    /// same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mode: Option<String>,
     /// The user's prompt text (empty when the file shows none, e.g. a resumed turn).
     pub prompt: String,
     /// 1-based line numbers of the first and last record of the turn in its file.
@@ -149,6 +157,7 @@ impl Turn {
             sidechain: false,
             rolled_back: false,
             non_interactive: false,
+            memory_mode: None,
             prompt: String::new(),
             first_line: line,
             last_line: line,
@@ -163,6 +172,12 @@ impl Turn {
         } else {
             self.events.push(ev);
         }
+    }
+
+    /// Codex: the turn's thread is kept out of memory generation ([`Turn::memory_mode`] is
+    /// `disabled`, `polluted` or another value than `enabled`).
+    pub fn memory_generation_off(&self) -> bool {
+        self.memory_mode.is_some()
     }
 
     /// What the user said in the turn, each text once: the prompt, then what they added while

@@ -30,7 +30,7 @@ impl LineError {
 /// same lines into different turns or texts (a record newly recognised as harness output, a
 /// turn boundary moved, a field read differently): ingest reads every file stored under an
 /// older revision again from the start, so that an upgrade corrects what is already stored.
-pub const PARSER_REVISION: u32 = 4;
+pub const PARSER_REVISION: u32 = 6;
 
 /// Everything a parser carries between lines.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -51,6 +51,24 @@ pub struct ParserState {
     /// turn of the file is a `non_interactive` turn.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub non_interactive: bool,
+    /// Codex: the thread's `memory_mode` when not `enabled`, as the last of the file's own
+    /// `session_meta` lines states it (Codex writes one at the start and appends another each
+    /// time `thread/memoryMode/set` changes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mode: Option<String>,
+    /// Codex: the `memory_mode` (not `enabled`) of another thread whose history the file
+    /// copies (a fork goes on with its parent's rollout, `session_meta` included). The copied
+    /// turns cannot be told from the fork's own, so the whole file stays out of memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copied_memory_mode: Option<String>,
+    /// Codex: lines read in a shape of a rollout format this parser knows (the
+    /// `{"timestamp","type","payload"}` envelope, or the bare records of early rollouts).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub known_format_lines: u64,
+    /// Codex: JSON object lines of no rollout format this parser knows. A file with such lines
+    /// and no [`ParserState::known_format_lines`] is not a rollout cairn can read.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unknown_format_lines: u64,
     /// Codex: the rollout uses `task_started` / `task_complete` events (else `turn_context`
     /// boundaries are used, as in old rollouts).
     #[serde(default)]
@@ -73,6 +91,10 @@ pub struct ParserState {
     pub thread_turns: Vec<ThreadTurn>,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// A closed turn still part of a Codex thread, as [`ParserState::thread_turns`] keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThreadTurn {
@@ -88,10 +110,46 @@ pub(crate) struct ParserCore {
     pub(crate) closed: Vec<Turn>,
     /// Keys of turns handed out before (closed and taken) that a rollback read since dropped.
     pub(crate) rolled_back_earlier: Vec<String>,
+    /// The thread's memory mode changed since [`Parser::take_memory_mode_change`] was last
+    /// called: turns handed out before carry the old one.
+    pub(crate) memory_mode_changed: bool,
     pub(crate) filter: TextFilter,
 }
 
+impl ParserState {
+    /// Codex: the memory mode every turn of the file carries ([`Turn::memory_mode`]): the
+    /// thread's own when it is not `enabled`, else that of a thread whose history it copies.
+    pub fn effective_memory_mode(&self) -> Option<&str> {
+        self.memory_mode
+            .as_deref()
+            .or(self.copied_memory_mode.as_deref())
+    }
+}
+
 impl ParserCore {
+    /// Sets the thread's own memory mode, or that of the history it copies (`copied`), and
+    /// gives the turns still held the mode that results. A change is noted for the caller,
+    /// whose copies of turns handed out before carry the old one.
+    pub(crate) fn set_memory_mode(&mut self, mode: Option<String>, copied: bool) {
+        let before = self.state.effective_memory_mode().map(str::to_owned);
+        if copied {
+            if mode.is_none() {
+                return;
+            }
+            self.state.copied_memory_mode = mode;
+        } else {
+            self.state.memory_mode = mode;
+        }
+        let now = self.state.effective_memory_mode().map(str::to_owned);
+        if now == before {
+            return;
+        }
+        self.memory_mode_changed = true;
+        for t in self.closed.iter_mut().chain(self.state.current.as_mut()) {
+            t.memory_mode.clone_from(&now);
+        }
+    }
+
     /// Closes the current turn (an open one becomes complete: the next one has begun).
     pub(crate) fn close_current(&mut self) {
         if let Some(mut t) = self.state.current.take() {
@@ -151,6 +209,7 @@ impl ParserCore {
         let mut t = Turn::new(key, seq, line);
         t.sidechain = self.state.sidechain;
         t.non_interactive = self.state.non_interactive;
+        t.memory_mode = self.state.effective_memory_mode().map(str::to_owned);
         t.cwd = self.state.session.cwd.clone();
         t.git_branch = self.state.session.git_branch.clone();
         self.state.current_from_context = false;
@@ -211,6 +270,7 @@ impl Parser {
                 state,
                 closed: Vec::new(),
                 rolled_back_earlier: Vec::new(),
+                memory_mode_changed: false,
                 filter: no_filter,
             },
         }
@@ -292,6 +352,16 @@ impl Parser {
     /// [`Turn::rolled_back`]. Turns not handed out yet come marked.
     pub fn take_rolled_back(&mut self) -> Vec<String> {
         std::mem::take(&mut self.core.rolled_back_earlier)
+    }
+
+    /// Whether the Codex thread's memory mode changed since the last call (a
+    /// `thread/memoryMode/set` appended to the rollout, or the first `session_meta` read):
+    /// turns handed out before (by [`Parser::take_closed`] or [`Parser::into_parts`], in this
+    /// parser's life or, resumed from a saved state, an earlier one) carry the old mode, and
+    /// the caller gives its copies [`ParserState::effective_memory_mode`]. Turns not handed
+    /// out yet come with the new one.
+    pub fn take_memory_mode_change(&mut self) -> bool {
+        std::mem::take(&mut self.core.memory_mode_changed)
     }
 
     /// The turn still accumulating events.

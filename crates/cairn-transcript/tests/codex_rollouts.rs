@@ -17,6 +17,9 @@ const INHERITING: &str = "019ad61b-7d03-7b88-8f15-a3c4e6b09606";
 const ROLLED_BACK: &str = "019ad6c2-5e10-7a3b-9c21-4b7d8e0f1707";
 const EXEC: &str = "019ad7d0-1a2b-7c3d-8e4f-5a6b7c8d1808";
 const MCP: &str = "019ad7d4-9f8e-7d6c-8b5a-4c3d2e1f1909";
+const MEMORY_OFF: &str = "019ad8e1-3c4d-7e5f-8a6b-7c8d9e0f2010";
+const MEMORY_SET_OFF: &str = "019ad8f2-4d5e-7f60-9b7c-8d9e0f1a2111";
+const LEGACY: &str = "0198ab00-3f1e-7a2b-9c4d-5e6f7a8b0c01";
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -37,12 +40,24 @@ fn parse(name: &str, id_from_file_name: &str) -> (Vec<Turn>, ParserState) {
             assert!(!lossy);
             turns.extend(parser.take_closed());
             mark_rolled_back(&mut turns, parser.take_rolled_back());
+            follow_memory_mode(&mut turns, &mut parser);
         }
     })
     .expect("read");
     let (rest, state) = parser.finish();
     turns.extend(rest);
     (turns, state)
+}
+
+/// What a caller does after [`Parser::take_memory_mode_change`]: gives its copies of the
+/// turns handed out before the thread's memory mode.
+fn follow_memory_mode(turns: &mut [Turn], parser: &mut Parser) {
+    if parser.take_memory_mode_change() {
+        let mode = parser.state().effective_memory_mode().map(str::to_owned);
+        for t in turns {
+            t.memory_mode.clone_from(&mode);
+        }
+    }
 }
 
 /// What a caller does with [`Parser::take_rolled_back`]: marks its copies of those turns.
@@ -73,6 +88,7 @@ fn parse_resumed(name: &str, id_from_file_name: &str, cut: usize) -> (Vec<Turn>,
             let state: ParserState = serde_json::from_str(&saved).expect("state deserializes");
             turns.extend(parser.take_closed());
             mark_rolled_back(&mut turns, parser.take_rolled_back());
+            follow_memory_mode(&mut turns, &mut parser);
             parser = Parser::resume(Agent::Codex, state);
         }
         parser
@@ -81,6 +97,7 @@ fn parse_resumed(name: &str, id_from_file_name: &str, cut: usize) -> (Vec<Turn>,
             .expect("line parses");
         turns.extend(parser.take_closed());
         mark_rolled_back(&mut turns, parser.take_rolled_back());
+        follow_memory_mode(&mut turns, &mut parser);
     }
     let (rest, state) = parser.finish();
     turns.extend(rest);
@@ -440,4 +457,208 @@ fn exec_and_mcp_sessions_are_not_interactive() {
             assert!(turns.iter().all(|t| t.non_interactive), "{name} cut {cut}");
         }
     }
+}
+
+// A thread whose memory is off (`memory_mode` other than `enabled`) gives no memory, as Codex's
+// own memory pipeline skips it.
+
+#[test]
+fn a_thread_started_with_memory_off_marks_every_turn() {
+    let (turns, state) = parse("memory-disabled.jsonl", MEMORY_OFF);
+    assert_eq!(turns.len(), 2);
+    assert!(
+        turns
+            .iter()
+            .all(|t| t.memory_mode.as_deref() == Some("disabled") && t.memory_generation_off()),
+        "{turns:#?}"
+    );
+    assert!(
+        turns[0].prompt.contains("ledger-stg-3"),
+        "still read: {turns:#?}"
+    );
+    assert!(!turns[0].non_interactive && !turns[0].sidechain);
+    assert_eq!(state.session.key(), MEMORY_OFF);
+    let lines = std::fs::read_to_string(fixture("memory-disabled.jsonl"))
+        .expect("fixture")
+        .lines()
+        .count();
+    for cut in 1..lines {
+        let (turns, _) = parse_resumed("memory-disabled.jsonl", MEMORY_OFF, cut);
+        assert!(turns.iter().all(Turn::memory_generation_off), "cut {cut}");
+    }
+}
+
+/// `thread/memoryMode/set` appends the thread's `session_meta` again with the new mode: the
+/// thread's mode is the last one stated, for the turns before it too (Codex's pipeline decides
+/// per thread), whichever pass reads it.
+#[test]
+fn a_memory_mode_set_later_holds_for_the_whole_thread() {
+    let (turns, state) = parse("memory-mode-set.jsonl", MEMORY_SET_OFF);
+    assert_eq!(turns.len(), 2);
+    assert!(turns.iter().all(Turn::memory_generation_off), "{turns:#?}");
+    assert_eq!(state.effective_memory_mode(), Some("disabled"));
+    assert_eq!(state.session.key(), MEMORY_SET_OFF, "not taken for a copy");
+    let lines = std::fs::read_to_string(fixture("memory-mode-set.jsonl"))
+        .expect("fixture")
+        .lines()
+        .count();
+    for cut in 1..lines {
+        let (turns, _) = parse_resumed("memory-mode-set.jsonl", MEMORY_SET_OFF, cut);
+        assert!(turns.iter().all(Turn::memory_generation_off), "cut {cut}");
+    }
+
+    // Turned on again: the thread gives memories again, the turns before included.
+    let text = std::fs::read_to_string(fixture("memory-mode-set.jsonl")).expect("fixture");
+    let set = text
+        .lines()
+        .find(|l| l.contains(r#""memory_mode":"disabled""#))
+        .expect("the appended session_meta");
+    let on = format!("{text}{}\n", set.replace(r#""disabled""#, r#""enabled""#));
+    let mut parser = Parser::new(Agent::Codex, MEMORY_SET_OFF);
+    let mut turns = Vec::new();
+    for (i, line) in on.lines().enumerate() {
+        parser.feed(line, i as u64 + 1).expect("line parses");
+        turns.extend(parser.take_closed());
+        follow_memory_mode(&mut turns, &mut parser);
+    }
+    assert_eq!(turns.len(), 2);
+    assert!(turns.iter().all(|t| t.memory_mode.is_none()), "{turns:#?}");
+}
+
+/// A fork goes on with its parent's rollout, the parent's `session_meta` included: a parent
+/// whose memory was off keeps the fork out too (its copied turns are the parent's words, and
+/// cannot be told from the fork's own); a parent with memory on changes nothing.
+#[test]
+fn a_fork_of_a_thread_with_memory_off_gives_no_memory() {
+    let text = std::fs::read_to_string(fixture("fork-copied-history.jsonl")).expect("fixture");
+    let parents_meta = format!(r#""id":"{PARENT}","timestamp""#);
+    assert!(text.contains(&parents_meta));
+    for (parent_mode, off) in [("disabled", true), ("enabled", false)] {
+        let copied = text.replacen(
+            &parents_meta,
+            &format!(r#""id":"{PARENT}","memory_mode":"{parent_mode}","timestamp""#),
+            1,
+        );
+        let mut parser = Parser::new(Agent::Codex, FORK);
+        for (i, line) in copied.lines().enumerate() {
+            parser.feed(line, i as u64 + 1).expect("line parses");
+        }
+        let (turns, state) = parser.finish();
+        assert!(!turns.is_empty());
+        assert!(
+            turns.iter().all(|t| t.memory_generation_off() == off),
+            "{parent_mode}: {turns:#?}"
+        );
+        assert_eq!(state.session.key(), FORK, "filed as the fork");
+        assert_eq!(state.memory_mode, None, "the fork's own mode is on");
+    }
+}
+
+// Rollouts of the early format (before the `{"timestamp","type","payload"}` envelope) are
+// read too; a file of no known format says so.
+
+#[test]
+fn an_early_rollout_of_bare_records_gives_its_turns() {
+    let (turns, state) = parse("legacy-bare-records.jsonl", LEGACY);
+    let prompts: Vec<&str> = turns.iter().map(|t| t.prompt.as_str()).collect();
+    assert_eq!(
+        prompts,
+        [
+            "remember that the api uses uv for dependency management, not poetry",
+            "add httpx as a dependency"
+        ]
+    );
+    assert_eq!(state.session.id, LEGACY);
+    assert_eq!(
+        state.session.cwd.as_deref(),
+        Some("/home/dev/work/legacy-api")
+    );
+    assert_eq!(state.session.git_branch.as_deref(), Some("main"));
+    assert_eq!(
+        state.session.started_at.as_deref(),
+        Some("2025-08-10T08:00:00.412Z")
+    );
+    for t in &turns {
+        assert_eq!(
+            t.cwd.as_deref(),
+            Some("/home/dev/work/legacy-api"),
+            "{t:#?}"
+        );
+        assert_eq!(
+            t.started_at.as_deref(),
+            Some("2025-08-10T08:00:00.412Z"),
+            "no time of its own: the session's start"
+        );
+        assert!(!t.sidechain && !t.non_interactive && !t.memory_generation_off());
+    }
+    assert_eq!(turns[0].status, cairn_transcript::TurnStatus::Complete);
+    let commands: Vec<(&str, Option<i64>)> = turns
+        .iter()
+        .flat_map(|t| &t.events)
+        .filter_map(|e| match e {
+            Event::ToolCall {
+                command: Some(c), ..
+            } => Some((c.as_str(), None)),
+            Event::ToolResult { exit_code, .. } => Some(("result", *exit_code)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            ("ls", None),
+            ("result", Some(0)),
+            ("uv add httpx", None),
+            ("result", Some(0))
+        ]
+    );
+    assert!(
+        turns[1]
+            .last_assistant_text()
+            .is_some_and(|a| a.contains("httpx"))
+    );
+    assert_eq!(
+        (state.known_format_lines, state.unknown_format_lines),
+        (14, 0)
+    );
+    let lines = std::fs::read_to_string(fixture("legacy-bare-records.jsonl"))
+        .expect("fixture")
+        .lines()
+        .count();
+    for cut in 1..lines {
+        let (again, session) = parse_resumed("legacy-bare-records.jsonl", LEGACY, cut);
+        assert_eq!(again, turns, "cut {cut}");
+        assert_eq!(session, state.session, "cut {cut}");
+    }
+}
+
+#[test]
+fn lines_of_no_known_rollout_format_are_counted() {
+    let mut parser = Parser::new(Agent::Codex, "x");
+    for (i, line) in [
+        r#"{"kind":"chat","text":"hello"}"#,
+        r#"{"role":"user","content":"a Claude-like line"}"#,
+        r#"{"record_type":"checkpoint"}"#,
+        r#"{"type":"mystery","value":1}"#,
+    ]
+    .iter()
+    .enumerate()
+    {
+        parser.feed(line, i as u64 + 1).expect("JSON objects");
+    }
+    let (turns, state) = parser.finish();
+    assert!(turns.is_empty());
+    assert_eq!(
+        (state.known_format_lines, state.unknown_format_lines),
+        (0, 4)
+    );
+    // An envelope of a kind this parser does not know is still the format it knows.
+    let mut parser = Parser::new(Agent::Codex, "x");
+    parser
+        .feed(
+            r#"{"timestamp":"2026-11-30T10:00:00.000Z","type":"world_state","payload":{"full":true}}"#,
+            1,
+        )
+        .expect("parses");
+    assert_eq!(parser.state().known_format_lines, 1);
 }

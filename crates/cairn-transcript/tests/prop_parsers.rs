@@ -72,8 +72,15 @@ fn seeds(agent: Agent) -> Vec<Vec<String>> {
     out
 }
 
-/// Marks the turns a rollback dropped after they were handed out, as a caller does.
+/// Marks the turns a rollback dropped after they were handed out, and gives them the
+/// thread's memory mode when it changed, as a caller does.
 fn mark_rolled_back(turns: &mut [Turn], p: &mut Parser) {
+    if p.take_memory_mode_change() {
+        let mode = p.state().effective_memory_mode().map(str::to_owned);
+        for t in turns.iter_mut() {
+            t.memory_mode.clone_from(&mode);
+        }
+    }
     for key in p.take_rolled_back() {
         if let Some(t) = turns
             .iter_mut()

@@ -494,6 +494,74 @@ fn compressed_rollouts_are_read() {
     assert_eq!(h.json(&["ingest"])["new_turns"], 0);
 }
 
+/// A compressed rollout cut short is reported by `sync` the same way wherever the cut falls:
+/// in the ingest report, with what was kept; cut before its first complete line, the scan's
+/// look at its first lines fails too, and the problem is still said once, by ingest.
+#[test]
+fn a_compressed_rollout_cut_anywhere_is_reported_by_ingest() {
+    let h = TestHome::empty();
+    let dir = h.codex().join("sessions/2026/11/21");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cwd = h.root().display().to_string();
+    let pack = |text: &str| {
+        ruzstd::encoding::compress_to_vec(
+            text.as_bytes(),
+            ruzstd::encoding::CompressionLevel::Fastest,
+        )
+    };
+    let early = "0192f3a4-1b2c-7d3e-8f40-123456789ab1";
+    let whole = pack(&(codex_meta(early, &cwd) + &codex_turn("z1", "a prompt", "ls", 0)));
+    let early_path = dir.join(format!("rollout-2026-11-21T10-00-00-{early}.jsonl.zst"));
+    std::fs::write(&early_path, &whole[..100]).unwrap();
+    let late = "0192f3a4-1b2c-7d3e-8f40-123456789ab2";
+    let mut text = codex_meta(late, &cwd);
+    for i in 0..600 {
+        let noise: String = (0..60)
+            .map(|k| format!("{:x}", (i * 7919 + k * 104_729) % 65_521))
+            .collect();
+        text += &codex_turn(&format!("t{i}"), &format!("prompt {i} {noise}"), "ls", 0);
+    }
+    let packed = pack(&text);
+    let late_path = dir.join(format!("rollout-2026-11-21T11-00-00-{late}.jsonl.zst"));
+    std::fs::write(&late_path, &packed[..packed.len() * 9 / 10]).unwrap();
+
+    let scan = h.json(&["scan"]);
+    assert!(
+        scan["errors"].to_string().contains("cannot read rollout"),
+        "the scan alone says what it met: {scan}"
+    );
+    let r = h.json(&["sync"]);
+    let about = |v: &Value, path: &Path| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["path"] == path.display().to_string())
+            .map(|e| e["message"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    let early_said = about(&r["ingest"]["errors"], &early_path);
+    assert_eq!(early_said.len(), 1, "{r}");
+    assert!(
+        early_said[0]
+            .starts_with("compressed file is truncated or damaged before its first complete line"),
+        "{early_said:?}"
+    );
+    assert!(
+        about(&r["scan"]["errors"], &early_path).is_empty(),
+        "said once: {r}"
+    );
+    let late_said = about(&r["ingest"]["errors"], &late_path);
+    assert_eq!(late_said.len(), 1, "{r}");
+    assert!(
+        late_said[0].starts_with("compressed file is truncated or damaged after ")
+            && late_said[0].ends_with("the lines before were kept"),
+        "{late_said:?}"
+    );
+    assert!(r["ingest"]["new_turns"].as_u64().unwrap() > 0, "{r}");
+    let out = h.cairn(&["sync"]);
+    assert!(out.status.success());
+}
+
 /// Transcript roots moved to another disk and linked back are read, as the agents read
 /// them; links below a root are still never followed.
 #[test]
@@ -705,4 +773,67 @@ fn a_rollout_whose_name_is_not_utf8_is_reported_not_dropped() {
     let r = h.json(&["sync"]);
     assert_eq!(said(&r["scan"]["errors"]).len(), 1, "{r}");
     assert!(said(&r["ingest"]["errors"]).is_empty(), "{r}");
+}
+
+/// A rollout Codex wrote before the `{"timestamp","type","payload"}` envelope (a bare
+/// `SessionMeta`, `{"record_type":"state"}` lines, bare response items, the cwd only in the
+/// `<environment_context>` message) is scanned with its cwd, ingested with its turns, and
+/// what was said there is kept; a file there of no rollout shape is named and counted.
+#[test]
+fn an_early_codex_rollout_is_read_and_an_unknown_one_reported() {
+    let h = TestHome::empty();
+    let repo = h.root().join("code/legacy-api");
+    std::fs::create_dir_all(&repo).unwrap();
+    let cwd = repo.display().to_string();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../cairn-transcript/tests/fixtures/codex/legacy-bare-records.jsonl");
+    let text = std::fs::read_to_string(fixture)
+        .unwrap()
+        .replace("/home/dev/work/legacy-api", &cwd);
+    let dir = h.codex().join("sessions/2025/08/10");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("rollout-2025-08-10T08-00-00-0198ab00-3f1e-7a2b-9c4d-5e6f7a8b0c01.jsonl"),
+        text,
+    )
+    .unwrap();
+    let scan = h.json(&["scan"]);
+    assert_eq!(scan["codex"]["cwds"][0]["cwd"], cwd.as_str(), "{scan}");
+
+    let r = h.json(&["sync"]);
+    assert_eq!(r["ingest"]["new_turns"], 2, "{r}");
+    assert_eq!(r["ingest"]["unrecognised_files"], 0, "{r}");
+    assert!(r["ingest"]["errors"].as_array().unwrap().is_empty(), "{r}");
+    let list = h.json(&["list", "--cwd", &cwd])["memories"].to_string();
+    assert!(list.contains("uv for dependency management"), "{list}");
+
+    let odd = dir.join("rollout-2025-08-10T09-00-00-0198ab00-3f1e-7a2b-9c4d-5e6f7a8b0c02.jsonl");
+    std::fs::write(
+        &odd,
+        "{\"event\":\"start\"}\n{\"event\":\"chunk\",\"text\":\"hi\"}\n",
+    )
+    .unwrap();
+    let out = h.cairn(&["ingest"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("1 file(s) not read: no line of a Codex rollout format cairn knows"),
+        "{said}"
+    );
+    assert!(
+        said.contains("not a Codex rollout format cairn knows"),
+        "{said}"
+    );
+    std::fs::write(
+        &odd,
+        "{\"event\":\"start\"}\n{\"event\":\"chunk\",\"text\":\"hi!\"}\n",
+    )
+    .unwrap();
+    let r = h.json(&["ingest"]);
+    assert_eq!(r["unrecognised_files"], 1, "{r}");
+    assert!(
+        r["errors"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("none of its 2 JSON line(s)")),
+        "{r}"
+    );
 }

@@ -428,6 +428,137 @@ fn phase1_never_sends_exec_or_mcp_sessions() {
     assert_eq!(r["units"], json!([]), "{r}");
 }
 
+/// A Codex thread kept out of memory (`memory_mode` other than `enabled`, as Codex's own
+/// phase 1 requires) is never sent to the model. One whose memory was turned off after phase 1
+/// read it (`thread/memoryMode/set`, or a thread an older build sent) loses its phase-1
+/// output in phase 2: the memory it gave is withdrawn, also where offline extraction gave it
+/// too, and its rollout summary leaves Codex's workspace.
+#[test]
+fn codex_threads_kept_out_of_memory_reach_neither_phase() {
+    let h = TestHome::empty();
+    let p = FakeProvider::new(&h);
+    p.config(&h, "[codex]\nwrite_workspace = true\n");
+    p.answer(&pnpm_answer());
+    let project = h.project("api");
+    let off = "0194f5a6-89ab-7cde-8123-456789abcd01";
+    let rollout = codex_session(
+        &h,
+        off,
+        &project,
+        &[("t1", "private task: rotate the keys")],
+    );
+    let text = std::fs::read_to_string(&rollout).unwrap();
+    let disabled = |text: &str| {
+        text.replacen(
+            r#""source":"cli""#,
+            r#""source":"cli","memory_mode":"disabled""#,
+            1,
+        )
+    };
+    std::fs::write(&rollout, disabled(&text)).unwrap();
+    let r = run_json(&h, &["sync"], &[("CAIRN_NOW", "2026-11-20T10:03:00Z")]);
+    assert_eq!(r["phase1"]["sessions"], 0, "{}", r["phase1"]);
+    assert!(p.calls().is_empty(), "sent: {:?}", p.calls());
+    let skipped: Vec<&Value> = r["phase1"]["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["outcome"] == "memory_disabled")
+        .collect();
+    assert_eq!(skipped.len(), 1, "{}", r["phase1"]);
+
+    let id = "0194f5a6-89ab-7cde-8123-456789abcdef";
+    let on = codex_session(&h, id, &project, &[("t1", "use pnpm not npm")]);
+    let r = run_json(&h, &["sync"], &[("CAIRN_NOW", "2026-11-20T10:04:00Z")]);
+    assert_eq!(r["phase1"]["stored"], 1, "{}", r["phase1"]);
+    let workspace = || -> String {
+        ["memories", "memories_v2"]
+            .iter()
+            .flat_map(|d| all_bytes_under(&h.codex().join(d)))
+            .map(|(path, bytes)| {
+                format!("{}\n{}\n", path.display(), String::from_utf8_lossy(&bytes))
+            })
+            .collect()
+    };
+    assert!(workspace().contains("pnpm_switch.md"), "{}", workspace());
+    let live = || h.json(&["list", "--scope", "all"])["memories"].to_string();
+    assert!(live().contains("npm rewrote pnpm-lock.yaml"), "{}", live());
+
+    common::append(
+        &on,
+        disabled(&codex_meta(id, project.to_str().unwrap())).as_bytes(),
+    );
+    let r = run_json(&h, &["sync"], &[("CAIRN_NOW", "2026-11-20T10:05:00Z")]);
+    assert_eq!(
+        r["consolidate"]["memory_disabled"], 1,
+        "{}",
+        r["consolidate"]
+    );
+    assert!(p.calls().len() == 1, "nothing sent again");
+    assert!(!live().contains("pnpm"), "{}", live());
+    let left = workspace();
+    assert!(!left.contains("pnpm"), "{left}");
+    let r = run_json(&h, &["sync"], &[("CAIRN_NOW", "2026-11-20T10:06:00Z")]);
+    assert_eq!(
+        r["consolidate"]["memory_disabled"], 0,
+        "{}",
+        r["consolidate"]
+    );
+}
+
+/// A rollout Codex archives after phase 1 read it (moved to `archived_sessions/`): its
+/// rollout summary in Codex's workspace and the model's memory name the file where it is now,
+/// and nothing is sent again.
+#[test]
+fn an_archived_rollout_is_named_where_it_is_now() {
+    let h = TestHome::empty();
+    let p = FakeProvider::new(&h);
+    p.config(&h, "[codex]\nwrite_workspace = true\n");
+    p.answer(&pnpm_answer());
+    let project = h.project("api");
+    let id = "0194f5a6-89ab-7cde-8123-456789abcdef";
+    let rollout = codex_session(&h, id, &project, &[("t1", "fix the lockfile")]);
+    run_json(&h, &["sync"], &[("CAIRN_NOW", "2026-11-20T10:03:00Z")]);
+    let summary = || -> String {
+        ["memories", "memories_v2"]
+            .iter()
+            .flat_map(|d| all_bytes_under(&h.codex().join(d).join("rollout_summaries")))
+            .map(|(_, b)| String::from_utf8_lossy(&b).into_owned())
+            .collect()
+    };
+    assert!(
+        summary().contains(&format!("rollout_path: {}\n", rollout.display())),
+        "{}",
+        summary()
+    );
+    let archived = h
+        .codex()
+        .join("archived_sessions")
+        .join(rollout.file_name().unwrap());
+    std::fs::create_dir_all(archived.parent().unwrap()).unwrap();
+    std::fs::rename(&rollout, &archived).unwrap();
+    let r = run_json(&h, &["sync"], &[("CAIRN_NOW", "2026-11-20T10:05:00Z")]);
+    assert_eq!(r["ingest"]["updated_turns"], 0, "{}", r["ingest"]);
+    assert_eq!(p.calls().len(), 1, "nothing sent again");
+    assert!(
+        summary().contains(&format!("rollout_path: {}\n", archived.display())),
+        "{}",
+        summary()
+    );
+    let list = h.json(&["list", "--scope", "all"])["memories"].clone();
+    let model = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["source"]["kind"] == "model")
+        .unwrap_or_else(|| panic!("{list}"));
+    assert_eq!(
+        model["source"]["path"],
+        archived.display().to_string(),
+        "{model}"
+    );
+}
+
 #[test]
 fn estimate_counts_tokens_and_cost_without_calling() {
     let h = TestHome::empty();

@@ -1470,3 +1470,241 @@ fn codex_exec_and_mcp_sessions_give_no_memories() {
         assert!(!said.contains(scripted), "{scripted}: {said}");
     }
 }
+
+/// Everything cairn keeps or hands out as memory: the memories of every scope, the markdown
+/// views, and what it wrote into Codex's memory workspace.
+fn memory_everywhere(h: &TestHome) -> String {
+    let mut out = h.json(&["list", "--scope", "all"])["memories"].to_string();
+    for dir in [
+        h.data().join("memory"),
+        h.codex().join("memories"),
+        h.codex().join("memories_v2"),
+    ] {
+        for (_, bytes) in common::all_bytes_under(&dir) {
+            out.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    out
+}
+
+fn with_memory_mode(meta: &str, field: &str, mode: &str) -> String {
+    meta.replacen(
+        r#""source":"cli""#,
+        &format!(r#""source":"cli","{field}":"{mode}""#),
+        1,
+    )
+}
+
+/// A Codex thread the user kept out of memory (`[memories] generate_memories = false` makes
+/// Codex write `"memory_mode": "disabled"` into its `session_meta`) gives no memory: not in
+/// the list, the views or Codex's memory workspace, while its turns are still ingested and
+/// counted. What an older build took from such a thread is withdrawn by the next sync, and so
+/// is what a thread gave before `thread/memoryMode/set` turned its memory off.
+#[test]
+fn codex_threads_kept_out_of_memory_give_no_memories() {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.codex()).unwrap();
+    std::fs::write(
+        h.codex().join("config.toml"),
+        "[features]\nmemories = true\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(h.data()).unwrap();
+    std::fs::write(
+        h.data().join("config.toml"),
+        "[codex]\nwrite_workspace = true\n",
+    )
+    .unwrap();
+    let repo = h.project("api");
+    let cwd = s(&repo);
+
+    let off = "01a2d000-0000-7000-8000-00000000000d";
+    std::fs::write(
+        h.codex_rollout_path(off),
+        with_memory_mode(
+            &codex_session_meta("2026-11-27", off, cwd, "cli"),
+            "memory_mode",
+            "disabled",
+        ) + &codex_user_turn(
+            "2026-11-27",
+            "10:00",
+            "t-d1",
+            cwd,
+            "remember that the secret staging hostname is stg-9.corp, but this is a private session",
+        ),
+    )
+    .unwrap();
+    let on = "01a2d000-0000-7000-8000-00000000000e";
+    let on_path = h.codex_rollout_path(on);
+    std::fs::write(
+        &on_path,
+        codex_session_meta("2026-11-27", on, cwd, "cli")
+            + &codex_user_turn(
+                "2026-11-27",
+                "11:00",
+                "t-e1",
+                cwd,
+                "From now on use pnpm, never npm, in this repo.",
+            ),
+    )
+    .unwrap();
+    let r = h.json(&["sync"]);
+    assert_eq!(r["memories"]["memory_disabled"], 1, "{r}");
+    assert_eq!(
+        (
+            &r["ingest"]["new_turns"],
+            &r["ingest"]["memory_disabled_turns"]
+        ),
+        (&json!(2), &json!(1)),
+        "{r}"
+    );
+    assert!(r["consolidate"]["workspace"]["error"].is_null(), "{r}");
+    let kept = memory_everywhere(&h);
+    assert!(kept.contains("pnpm"), "{kept}");
+    let summary: String = ["memories", "memories_v2"]
+        .iter()
+        .filter_map(|root| {
+            std::fs::read_to_string(h.codex().join(root).join("memory_summary.md")).ok()
+        })
+        .collect();
+    assert!(
+        summary.contains("pnpm"),
+        "Codex's workspace is written: {summary}"
+    );
+    assert!(!kept.contains("stg-9"), "{kept}");
+    assert_eq!(
+        h.json(&["sync"])["memories"]["memory_disabled"],
+        0,
+        "read once"
+    );
+
+    // What an older build kept: it read the thread without knowing the field (here spelt
+    // `memory_note`, of the same length), and took a memory from it. The file then says
+    // what it said all along; the cursor says which parser read it.
+    let old = "01a2d000-0000-7000-8000-00000000000f";
+    let old_path = h.codex_rollout_path(old);
+    std::fs::write(
+        &old_path,
+        with_memory_mode(
+            &codex_session_meta("2026-11-27", old, cwd, "cli"),
+            "memory_note",
+            "disabled",
+        ) + &codex_user_turn(
+            "2026-11-27",
+            "12:00",
+            "t-o1",
+            cwd,
+            "Remember that the prod ledger runs on port 5433.",
+        ),
+    )
+    .unwrap();
+    common::set_mtime(&old_path, 1_796_000_000);
+    h.json(&["sync"]);
+    assert!(memory_everywhere(&h).contains("5433"), "the older reading");
+    let text = std::fs::read_to_string(&old_path).unwrap();
+    std::fs::write(&old_path, text.replacen("memory_note", "memory_mode", 1)).unwrap();
+    common::set_mtime(&old_path, 1_796_000_000);
+    let db = rusqlite::Connection::open(h.data().join("cairn.db")).unwrap();
+    let current = format!(
+        "{{\"parser_revision\":{},",
+        cairn_transcript::PARSER_REVISION
+    );
+    let older = format!(
+        "{{\"parser_revision\":{},",
+        cairn_transcript::PARSER_REVISION - 1
+    );
+    let changed = db
+        .execute(
+            "UPDATE files SET state = replace(state, ?1, ?2) WHERE path = ?3",
+            rusqlite::params![current, older, old_path.to_string_lossy()],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(db);
+    let out = h.cairn(&["sync"]);
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("1 turn(s) of Codex threads kept out of memory skipped"),
+        "{said}"
+    );
+    assert!(said.contains("memory(ies) withdrawn"), "{said}");
+    let kept = memory_everywhere(&h);
+    assert!(!kept.contains("5433"), "{kept}");
+    assert!(kept.contains("pnpm"), "{kept}");
+
+    // `thread/memoryMode/set` turns the other thread's memory off: Codex appends its
+    // `session_meta` again, with the mode.
+    common::append(
+        &on_path,
+        with_memory_mode(
+            &codex_session_meta("2026-11-27", on, cwd, "cli"),
+            "memory_mode",
+            "disabled",
+        )
+        .as_bytes(),
+    );
+    let r = h.json(&["sync"]);
+    assert_eq!(r["memories"]["memory_disabled"], 1, "{r}");
+    assert_eq!(r["memories"]["withdrawn"], 1, "{r}");
+    let kept = memory_everywhere(&h);
+    assert!(!kept.contains("pnpm"), "{kept}");
+    assert_eq!(r["memories"]["total"], 0, "{r}");
+}
+
+/// Codex archives a session by moving its rollout to `archived_sessions/`: the next sync
+/// finds the same turns in another file, counts nothing as updated, and the memory they
+/// gave names the file that holds them now (in `show` and in its view).
+#[test]
+fn a_memory_follows_its_rollout_into_the_archive() {
+    let h = TestHome::empty();
+    let repo = h.project("shop");
+    let cwd = s(&repo);
+    let id = "01a21300-0000-7000-8000-0000000000a1";
+    let path = h.codex_rollout_path(id);
+    std::fs::write(
+        &path,
+        codex_session_meta("2026-11-20", id, cwd, "cli")
+            + &codex_user_turn(
+                "2026-11-20",
+                "10:00",
+                "t1",
+                cwd,
+                "From now on use pnpm, never npm, in this repo.",
+            ),
+    )
+    .unwrap();
+    h.json(&["sync"]);
+    let m = find(&memories(&h, &["--cwd", cwd]), "pnpm").clone();
+    let memory_id = m["id"].as_str().unwrap().to_owned();
+    assert_eq!(m["source"]["path"], s(&path), "{m}");
+
+    let archived = h
+        .codex()
+        .join("archived_sessions")
+        .join(path.file_name().unwrap());
+    std::fs::create_dir_all(archived.parent().unwrap()).unwrap();
+    std::fs::rename(&path, &archived).unwrap();
+    let r = h.json(&["sync"]);
+    assert_eq!(
+        (&r["ingest"]["updated_turns"], &r["ingest"]["moved_turns"]),
+        (&json!(0), &json!(1)),
+        "{r}"
+    );
+    assert_eq!(r["memories"]["sources_moved"], 1, "{r}");
+    assert_eq!(r["memories"]["created"], 0, "{r}");
+    let shown = h.json(&["show", &memory_id]);
+    assert_eq!(shown["source"]["path"], s(&archived), "{shown}");
+    let views: String = common::all_bytes_under(&h.data().join("memory"))
+        .into_iter()
+        .map(|(_, b)| String::from_utf8_lossy(&b).into_owned())
+        .collect();
+    assert!(views.contains(s(&archived)), "{views}");
+    assert!(!views.contains(s(&path)), "{views}");
+    let r = h.json(&["sync"]);
+    assert_eq!(
+        (&r["ingest"]["moved_turns"], &r["memories"]["sources_moved"]),
+        (&json!(0), &json!(0)),
+        "{r}"
+    );
+}

@@ -76,6 +76,13 @@ pub fn print_report(r: &ConsolidateReport) {
         r.aged_out.len(),
         r.stage1_pruned
     );
+    if r.memory_disabled > 0 {
+        outln!(
+            "  {} phase-1 output(s) dropped: their Codex threads are kept out of memory \
+             (`memory_mode` not `enabled`), so what they alone gave is withdrawn",
+            r.memory_disabled
+        );
+    }
     if let Some(n) = &r.merge_note {
         outln!("  note: {n}");
     }

@@ -244,6 +244,17 @@ pub fn print_report(r: &ExtractReport) {
                 .join(", ")
         );
     }
+    let kept_out = r
+        .units
+        .iter()
+        .filter(|u| u.outcome == "memory_disabled")
+        .count();
+    if kept_out > 0 {
+        outln!(
+            "{kept_out} session(s) not sent: Codex threads kept out of memory (`memory_mode` \
+             not `enabled`)"
+        );
+    }
     if let Some(stop) = r.budget_stop {
         outln!(
             "phase 1 stopped: {stop}; {} session(s) left for a later run",

@@ -82,16 +82,38 @@ pub fn ingest(homes: &Homes, json: bool) -> Result<IngestReport> {
 }
 
 /// Drops repeated problems (a directory that cannot be listed is met once per kind of file
-/// looked for in it) and file-level problems already reported in `known` (by `cairn scan`).
+/// looked for in it) and file-level problems already reported in the same words in `known`
+/// (by `cairn scan`).
 pub fn dedup_problems(
     errors: &mut Vec<cairn_transcript::Problem>,
     known: &[cairn_transcript::Problem],
 ) {
     let mut seen = std::collections::HashSet::new();
     errors.retain(|e| {
-        let dup_of_known =
-            e.line.is_none() && known.iter().any(|k| k.line.is_none() && k.path == e.path);
+        let dup_of_known = e.line.is_none()
+            && known
+                .iter()
+                .any(|k| k.line.is_none() && k.path == e.path && k.message == e.message);
         !dup_of_known && seen.insert((e.path.clone(), e.line, e.message.clone()))
+    });
+}
+
+/// Drops the scan's file-level problems about a file ingest reported a file-level problem of
+/// its own for, in other words: ingest read the file further than the scan's look at its
+/// first lines (a compressed rollout damaged before its first complete line is "cannot read
+/// rollout" to the scan, and to ingest what every damaged compressed rollout is), so the
+/// file's problem is said once, the way ingest says it for any file.
+pub fn leave_to_ingest(
+    scan_errors: &mut Vec<cairn_transcript::Problem>,
+    ingest_errors: &[cairn_transcript::Problem],
+) {
+    scan_errors.retain(|s| {
+        let mut about_it = ingest_errors
+            .iter()
+            .filter(|i| i.line.is_none() && i.path == s.path);
+        let said_otherwise = about_it.clone().next().is_some();
+        let said_alike = about_it.any(|i| i.message == s.message);
+        s.line.is_some() || !said_otherwise || said_alike
     });
 }
 
@@ -119,6 +141,26 @@ pub fn print_human(r: &IngestReport) {
     }
     if r.skipped_lines > 0 {
         outln!("{} line(s) skipped (malformed)", r.skipped_lines);
+    }
+    if r.moved_turns > 0 {
+        outln!(
+            "{} stored turn(s) found unchanged in a file that moved (a rollout Codex archived): \
+             they name the new file",
+            r.moved_turns
+        );
+    }
+    if r.unrecognised_files > 0 {
+        outln!(
+            "{} file(s) not read: no line of a Codex rollout format cairn knows (see below)",
+            r.unrecognised_files
+        );
+    }
+    if r.memory_disabled_turns > 0 {
+        outln!(
+            "{} of the new or updated turn(s) are of Codex threads kept out of memory \
+             (`memory_mode` not `enabled`): stored, never extracted",
+            r.memory_disabled_turns
+        );
     }
     if !r.errors.is_empty() {
         outln!("{} problem(s):", r.errors.len());

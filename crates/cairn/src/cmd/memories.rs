@@ -197,7 +197,7 @@ pub fn print_sync(r: &SyncMemories) {
         );
     }
     // Each count that is not zero gets one line saying what those turns or memories are.
-    let notes: [(usize, &str); 12] = [
+    let notes: [(usize, &str); 14] = [
         (
             e.agent_wrote,
             "turn(s) skipped: the agent wrote memory itself there",
@@ -231,10 +231,16 @@ pub fn print_sync(r: &SyncMemories) {
              their prompts are a program's, not yours",
         ),
         (
+            e.memory_disabled,
+            "turn(s) of Codex threads kept out of memory skipped: their `memory_mode` is not \
+             `enabled` (`[memories] generate_memories = false`, or memory turned off for the \
+             thread), so nothing said there is kept (what they gave before is withdrawn)",
+        ),
+        (
             e.restored,
             "memory(ies) back: withdrawn when their turn's text changed and given again now, \
              replaced by a memory these rules read as about another thing, or replaced by a \
-             statement that was rolled back or not yours",
+             statement that was rolled back, not yours, or of a thread kept out of memory",
         ),
         (
             e.retracted,
@@ -249,6 +255,10 @@ pub fn print_sync(r: &SyncMemories) {
             e.redacted,
             "memory(ies) redacted again: this version's redactor found a secret an older one \
              kept in their text",
+        ),
+        (
+            e.sources_moved,
+            "memory(ies) name the file their turn moved to (a rollout Codex archived)",
         ),
         (
             e.deferred,

@@ -25,9 +25,12 @@ pub struct SyncReport {
 }
 
 pub fn sync(homes: &Homes, json: bool) -> Result<SyncReport> {
-    let s = scan::scan(homes)?;
+    let mut s = scan::scan(homes)?;
     let mut i = ingest::ingest(homes, json)?;
     // A directory the scan could not read is the same problem when ingest meets it: once.
+    // A file both looked at is said once too, by ingest when it says more (it read on where
+    // the scan's look at its first lines stopped: a damaged compressed rollout).
+    ingest::leave_to_ingest(&mut s.errors, &i.errors);
     ingest::dedup_problems(&mut i.errors, &s.errors);
     let m = memories::extract(homes, memories::Follow::Consolidation, json)?;
     // A broken config.toml must not stop the main job either (the hooks go on with the
