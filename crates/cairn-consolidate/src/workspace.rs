@@ -200,7 +200,11 @@ fn write_inner(
         let g = groups
             .entry(m.scope.clone())
             .or_insert_with(|| empty_group(&m.scope));
-        let line = neutralise(&format!("{} — {}", m.name, m.description));
+        // Named as the views name it: a description that repeats the name says it once.
+        let line = neutralise(&cairn_memory::views::name_and_description(
+            &m.name,
+            &m.description,
+        ));
         match m.memory_type {
             MemoryType::Feedback | MemoryType::User => g.preferences.push(line),
             _ => g.knowledge.push(line),

@@ -1231,3 +1231,55 @@ fn what_cairn_wrote_into_codex_memory_is_not_exported_back() {
         .collect();
     assert!(text.contains("Prefers terse answers"), "{text}");
 }
+
+/// The task groups cairn writes into Codex's `MEMORY.md` (`[codex] write_workspace`, v1) name
+/// each memory as the views do: a description that only repeats the name is not written
+/// after it a second time. Held to `tests/golden/codex-task-groups.MEMORY.md` (the home's
+/// path written `<HOME>`; `UPDATE_GOLDEN=1` rewrites it after a deliberate format change).
+#[test]
+fn codex_task_groups_name_each_memory_once() {
+    let h = TestHome::empty();
+    let repo = h.project("shop");
+    fs::create_dir_all(h.codex()).unwrap();
+    fs::write(
+        h.codex().join("config.toml"),
+        "[features]\nmemories = true\n\n[memories]\nversion = \"v1\"\n",
+    )
+    .unwrap();
+    fs::create_dir_all(h.data()).unwrap();
+    fs::write(
+        h.data().join("config.toml"),
+        "[codex]\nwrite_workspace = true\n",
+    )
+    .unwrap();
+    let cwd = repo.to_str().unwrap();
+    // One memory per section: within one, the order follows the clock.
+    for (text, kind) in [
+        ("Never commit to main directly", "feedback"),
+        (
+            "The staging database resets every night at 02:00 UTC",
+            "project",
+        ),
+    ] {
+        h.json(&["remember", text, "--type", kind, "--cwd", cwd]);
+    }
+    let r = h.json(&["consolidate"]);
+    assert!(r["workspace"]["error"].is_null(), "{r}");
+    let memory_md = fs::read_to_string(h.codex().join("memories/MEMORY.md")).unwrap();
+    let got = memory_md.replace(h.root().to_str().unwrap(), "<HOME>");
+    let golden =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/codex-task-groups.MEMORY.md");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        fs::create_dir_all(golden.parent().unwrap()).unwrap();
+        fs::write(&golden, &got).unwrap();
+    }
+    let want = fs::read_to_string(&golden).unwrap_or_default();
+    assert_eq!(
+        got, want,
+        "MEMORY.md differs from tests/golden/codex-task-groups.MEMORY.md (UPDATE_GOLDEN=1 to accept)"
+    );
+    assert!(
+        !got.contains("Never commit to main directly — Never commit"),
+        "{got}"
+    );
+}
