@@ -112,11 +112,18 @@ pub struct Record {
 }
 
 /// A JSON container that was empty before cairn filled it: `["hooks"]` or `["hooks", EVENT]`,
-/// and its text as it was (`{}`, `[]`, or with the whitespace inside it).
+/// and its text as it was (`{}`, `[]`, or with the whitespace inside it); `[]` for a whole file
+/// that was empty (0 bytes, or only whitespace), with those bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FilledContainer {
     pub path: Vec<String>,
     pub text: String,
+}
+
+/// The record of a settings file that held no JSON at all (0 bytes, or only whitespace)
+/// before cairn wrote its hooks into it: the whole document, path `[]`, and its bytes.
+fn blank_document(filled: &[FilledContainer]) -> Option<&FilledContainer> {
+    filled.iter().find(|k| k.path.is_empty())
 }
 
 /// The empty containers of a settings file that installing cairn's hooks fills.
@@ -494,6 +501,9 @@ pub fn plan_claude(
                     .unwrap_or(false);
                 if empty && record.created_file {
                     None
+                } else if empty && let Some(blank) = blank_document(&record.filled_empty) {
+                    // The file was empty (or only whitespace) before cairn wrote its hooks.
+                    Some(blank.text.clone())
                 } else {
                     Some(out)
                 }
@@ -505,7 +515,17 @@ pub fn plan_claude(
                 record.created_file = true;
                 Some(claude_fresh(command))
             }
-            Some(text) if text.trim().is_empty() => Some(claude_fresh(command)),
+            Some(text) if text.trim().is_empty() => {
+                // An empty file (0 bytes, or only whitespace) is one cairn fills whole:
+                // uninstalling gives back exactly what was there.
+                if record.filled_empty.is_empty() {
+                    record.filled_empty = vec![FilledContainer {
+                        path: Vec::new(),
+                        text: text.clone(),
+                    }];
+                }
+                Some(claude_fresh(command))
+            }
             Some(text) => {
                 syntax_json(settings, text)?;
                 // (A re-install keeps what the first one found empty.)

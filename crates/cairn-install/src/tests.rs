@@ -51,6 +51,30 @@ fn claude_round_trips() {
     );
 }
 
+/// An empty settings file (0 bytes, or only whitespace) comes back as it was, not as `{}`.
+#[test]
+fn claude_empty_file_round_trips_to_its_bytes() {
+    for original in ["", "\n", "  \n\n", "\r\n"] {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "settings.json", original);
+        let plan = plan_claude(&p, CMD, false, None).unwrap();
+        assert!(plan.changes_file());
+        plan.apply().unwrap();
+        let installed = std::fs::read_to_string(&p).unwrap();
+        assert!(installed.contains(CMD), "{installed}");
+        let again = plan_claude(&p, CMD, false, plan.record.as_ref()).unwrap();
+        assert!(!again.changes_file(), "{}", again.diff());
+        assert_eq!(again.record, plan.record);
+        let un = plan_claude(&p, CMD, true, again.record.as_ref()).unwrap();
+        un.apply().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            original,
+            "{original:?}"
+        );
+    }
+}
+
 #[test]
 fn claude_fresh_file_is_created_and_removed() {
     let d = tempfile::tempdir().unwrap();

@@ -437,3 +437,24 @@ fn doctor_names_hooks_whose_binary_is_gone() {
         assert!(c["fix"].as_str().unwrap().contains("cairn install"), "{c}");
     }
 }
+
+/// A settings.json that is empty (0 bytes: a placeholder an editor or a dotfiles manager
+/// made) is filled by `cairn install claude` and comes back empty, not as `{}`.
+#[test]
+fn an_empty_claude_settings_file_comes_back_empty() {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.claude()).unwrap();
+    let settings = h.claude().join("settings.json");
+    std::fs::write(&settings, "").unwrap();
+    let first = h.json(&["install", "claude"]);
+    assert_eq!(first["changed"], true, "{first}");
+    for e in EVENTS {
+        assert_eq!(claude_commands(&settings, e).len(), 1, "{e}");
+    }
+    let un = h.json(&["install", "claude", "--uninstall"]);
+    assert_eq!(un["changed"], true, "{un}");
+    assert_eq!(std::fs::read(&settings).unwrap(), b"");
+    // Nothing left to do: a second uninstall changes nothing.
+    let again = h.json(&["install", "claude", "--uninstall"]);
+    assert_eq!(again["changed"], false, "{again}");
+}
