@@ -6,7 +6,8 @@
 //! so comments and formatting survive, in the form the user wrote them, `[[hooks.<Event>]]`
 //! tables or inline arrays; `[features] hooks`, or its old name `codex_hooks`, when the user had
 //! turned hooks off; see [`codex_toml`]). Each change is computed as a [`Plan`] (before/after
-//! text, a unified diff for `--dry-run`) and applied atomically with the file's mode kept.
+//! text, a unified diff for `--dry-run`) and applied atomically with the file's mode, owner
+//! and group kept (`cairn-atomic`).
 //! Installing twice changes nothing; uninstalling removes exactly the handlers that run
 //! `<cairn> … hook --agent <agent>`, the `[hooks.state]` trust entries Codex wrote for them
 //! (entries of the user's handlers that moved up follow them), and what the [`Manifest`] says
@@ -224,7 +225,9 @@ impl Plan {
             .to_string()
     }
 
-    /// Writes the change (atomically; an existing file keeps its mode, a symlink its target).
+    /// Writes the change (atomically; an existing file keeps its mode, owner and group, a
+    /// symlink its target, and a new file gets the umask's default mode, as the agent gives
+    /// its own).
     pub fn apply(&self) -> Result<(), InstallError> {
         if !self.changes_file() {
             return Ok(());
@@ -239,44 +242,14 @@ impl Plan {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(werr(e)),
                 _ => Ok(()),
             },
-            Some(text) => write_atomic(&target, text.as_bytes()).map_err(werr),
+            // The agent's file: it keeps its mode, owner and group; a new one gets the
+            // mode the agent would give it.
+            Some(text) => {
+                cairn_atomic::write_atomic(&target, text.as_bytes(), cairn_atomic::NewMode::Umask)
+                    .map_err(werr)
+            }
         }
     }
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.cairn-{}.tmp", std::process::id()));
-    let mode = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let res = (|| {
-        let mut o = std::fs::OpenOptions::new();
-        o.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            o.mode(0o600);
-        }
-        let mut f = o.open(&tmp)?;
-        f.write_all(bytes)?;
-        if let Some(p) = mode {
-            f.set_permissions(p)?;
-        }
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res
 }
 
 /// Whether a hook command is cairn's hook for `target`.

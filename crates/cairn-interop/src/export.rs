@@ -675,7 +675,7 @@ fn fits(text: &str) -> bool {
 
 fn take_lock(path: &Path) -> Result<File> {
     if let Some(parent) = path.parent() {
-        fsutil::create_dir_private(parent, parent)?;
+        fsutil::create_dir(parent, parent, fsutil::NewMode::Private)?;
     }
     let mut o = OpenOptions::new();
     o.read(true).write(true).create(true).truncate(false);
@@ -1223,7 +1223,14 @@ fn sync_target(
     let dir = if dry_run {
         None
     } else {
-        Some(fsutil::Dir::open_beneath(base, &t.memory_dir, true)?)
+        // Claude Code's memory dir: what cairn creates there gets the mode Claude Code
+        // gives its own files, the umask's default.
+        Some(fsutil::Dir::open_beneath(
+            base,
+            &t.memory_dir,
+            true,
+            fsutil::NewMode::Umask,
+        )?)
     };
     // Before anything is written: the temp files of an export killed mid-write (only names
     // of exactly cairn's temp shape, old enough that no live writer owns them).

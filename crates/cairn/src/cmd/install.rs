@@ -296,7 +296,7 @@ fn save_manifest(path: &Path, m: &Manifest) -> Result<()> {
         create_private_dir(dir)?;
     }
     let text = serde_json::to_string_pretty(m)?;
-    cairn_capture::memo::write_atomic(path, text.as_bytes(), Some(0o600))
+    cairn_atomic::write_atomic(path, text.as_bytes(), cairn_atomic::NewMode::Private)
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
