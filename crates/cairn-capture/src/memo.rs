@@ -20,8 +20,7 @@
 //! ([`linked_component`]), is refused: a repository cannot point the journal at a file
 //! outside it, to have it read into the journal or written.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::CaptureError;
@@ -130,12 +129,9 @@ pub fn append_block(
         )));
     }
 
-    let (old, mode) = match fs::read(memo) {
-        Ok(b) => {
-            let mode = fs::metadata(memo).ok().map(|m| permissions_mode(&m));
-            (String::from_utf8_lossy(&b).into_owned(), mode)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (String::new(), None),
+    let old = match fs::read(memo) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(io("read", memo, e)),
     };
     if contains_block(&old, key) {
@@ -151,21 +147,14 @@ pub fn append_block(
         }
     }
     new.push_str(block);
+    // An existing journal keeps its mode, owner and group (the user may share it); one cairn
+    // starts is private until the user decides otherwise. Its directory is the project's.
     let dir = memo.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
-    write_atomic(memo, new.as_bytes(), mode).map_err(|e| io("write", memo, e))?;
+    cairn_atomic::create_dir_all(dir, cairn_atomic::NewMode::Umask)
+        .map_err(|e| io("create", dir, e))?;
+    cairn_atomic::write_atomic(memo, new.as_bytes(), cairn_atomic::NewMode::Private)
+        .map_err(|e| io("write", memo, e))?;
     Ok(Appended::Written)
-}
-
-#[cfg(unix)]
-fn permissions_mode(m: &fs::Metadata) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    m.permissions().mode() & 0o7777
-}
-
-#[cfg(not(unix))]
-fn permissions_mode(_: &fs::Metadata) -> u32 {
-    0o600
 }
 
 /// The first component of `path` below `base` that is a symbolic link (a repository can link
@@ -179,48 +168,6 @@ pub fn linked_component(base: &Path, path: &Path) -> Option<PathBuf> {
             .is_ok_and(|m| m.file_type().is_symlink())
             .then(|| cur.clone())
     })
-}
-
-/// Writes `bytes` to a temp file beside `path`, syncs it, and renames it over `path`; the
-/// file keeps `mode` (new files are 0600).
-pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".into());
-    let tmp: PathBuf = dir.join(format!(".{name}.cairn-{}.tmp", std::process::id()));
-    // A stale temp file (or a link planted at its name) is removed, and the new one must be
-    // created here: never opened through a link.
-    let _ = fs::remove_file(&tmp);
-    let mut o = OpenOptions::new();
-    o.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
-    let res = (|| {
-        let mut f = o.open(&tmp)?;
-        f.write_all(bytes)?;
-        #[cfg(unix)]
-        if let Some(m) = mode {
-            use std::os::unix::fs::PermissionsExt;
-            f.set_permissions(fs::Permissions::from_mode(m))?;
-        }
-        #[cfg(not(unix))]
-        let _ = mode;
-        f.sync_all()?;
-        fs::rename(&tmp, path)?;
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if res.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    res
 }
 
 /// A problem in a memo file, at a 1-based line.

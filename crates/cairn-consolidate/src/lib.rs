@@ -500,6 +500,34 @@ pub fn workspace_files(conn: &Connection) -> Result<Vec<(std::path::PathBuf, Str
         .collect())
 }
 
+/// Where each of Codex's ad-hoc notes belongs, as consolidation scopes it
+/// ([`inputs::scope_notes`]): `(path of the note relative to the Codex home, project scope)`
+/// for every note a stored Codex turn wrote in a project, unless it is about the person. A
+/// note not listed is global. `cairn import --from codex --to claude` exports a listed note
+/// into that project's memory only.
+pub fn note_scopes(
+    conn: &Connection,
+    codex_home: &std::path::Path,
+) -> Result<Vec<(String, String)>> {
+    let mut problems = Vec::new();
+    let mut notes = inputs::note_inputs(codex_home, &mut problems);
+    inputs::scope_notes(conn, &mut notes)?;
+    Ok(notes
+        .iter()
+        .filter_map(|n| {
+            let scope = &n.candidates.first()?.new.scope;
+            if scope == cairn_memory::GLOBAL {
+                return None;
+            }
+            let (root, name) = n.key.split_once('/')?;
+            Some((
+                format!("{root}/extensions/ad_hoc/notes/{name}"),
+                scope.clone(),
+            ))
+        })
+        .collect())
+}
+
 /// The last consolidation run, if any.
 pub fn last_run(conn: &Connection) -> Result<Option<LastRun>> {
     if !schema::readable(conn)? {

@@ -13,8 +13,8 @@ use cairn_workspace::merge::{
     has_cairn_blocks, merge_summary, merge_task_groups, without_cairn_blocks,
 };
 use cairn_workspace::{
-    GroupTask, RolloutSummary, SummaryItem, TaskGroup, install_file, install_summary, remove_file,
-    render_memory_summary, render_task_groups, validate_task_groups,
+    GroupTask, NewMode, RolloutSummary, SummaryItem, TaskGroup, install_file, install_file_with,
+    install_summary, remove_file, render_memory_summary, render_task_groups, validate_task_groups,
 };
 use serde::Serialize;
 
@@ -200,7 +200,11 @@ fn write_inner(
         let g = groups
             .entry(m.scope.clone())
             .or_insert_with(|| empty_group(&m.scope));
-        let line = neutralise(&format!("{} — {}", m.name, m.description));
+        // Named as the views name it: a description that repeats the name says it once.
+        let line = neutralise(&cairn_memory::views::name_and_description(
+            &m.name,
+            &m.description,
+        ));
         match m.memory_type {
             MemoryType::Feedback | MemoryType::User => g.preferences.push(line),
             _ => g.knowledge.push(line),
@@ -421,7 +425,8 @@ fn keep_theirs(
         .map(|t| t.strftime("%Y%m%dT%H%M%SZ").to_string())
         .unwrap_or_else(|_| now.to_string());
     let text = String::from_utf8_lossy(&theirs);
-    install_file(&dir, &format!("{name}.{stamp}"), &text).map_err(|e| {
+    // In cairn's own data dir: private, like everything there.
+    install_file_with(&dir, &format!("{name}.{stamp}"), &text, NewMode::Private).map_err(|e| {
         format!(
             "{} is not cairn's and could not be kept aside before replacing it ({e}); it was not replaced",
             root.join(name).display()

@@ -6,7 +6,8 @@
 //! so comments and formatting survive, in the form the user wrote them, `[[hooks.<Event>]]`
 //! tables or inline arrays; `[features] hooks`, or its old name `codex_hooks`, when the user had
 //! turned hooks off; see [`codex_toml`]). Each change is computed as a [`Plan`] (before/after
-//! text, a unified diff for `--dry-run`) and applied atomically with the file's mode kept.
+//! text, a unified diff for `--dry-run`) and applied atomically with the file's mode, owner
+//! and group kept (`cairn-atomic`).
 //! Installing twice changes nothing; uninstalling removes exactly the handlers that run
 //! `<cairn> … hook --agent <agent>`, the `[hooks.state]` trust entries Codex wrote for them
 //! (entries of the user's handlers that moved up follow them), and what the [`Manifest`] says
@@ -14,9 +15,11 @@
 //! keys of the user's hooks keep pointing at them. cairn's handlers are recognised by the command
 //! shape cairn writes ([`is_cairn_command`]), never by the binary's file name, so a renamed or
 //! moved binary replaces its old handler, and a second cairn handler for an event is dropped.
-//! Codex also runs the handlers in `<home>/hooks.json`: an event cairn already runs from there
-//! gets no handler in `config.toml`; that file is read, never written. It must not touch any
-//! other file, or decide where those files are: callers pass the paths.
+//! Codex also runs the handlers in `<home>/hooks.json` and warns at every start when a layer
+//! holds hooks in both files: cairn's handlers go into `hooks.json` when that is where the
+//! user's hooks are (edited by byte spans like `settings.json`, the same shape), else into
+//! `config.toml`, and are never left in both ([`plan_codex`]). It must not touch any other
+//! file, or decide where those files are: callers pass the paths.
 
 pub mod codex_toml;
 pub mod json_span;
@@ -109,14 +112,24 @@ pub struct Record {
     /// instead of removing them with cairn's last handler.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub filled_empty: Vec<FilledContainer>,
+    /// Codex: the same for `<home>/hooks.json`, when cairn's handlers went there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks_json_filled_empty: Vec<FilledContainer>,
 }
 
 /// A JSON container that was empty before cairn filled it: `["hooks"]` or `["hooks", EVENT]`,
-/// and its text as it was (`{}`, `[]`, or with the whitespace inside it).
+/// and its text as it was (`{}`, `[]`, or with the whitespace inside it); `[]` for a whole file
+/// that was empty (0 bytes, or only whitespace), with those bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FilledContainer {
     pub path: Vec<String>,
     pub text: String,
+}
+
+/// The record of a settings file that held no JSON at all (0 bytes, or only whitespace)
+/// before cairn wrote its hooks into it: the whole document, path `[]`, and its bytes.
+fn blank_document(filled: &[FilledContainer]) -> Option<&FilledContainer> {
+    filled.iter().find(|k| k.path.is_empty())
 }
 
 /// The empty containers of a settings file that installing cairn's hooks fills.
@@ -171,22 +184,15 @@ impl Manifest {
 
 /// A computed change to one file.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    pub target: Target,
+pub struct FileChange {
     pub path: PathBuf,
     /// The file now (`None`: it does not exist).
     pub before: Option<String>,
     /// The file after (`None`: delete it).
     pub after: Option<String>,
-    /// The manifest record after applying.
-    pub record: Option<Record>,
-    /// What the user should know about this change (printed with it, dry run included).
-    pub notes: Vec<String>,
-    /// Codex: cairn's handlers in `hooks.json`, which this plan leaves alone.
-    pub elsewhere: Option<Elsewhere>,
 }
 
-impl Plan {
+impl FileChange {
     pub fn changes_file(&self) -> bool {
         self.before != self.after
     }
@@ -217,7 +223,9 @@ impl Plan {
             .to_string()
     }
 
-    /// Writes the change (atomically; an existing file keeps its mode, a symlink its target).
+    /// Writes the change (atomically; an existing file keeps its mode, owner and group, a
+    /// symlink its target, and a new file gets the umask's default mode, as the agent gives
+    /// its own).
     pub fn apply(&self) -> Result<(), InstallError> {
         if !self.changes_file() {
             return Ok(());
@@ -232,44 +240,78 @@ impl Plan {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(werr(e)),
                 _ => Ok(()),
             },
-            Some(text) => write_atomic(&target, text.as_bytes()).map_err(werr),
+            // The agent's file: it keeps its mode, owner and group; a new one gets the
+            // mode the agent would give it.
+            Some(text) => {
+                cairn_atomic::write_atomic(&target, text.as_bytes(), cairn_atomic::NewMode::Umask)
+                    .map_err(werr)
+            }
         }
     }
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.cairn-{}.tmp", std::process::id()));
-    let mode = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let res = (|| {
-        let mut o = std::fs::OpenOptions::new();
-        o.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            o.mode(0o600);
+/// A computed change to an agent's hook configuration: its main file (Claude Code's
+/// `settings.json`, Codex's `config.toml`) and, for Codex, `hooks.json` beside it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub target: Target,
+    pub path: PathBuf,
+    /// The file now (`None`: it does not exist).
+    pub before: Option<String>,
+    /// The file after (`None`: delete it).
+    pub after: Option<String>,
+    /// The manifest record after applying.
+    pub record: Option<Record>,
+    /// What the user should know about this change (printed with it, dry run included).
+    pub notes: Vec<String>,
+    /// Codex: the change to `<home>/hooks.json`, when it holds (or held) cairn's handlers.
+    pub also: Option<FileChange>,
+    /// The file that holds cairn's handlers once the plan is applied (Codex: `hooks.json`
+    /// when that is where the user's hooks are).
+    pub hooks_in: PathBuf,
+    /// Write [`Plan::also`] first: it is the file that gains cairn's handlers, so that a
+    /// failure between the two writes leaves them in both files, never in neither.
+    also_first: bool,
+}
+
+impl Plan {
+    fn main(&self) -> FileChange {
+        FileChange {
+            path: self.path.clone(),
+            before: self.before.clone(),
+            after: self.after.clone(),
         }
-        let mut f = o.open(&tmp)?;
-        f.write_all(bytes)?;
-        if let Some(p) = mode {
-            f.set_permissions(p)?;
+    }
+
+    /// The changes in the order they are written.
+    pub fn changes(&self) -> Vec<FileChange> {
+        let mut v = vec![self.main()];
+        if let Some(a) = &self.also {
+            if self.also_first {
+                v.insert(0, a.clone());
+            } else {
+                v.push(a.clone());
+            }
         }
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
+        v
+    }
+
+    pub fn changes_file(&self) -> bool {
+        self.changes().iter().any(FileChange::changes_file)
+    }
+
+    /// A unified diff of the change, file by file (empty when nothing changes).
+    pub fn diff(&self) -> String {
+        self.changes().iter().map(FileChange::diff).collect()
+    }
+
+    /// Writes every change (see [`FileChange::apply`]).
+    pub fn apply(&self) -> Result<(), InstallError> {
+        for c in self.changes() {
+            c.apply()?;
         }
         Ok(())
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
     }
-    res
 }
 
 /// Whether a hook command is cairn's hook for `target`.
@@ -480,6 +522,7 @@ pub fn plan_claude(
         enabled_hooks_feature: false,
         enabled_legacy_hooks_feature: false,
         filled_empty: previous.map(|r| r.filled_empty.clone()).unwrap_or_default(),
+        hooks_json_filled_empty: Vec::new(),
     };
     let after = if uninstall {
         match &before {
@@ -487,13 +530,22 @@ pub fn plan_claude(
             Some(text) if text.trim().is_empty() => Some(text.clone()),
             Some(text) => {
                 syntax_json(settings, text)?;
-                let out = claude_strip_keeping(text, settings, &|_| true, &record.filled_empty)?;
+                let (out, _) = json_strip(
+                    text,
+                    settings,
+                    Target::Claude,
+                    &|_| true,
+                    &record.filled_empty,
+                )?;
                 let empty = serde_json::from_str::<serde_json::Value>(&out)
                     .ok()
                     .and_then(|v| v.as_object().map(|o| o.is_empty()))
                     .unwrap_or(false);
                 if empty && record.created_file {
                     None
+                } else if empty && let Some(blank) = blank_document(&record.filled_empty) {
+                    // The file was empty (or only whitespace) before cairn wrote its hooks.
+                    Some(blank.text.clone())
                 } else {
                     Some(out)
                 }
@@ -505,14 +557,24 @@ pub fn plan_claude(
                 record.created_file = true;
                 Some(claude_fresh(command))
             }
-            Some(text) if text.trim().is_empty() => Some(claude_fresh(command)),
+            Some(text) if text.trim().is_empty() => {
+                // An empty file (0 bytes, or only whitespace) is one cairn fills whole:
+                // uninstalling gives back exactly what was there.
+                if record.filled_empty.is_empty() {
+                    record.filled_empty = vec![FilledContainer {
+                        path: Vec::new(),
+                        text: text.clone(),
+                    }];
+                }
+                Some(claude_fresh(command))
+            }
             Some(text) => {
                 syntax_json(settings, text)?;
                 // (A re-install keeps what the first one found empty.)
                 if record.filled_empty.is_empty() {
                     record.filled_empty = empty_hook_containers(text);
                 }
-                Some(claude_add(text, command, settings)?)
+                Some(json_add(text, command, settings, Target::Claude)?.0)
             }
         }
     };
@@ -531,7 +593,9 @@ pub fn plan_claude(
         after,
         record: (!uninstall).then_some(record),
         notes,
-        elsewhere: None,
+        also: None,
+        hooks_in: settings.to_path_buf(),
+        also_first: false,
     })
 }
 
@@ -564,10 +628,19 @@ fn claude_fresh(command: &str) -> String {
     )
 }
 
-fn claude_add(text: &str, command: &str, path: &Path) -> Result<String, InstallError> {
+/// Adds cairn's handler for every event to a Claude-style hooks document (Claude Code's
+/// `settings.json`, Codex's `hooks.json`), by byte spans: a group appended after the user's,
+/// an existing handler of cairn's brought to `command`. Returns the text and where the
+/// handlers that moved went (a second cairn handler of an event is dropped).
+fn json_add(
+    text: &str,
+    command: &str,
+    path: &Path,
+    target: Target,
+) -> Result<(String, Vec<(String, Moves)>), InstallError> {
     // One cairn handler per event: drop any second one (an older install that did not
     // recognise its own handler, or one copied in by hand).
-    let deduped = claude_strip(text, path, &|n| n > 0)?;
+    let (deduped, moves) = json_strip(text, path, target, &|n| n > 0, &[])?;
     let text = deduped.as_str();
     let shape = |m: &str| InstallError::Shape(m.to_owned(), path.to_path_buf());
     let root = parse(text).ok_or_else(|| shape("cannot read the JSON structure"))?;
@@ -618,7 +691,7 @@ fn claude_add(text: &str, command: &str, path: &Path) -> Result<String, InstallE
                         };
                         let mut found = false;
                         for g in items {
-                            for (_, c) in cairn_handlers(text, g, Target::Claude) {
+                            for (_, c) in cairn_handlers(text, g, target) {
                                 found = true;
                                 if c.as_str(text).as_deref() != Some(command) {
                                     edits.push(Edit {
@@ -646,7 +719,7 @@ fn claude_add(text: &str, command: &str, path: &Path) -> Result<String, InstallE
             }
         }
     }
-    Ok(apply(text, edits))
+    Ok((apply(text, edits), moves))
 }
 
 /// The indentation of a container's children (the existing ones', or one unit deeper).
@@ -662,23 +735,106 @@ fn child_indent(text: &str, container: &Node, unit: &str) -> String {
     }
 }
 
+/// Every handler of a Claude-style hooks document, event by event in file order: (event, group
+/// index, handler index, whether it is cairn's). Groups and handlers are counted as Codex
+/// counts them for its trust keys.
+fn json_handlers(text: &str, target: Target) -> Vec<(String, usize, usize, bool)> {
+    let mut out = Vec::new();
+    let Some(root) = parse(text) else {
+        return out;
+    };
+    let Some(Node::Object {
+        members: events, ..
+    }) = root.member("hooks").map(|m| &m.value)
+    else {
+        return out;
+    };
+    for ev in events {
+        let Node::Array { items: groups, .. } = &ev.value else {
+            continue;
+        };
+        for (gi, g) in groups.iter().enumerate() {
+            let Some(Node::Array { items, .. }) = g.member("hooks").map(|m| &m.value) else {
+                continue;
+            };
+            for (hi, h) in items.iter().enumerate() {
+                let cairn = h
+                    .member("command")
+                    .and_then(|c| c.value.as_str(text))
+                    .is_some_and(|c| is_cairn_command(&c, target));
+                out.push((ev.key.clone(), gi, hi, cairn));
+            }
+        }
+    }
+    out
+}
+
 /// Removes cairn's handlers from Claude-style `hooks`: every one for which `remove(n)` holds,
 /// `n` counting cairn's handlers within one event (0 for the first). A handler is removed on its
 /// own when it shares its group, else its group, else its event, else the whole `hooks` member,
-/// so that removing what cairn appended restores the bytes that were there before.
-fn claude_strip(
+/// so that removing what cairn appended restores the bytes that were there before; the
+/// containers in `keep` (empty before cairn filled them) are left as they were once cairn's
+/// last handler in them is gone. Returns the text and, per event, where each handler went
+/// (`None`: removed), for the trust entries Codex keys by position.
+fn json_strip(
     text: &str,
     path: &Path,
+    target: Target,
     remove: &dyn Fn(usize) -> bool,
-) -> Result<String, InstallError> {
-    claude_strip_keeping(text, path, remove, &[])
+    keep: &[FilledContainer],
+) -> Result<(String, Vec<(String, Moves)>), InstallError> {
+    let before = json_handlers(text, target);
+    let out = json_strip_spans(text, path, target, remove, keep)?;
+    if out == text {
+        return Ok((out, Vec::new()));
+    }
+    let after = json_handlers(&out, target);
+    let mut moves: Vec<(String, Moves)> = Vec::new();
+    let mut events: Vec<&str> = before.iter().map(|(e, ..)| e.as_str()).collect();
+    events.dedup();
+    for event in events {
+        let mut survivors = after
+            .iter()
+            .filter(|(e, ..)| e == event)
+            .map(|(_, g, h, _)| (*g, *h));
+        // Which of the event's handlers the strip took out: cairn's, asked by their ordinal.
+        let mut ordinal = 0;
+        let handlers: Vec<(usize, usize, bool)> = before
+            .iter()
+            .filter(|(e, ..)| e == event)
+            .map(|(_, g, h, cairn)| {
+                let removed = *cairn && remove(ordinal);
+                ordinal += usize::from(*cairn);
+                (*g, *h, removed)
+            })
+            .collect();
+        let mut m: Moves = Vec::new();
+        for (g, h, removed) in handlers {
+            if removed {
+                m.push(((g, h), None));
+            } else {
+                match survivors.next() {
+                    Some(to) => m.push(((g, h), Some(to))),
+                    // Not what a strip leaves: trust entries of this event are left alone.
+                    None => {
+                        m.clear();
+                        break;
+                    }
+                }
+            }
+        }
+        if !m.is_empty() && m.iter().any(|(from, to)| to.as_ref() != Some(from)) {
+            moves.push((event.to_owned(), m));
+        }
+    }
+    Ok((out, moves))
 }
 
-/// [`claude_strip`], leaving the containers in `keep` (empty before cairn filled them) as they
-/// were once cairn's last handler in them is gone.
-fn claude_strip_keeping(
+/// The edit of [`json_strip`]: one removal at a time, re-reading the spans after each.
+fn json_strip_spans(
     text: &str,
     path: &Path,
+    target: Target,
     remove: &dyn Fn(usize) -> bool,
     keep: &[FilledContainer],
 ) -> Result<String, InstallError> {
@@ -727,7 +883,7 @@ fn claude_strip_keeping(
                 else {
                     continue;
                 };
-                for (hidx, _) in cairn_handlers(&text, g, Target::Claude) {
+                for (hidx, _) in cairn_handlers(&text, g, target) {
                     if !remove(n) {
                         n += 1;
                         continue;
@@ -788,26 +944,22 @@ fn toml_syntax(path: &Path, text: &str, e: &toml_edit::TomlError) -> InstallErro
     }
 }
 
-/// Where cairn's hooks already run outside the file being edited (Codex: `<home>/hooks.json`,
-/// which Codex merges with `[hooks]` in `config.toml`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Elsewhere {
-    pub path: PathBuf,
-    /// The events with a cairn handler there, in [`EVENTS`] order.
-    pub events: Vec<String>,
-    /// The distinct cairn commands found there.
-    pub commands: Vec<String>,
-}
-
-/// What a Claude-style `hooks.json` holds: cairn's handlers and the other tools' commands.
+/// What Codex's `<home>/hooks.json` holds: its text, cairn's handlers and the other tools'
+/// commands. Codex reads it as `{"hooks": {<Event>: [{"matcher"?, "hooks": [{"type":
+/// "command", "command", "timeout"?, …}]}]}}` (`HooksFile` in `codex-rs/config`), the same shape
+/// as Claude Code's `settings.json` `hooks`, so it is edited with the same byte-span editor.
 #[derive(Debug)]
 struct HooksJson {
-    cairn: Elsewhere,
+    path: PathBuf,
+    text: String,
+    /// The events with a cairn handler, in [`EVENTS`] order.
+    cairn_events: Vec<String>,
+    /// The commands of the handlers that are not cairn's.
     others: Vec<String>,
 }
 
-/// Reads a Claude-style hooks file (`{"hooks": {<Event>: [{"hooks": [{"command": …}]}]}}`).
-/// `Ok(None)`: no such file; `Err`: a note saying why it could not be read.
+/// Reads `<codex home>/hooks.json` for editing. `Ok(None)`: no such file, or an empty one;
+/// `Err`: a note saying why cairn leaves it alone (not JSON, or not of the shape Codex reads).
 fn read_hooks_json(path: &Path, target: Target) -> Result<Option<HooksJson>, String> {
     let text = match read_optional(path) {
         Ok(Some(t)) => t,
@@ -819,20 +971,29 @@ fn read_hooks_json(path: &Path, target: Target) -> Result<Option<HooksJson>, Str
     }
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         format!(
-            "{} is not valid JSON ({e}); cairn could not check it for its hooks",
+            "{} is not valid JSON ({e}); cairn leaves it alone and could not check it for its hooks",
             path.display()
         )
     })?;
+    let shape = |what: &str| {
+        format!(
+            "{} {what}, which is not the shape Codex reads; cairn leaves it alone",
+            path.display()
+        )
+    };
+    if !v.is_object() {
+        return Err(shape("is not a JSON object"));
+    }
     let mut out = HooksJson {
-        cairn: Elsewhere {
-            path: path.to_path_buf(),
-            events: Vec::new(),
-            commands: Vec::new(),
-        },
+        path: path.to_path_buf(),
+        text: text.clone(),
+        cairn_events: Vec::new(),
         others: Vec::new(),
     };
-    let Some(events) = v.get("hooks").and_then(serde_json::Value::as_object) else {
-        return Ok(Some(out));
+    let events = match v.get("hooks") {
+        None => return Ok(Some(out)),
+        Some(serde_json::Value::Object(events)) => events,
+        Some(_) => return Err(shape("has a `hooks` that is not an object")),
     };
     for (event, groups) in events {
         let commands = groups
@@ -844,21 +1005,38 @@ fn read_hooks_json(path: &Path, target: Target) -> Result<Option<HooksJson>, Str
             .filter_map(|h| h.get("command").and_then(serde_json::Value::as_str));
         for c in commands {
             if is_cairn_command(c, target) {
-                if !out.cairn.events.contains(event) {
-                    out.cairn.events.push(event.clone());
-                }
-                if !out.cairn.commands.iter().any(|k| k == c) {
-                    out.cairn.commands.push(c.to_owned());
+                if !out.cairn_events.contains(event) {
+                    out.cairn_events.push(event.clone());
                 }
             } else {
                 out.others.push(c.to_owned());
             }
         }
     }
-    out.cairn
-        .events
+    out.cairn_events
         .sort_by_key(|e| EVENTS.iter().position(|k| k == e).unwrap_or(EVENTS.len()));
     Ok(Some(out))
+}
+
+/// The events of `config.toml` with a cairn handler.
+fn codex_cairn_events(doc: &DocumentMut) -> Vec<String> {
+    let Some(hooks) = doc.get("hooks").and_then(Item::as_table_like) else {
+        return Vec::new();
+    };
+    hooks
+        .iter()
+        .filter(|(event, _)| *event != "state")
+        .filter(|(_, groups)| {
+            toml_tables(groups).iter().any(|g| {
+                g.get("hooks")
+                    .map(toml_tables)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .any(is_cairn_handler)
+            })
+        })
+        .map(|(event, _)| event.to_owned())
+        .collect()
 }
 
 /// The handler tables under one `[hooks]` entry, written as `[[…]]` tables or inline.
@@ -896,15 +1074,6 @@ fn codex_other_commands(doc: &DocumentMut) -> Vec<String> {
     out
 }
 
-fn event_list(events: &[String]) -> String {
-    events.join(", ")
-}
-
-/// Plans installing (or removing) cairn's hooks in Codex's `config.toml`.
-///
-/// `hooks_json` is Codex's `<home>/hooks.json`: Codex runs the handlers of both files, so an
-/// event with a cairn handler there gets none in `config.toml` (an extra one there is removed),
-/// and the plan's notes say so. That file itself is never edited.
 /// `toml_edit` writes `\n` line ends: a file the user keeps with `\r\n` gets them back on
 /// every line, a file that ends without a line break keeps ending so, and a byte-order mark
 /// stays (an uninstall then gives back the file as it was). A file cairn creates does not
@@ -930,6 +1099,18 @@ fn in_line_style(before: Option<&str>, out: String) -> String {
     out
 }
 
+/// Plans installing (or removing) cairn's hooks for Codex.
+///
+/// Codex reads a layer's hooks from `[hooks]` in `config.toml` and from `hooks.json` beside
+/// it (`hooks_json`), and warns at every start when both hold hooks ("prefer a single
+/// representation for this layer"). So cairn's handlers go where the user's hooks are: into
+/// `hooks.json` when the user's hooks are there and not in `config.toml` (edited by byte
+/// spans, as Claude Code's `settings.json`, so every other byte stays), else into
+/// `config.toml`; with no hook of the user's anywhere, they stay in the file that holds them,
+/// `config.toml` for a first install. cairn's handlers in the other file are moved, never
+/// doubled, and the trust entries Codex keyed by their positions go with them. When the user
+/// already keeps hooks in both files, the plan says so. Uninstalling takes cairn's handlers out
+/// of both files, giving back the bytes they had.
 pub fn plan_codex(
     config: &Path,
     hooks_json: Option<&Path>,
@@ -947,6 +1128,9 @@ pub fn plan_codex(
         enabled_hooks_feature: previous.is_some_and(|r| r.enabled_hooks_feature),
         enabled_legacy_hooks_feature: previous.is_some_and(|r| r.enabled_legacy_hooks_feature),
         filled_empty: previous.map(|r| r.filled_empty.clone()).unwrap_or_default(),
+        hooks_json_filled_empty: previous
+            .map(|r| r.hooks_json_filled_empty.clone())
+            .unwrap_or_default(),
     };
     let mut notes = Vec::new();
     let json = match hooks_json.map(|p| read_hooks_json(p, Target::Codex)) {
@@ -957,15 +1141,12 @@ pub fn plan_codex(
             None
         }
     };
-    let elsewhere = json
-        .as_ref()
-        .map(|j| j.cairn.clone())
-        .filter(|e| !e.events.is_empty());
-    let in_json = |event: &str| {
-        elsewhere
-            .as_ref()
-            .is_some_and(|e| e.events.iter().any(|k| k == event))
-    };
+    let json_cairn = json.as_ref().is_some_and(|j| !j.cairn_events.is_empty());
+    let json_user = json.as_ref().is_some_and(|j| !j.others.is_empty());
+    let toml_cairn = !codex_cairn_events(&doc).is_empty();
+    let toml_user = !codex_other_commands(&doc).is_empty();
+    // `hooks.json`'s new text and where its handlers went (for the trust entries).
+    let mut json_after: Option<(String, Vec<(String, Moves)>)> = None;
 
     if uninstall {
         let keep: Vec<String> = record
@@ -975,6 +1156,15 @@ pub fn plan_codex(
             .map(|k| k.path[1].clone())
             .collect();
         codex_strip_keeping(&mut doc, config, &mut |_, _| true, &keep);
+        if let Some(j) = json.as_ref().filter(|_| json_cairn) {
+            json_after = Some(json_strip(
+                &j.text,
+                &j.path,
+                Target::Codex,
+                &|_| true,
+                &record.hooks_json_filled_empty,
+            )?);
+        }
         let switched = [
             (HOOKS_FEATURE_KEY, record.enabled_hooks_feature),
             (
@@ -990,14 +1180,10 @@ pub fn plan_codex(
                 ));
             }
         }
-        if let Some(e) = &elsewhere {
-            notes.push(format!(
-                "{} still runs cairn ({}): cairn does not edit that file; remove those handlers \
-                 there by hand.",
-                e.path.display(),
-                event_list(&e.events)
-            ));
+        if let (Some(j), Some((_, moves))) = (&json, &json_after) {
+            follow_moves_in_state(&mut doc, &j.path, moves);
         }
+        tidy_hooks_tables(&mut doc);
         let out = in_line_style(before.as_deref(), doc.to_string());
         let after = if before.is_none() || (record.created_file && out.trim().is_empty()) {
             None
@@ -1011,33 +1197,34 @@ pub fn plan_codex(
             after,
             record: None,
             notes,
-            elsewhere,
+            also: json_change(json.as_ref(), json_after.map(|(t, _)| t)),
+            hooks_in: config.to_path_buf(),
+            also_first: false,
         });
     }
 
-    // Events the user left empty (`Stop = []`): uninstalling leaves them so.
-    if record.filled_empty.is_empty()
-        && let Some(hooks) = doc.get("hooks").and_then(Item::as_table_like)
-    {
-        record.filled_empty = hooks
-            .iter()
-            .filter(|(k, _)| EVENTS.contains(k))
-            .filter(|(_, v)| v.as_array().is_some_and(|a| a.is_empty()))
-            .map(|(k, _)| FilledContainer {
-                path: vec!["hooks".into(), k.to_owned()],
-                text: "[]".into(),
-            })
-            .collect();
+    // Where cairn's handlers go: beside the user's hooks, never making one layer hold hooks in
+    // both files.
+    let into_json = json.is_some()
+        && match (json_user, toml_user) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => json_cairn && !toml_cairn,
+        };
+    if let Some(j) = json.as_ref().filter(|_| json_user && toml_user) {
+        notes.push(format!(
+            "{} and {} both hold Codex hooks of yours: Codex warns at every start (\"loading hooks \
+             from both …; prefer a single representation for this layer\"); cairn keeps its own \
+             in {}. Move your hooks into one of the two files to silence it.",
+            j.path.display(),
+            config.display(),
+            if into_json {
+                j.path.display()
+            } else {
+                config.display()
+            }
+        ));
     }
-    // One cairn handler per event, and none here for an event hooks.json already covers.
-    let mut doubled = Vec::new();
-    codex_strip(&mut doc, config, &mut |event, n| {
-        let drop = n > 0 || in_json(event);
-        if drop && in_json(event) {
-            doubled.push(event.to_owned());
-        }
-        drop
-    });
 
     // Hooks switched off by the user (under either name of the flag)? Codex then runs no hook at
     // all, cairn's included: switch on the key Codex goes by (and remember to switch it back),
@@ -1085,110 +1272,37 @@ pub fn plan_codex(
         ));
     }
 
-    let missing: Vec<&str> = EVENTS.iter().copied().filter(|e| !in_json(e)).collect();
-    if !missing.is_empty() {
-        // A new event is written the way the others are: `[[hooks.<Event>]]` tables, or an
-        // inline array when `[hooks]` is an inline table or holds only inline arrays.
-        let inline_events = match doc.get("hooks") {
-            Some(Item::Value(_)) => true,
-            Some(Item::Table(t)) => {
-                let mut events = t.iter().filter(|(k, _)| *k != "state").peekable();
-                events.peek().is_some()
-                    && events.all(|(_, v)| matches!(v, Item::Value(toml_edit::Value::Array(_))))
-            }
-            _ => false,
-        };
-        let hooks = doc
-            .entry("hooks")
-            .or_insert_with(|| {
-                let mut t = Table::new();
-                t.set_implicit(true);
-                Item::Table(t)
-            })
-            .as_table_like_mut()
-            .ok_or_else(|| shape("`hooks` is not a table"))?;
-        for event in missing {
-            if hooks.get(event).is_none() {
-                let empty = if inline_events {
-                    Item::Value(toml_edit::Value::Array(toml_edit::Array::new()))
-                } else {
-                    Item::ArrayOfTables(ArrayOfTables::new())
-                };
-                hooks.insert(event, empty);
-            }
-            let mut groups = hooks
-                .get_mut(event)
-                .and_then(TableList::of)
-                .ok_or_else(|| {
-                    shape(&format!(
-                        "`hooks.{event}` is neither [[hooks.{event}]] tables nor an array of \
-                         matcher groups"
-                    ))
-                })?;
-            let mut found = false;
-            for g in 0..groups.len() {
-                let Some(mut handlers) = groups
-                    .get_mut(g)
-                    .and_then(|g| g.get_mut("hooks"))
-                    .and_then(TableList::of)
-                else {
-                    continue;
-                };
-                for h in 0..handlers.len() {
-                    let Some(handler) = handlers.get_mut(h) else {
-                        continue;
-                    };
-                    if !is_cairn_handler(handler) {
-                        continue;
-                    }
-                    found = true;
-                    if let Some(v) = handler.get_mut("command").and_then(Item::as_value_mut)
-                        && v.as_str() != Some(command)
-                    {
-                        let decor = v.decor().clone();
-                        *v = command.into();
-                        *v.decor_mut() = decor;
-                    }
-                }
-            }
-            if !found {
-                groups.push_group(codex_handler(command));
-            }
+    if let Some(j) = json.as_ref().filter(|_| into_json) {
+        // Events the user left empty there (`"Stop": []`): uninstalling leaves them so.
+        if record.hooks_json_filled_empty.is_empty() {
+            record.hooks_json_filled_empty = empty_hook_containers(&j.text);
         }
-    }
-    if let Some(e) = &elsewhere {
-        let mut note = format!(
-            "{} already runs cairn ({}); cairn adds no second handler for {} to {} (Codex runs \
-             both files' hooks) and leaves {} as it is",
-            e.path.display(),
-            event_list(&e.events),
-            if e.events.len() == 1 { "it" } else { "them" },
-            config.display(),
-            e.path.display(),
-        );
-        if !doubled.is_empty() {
-            doubled.dedup();
-            note += &format!(
-                "; removed cairn's duplicate {} handler(s) from {}",
-                event_list(&doubled),
-                config.display()
-            );
-        }
-        note.push('.');
-        notes.push(note);
-        let stale: Vec<&String> = e.commands.iter().filter(|c| *c != command).collect();
-        if !stale.is_empty() {
+        json_after = Some(json_add(&j.text, command, &j.path, Target::Codex)?);
+        if toml_cairn {
+            codex_strip(&mut doc, config, &mut |_, _| true);
             notes.push(format!(
-                "{} runs {}, not this binary's `{command}`: update it there if cairn moved.",
-                e.path.display(),
-                stale
-                    .iter()
-                    .map(|c| format!("`{c}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "cairn's hooks move from {} to {}, where your Codex hooks are (Codex warns when \
+                 both files hold hooks); trust them again in `/hooks`.",
+                config.display(),
+                j.path.display()
+            ));
+        }
+    } else {
+        add_to_config(&mut doc, &mut record, command, &shape)?;
+        if let Some(j) = json.as_ref().filter(|_| json_cairn) {
+            json_after = Some(json_strip(&j.text, &j.path, Target::Codex, &|_| true, &[])?);
+            notes.push(format!(
+                "cairn's hooks move from {} to {}, where your Codex hooks are (Codex warns when \
+                 both files hold hooks); trust them again in `/hooks`.",
+                j.path.display(),
+                config.display()
             ));
         }
     }
+    if let (Some(j), Some((_, moves))) = (&json, &json_after) {
+        follow_moves_in_state(&mut doc, &j.path, moves);
+    }
+    tidy_hooks_tables(&mut doc);
     let out = in_line_style(before.as_deref(), doc.to_string());
     let after = if before.as_deref() == Some(out.as_str()) {
         before.clone()
@@ -1200,6 +1314,10 @@ pub fn plan_codex(
     if before.is_none() && after.is_none() {
         record.created_file = false;
     }
+    let hooks_in = match (&json, into_json) {
+        (Some(j), true) => j.path.clone(),
+        _ => config.to_path_buf(),
+    };
     Ok(Plan {
         target: Target::Codex,
         path: config.to_path_buf(),
@@ -1207,8 +1325,115 @@ pub fn plan_codex(
         after,
         record: Some(record),
         notes,
-        elsewhere,
+        also: json_change(json.as_ref(), json_after.map(|(t, _)| t)),
+        hooks_in,
+        also_first: into_json,
     })
+}
+
+/// `hooks.json`'s change, when there is one.
+fn json_change(json: Option<&HooksJson>, after: Option<String>) -> Option<FileChange> {
+    let (j, after) = (json?, after?);
+    (after != j.text).then(|| FileChange {
+        path: j.path.clone(),
+        before: Some(j.text.clone()),
+        after: Some(after),
+    })
+}
+
+/// Adds cairn's handler for every event to `config.toml`'s `[hooks]` (one per event: a second
+/// one is dropped, a stale command brought up to date), in the form the file writes its events.
+fn add_to_config(
+    doc: &mut DocumentMut,
+    record: &mut Record,
+    command: &str,
+    shape: &dyn Fn(&str) -> InstallError,
+) -> Result<(), InstallError> {
+    // Events the user left empty (`Stop = []`): uninstalling leaves them so.
+    if record.filled_empty.is_empty()
+        && let Some(hooks) = doc.get("hooks").and_then(Item::as_table_like)
+    {
+        record.filled_empty = hooks
+            .iter()
+            .filter(|(k, _)| EVENTS.contains(k))
+            .filter(|(_, v)| v.as_array().is_some_and(|a| a.is_empty()))
+            .map(|(k, _)| FilledContainer {
+                path: vec!["hooks".into(), k.to_owned()],
+                text: "[]".into(),
+            })
+            .collect();
+    }
+    let config = record.path.clone();
+    codex_strip(doc, &config, &mut |_, n| n > 0);
+    // A new event is written the way the others are: `[[hooks.<Event>]]` tables, or an
+    // inline array when `[hooks]` is an inline table or holds only inline arrays.
+    let inline_events = match doc.get("hooks") {
+        Some(Item::Value(_)) => true,
+        Some(Item::Table(t)) => {
+            let mut events = t.iter().filter(|(k, _)| *k != "state").peekable();
+            events.peek().is_some()
+                && events.all(|(_, v)| matches!(v, Item::Value(toml_edit::Value::Array(_))))
+        }
+        _ => false,
+    };
+    let hooks = doc
+        .entry("hooks")
+        .or_insert_with(|| {
+            let mut t = Table::new();
+            t.set_implicit(true);
+            Item::Table(t)
+        })
+        .as_table_like_mut()
+        .ok_or_else(|| shape("`hooks` is not a table"))?;
+    for event in EVENTS {
+        if hooks.get(event).is_none() {
+            let empty = if inline_events {
+                Item::Value(toml_edit::Value::Array(toml_edit::Array::new()))
+            } else {
+                Item::ArrayOfTables(ArrayOfTables::new())
+            };
+            hooks.insert(event, empty);
+        }
+        let mut groups = hooks
+            .get_mut(event)
+            .and_then(TableList::of)
+            .ok_or_else(|| {
+                shape(&format!(
+                    "`hooks.{event}` is neither [[hooks.{event}]] tables nor an array of \
+                     matcher groups"
+                ))
+            })?;
+        let mut found = false;
+        for g in 0..groups.len() {
+            let Some(mut handlers) = groups
+                .get_mut(g)
+                .and_then(|g| g.get_mut("hooks"))
+                .and_then(TableList::of)
+            else {
+                continue;
+            };
+            for h in 0..handlers.len() {
+                let Some(handler) = handlers.get_mut(h) else {
+                    continue;
+                };
+                if !is_cairn_handler(handler) {
+                    continue;
+                }
+                found = true;
+                if let Some(v) = handler.get_mut("command").and_then(Item::as_value_mut)
+                    && v.as_str() != Some(command)
+                {
+                    let decor = v.decor().clone();
+                    *v = command.into();
+                    *v.decor_mut() = decor;
+                }
+            }
+        }
+        if !found {
+            groups.push_group(codex_handler(command));
+        }
+    }
+    Ok(())
 }
 
 /// Removes cairn's handlers from the `[hooks]` events of `config`'s document: every one for
@@ -1259,8 +1484,14 @@ fn codex_strip_keeping(
     if moves.is_empty() {
         return;
     }
-    if follow_moves_in_state(doc, config, &moves)
-        && let Some(Item::Table(hooks)) = doc.get_mut("hooks")
+    follow_moves_in_state(doc, config, &moves);
+    tidy_hooks_tables(doc);
+}
+
+/// A `[hooks.state]` or `[hooks]` table left empty by cairn's edits goes when it was only
+/// implied by its subtables' headers (a table the user wrote a header for stays).
+fn tidy_hooks_tables(doc: &mut DocumentMut) {
+    if let Some(Item::Table(hooks)) = doc.get_mut("hooks")
         && let Some(Item::Table(state)) = hooks.get("state")
         && state.is_empty()
         && state.is_implicit()

@@ -51,6 +51,30 @@ fn claude_round_trips() {
     );
 }
 
+/// An empty settings file (0 bytes, or only whitespace) comes back as it was, not as `{}`.
+#[test]
+fn claude_empty_file_round_trips_to_its_bytes() {
+    for original in ["", "\n", "  \n\n", "\r\n"] {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "settings.json", original);
+        let plan = plan_claude(&p, CMD, false, None).unwrap();
+        assert!(plan.changes_file());
+        plan.apply().unwrap();
+        let installed = std::fs::read_to_string(&p).unwrap();
+        assert!(installed.contains(CMD), "{installed}");
+        let again = plan_claude(&p, CMD, false, plan.record.as_ref()).unwrap();
+        assert!(!again.changes_file(), "{}", again.diff());
+        assert_eq!(again.record, plan.record);
+        let un = plan_claude(&p, CMD, true, again.record.as_ref()).unwrap();
+        un.apply().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            original,
+            "{original:?}"
+        );
+    }
+}
+
 #[test]
 fn claude_fresh_file_is_created_and_removed() {
     let d = tempfile::tempdir().unwrap();
@@ -278,68 +302,139 @@ fn claude_renamed_binary_round_trips_and_heals_duplicates() {
     );
 }
 
+/// The user's Codex hooks are in `hooks.json` (and none in `config.toml`): cairn's go there
+/// too, by byte spans, so that one layer never holds hooks in both files (Codex warns at every
+/// start); uninstalling gives back both files' bytes.
 #[test]
-fn codex_leaves_events_that_hooks_json_runs() {
+fn codex_hooks_go_into_hooks_json_when_the_users_are_there() {
+    let d = tempfile::tempdir().unwrap();
+    let json_original = "{\n  \"description\": \"my hooks\",\n  \"hooks\": {\n    \"SessionStart\": [\n      {\n        \"matcher\": \"startup|resume\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"/usr/local/bin/my-session-logger\"\n          }\n        ]\n      }\n    ],\n    \"Stop\": []\n  }\n}\n";
+    let hj = write(d.path(), "hooks.json", json_original);
+    let original = "model = \"o3\"\n";
+    let p = write(d.path(), "config.toml", original);
+    let plan = plan_codex(&p, Some(&hj), XCMD, false, None).unwrap();
+    assert_eq!(plan.hooks_in, hj);
+    assert_eq!(
+        plan.after.as_deref(),
+        Some(original),
+        "config.toml untouched"
+    );
+    let after = plan.also.as_ref().unwrap().after.clone().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&after).unwrap();
+    for e in EVENTS {
+        let groups = v["hooks"][e].as_array().unwrap();
+        let last = groups.last().unwrap();
+        assert_eq!(last["hooks"][0]["command"], XCMD, "{e}: {after}");
+        assert_eq!(last["hooks"][0]["type"], "command");
+        assert_eq!(last["hooks"][0]["timeout"], TIMEOUT_SECS);
+    }
+    // The user's group keeps its place (and its trust key); the rest of the text is as it was.
+    assert_eq!(
+        v["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+        "/usr/local/bin/my-session-logger"
+    );
+    assert!(
+        after.starts_with("{\n  \"description\": \"my hooks\",\n"),
+        "{after}"
+    );
+    plan.apply().unwrap();
+    let again = plan_codex(&p, Some(&hj), XCMD, false, plan.record.as_ref()).unwrap();
+    assert!(!again.changes_file(), "{}", again.diff());
+    let un = plan_codex(&p, Some(&hj), XCMD, true, plan.record.as_ref()).unwrap();
+    un.apply().unwrap();
+    assert_eq!(std::fs::read_to_string(&hj).unwrap(), json_original);
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), original);
+}
+
+/// An older install wrote cairn's handlers into `config.toml` beside the user's `hooks.json`:
+/// the next install moves them into `hooks.json`, trust entries of cairn's config.toml
+/// handlers go with them, and nothing is doubled.
+#[test]
+fn codex_hooks_in_both_files_are_healed() {
     let d = tempfile::tempdir().unwrap();
     let hj = write(
         d.path(),
         "hooks.json",
-        "{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"/old/cairn hook --agent codex\",\"timeout\":30}]}]}}",
+        "{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"/old/cairn hook --agent codex\"}]},{\"hooks\":[{\"type\":\"command\",\"command\":\"cairn hook --agent codex\"}]},{\"hooks\":[{\"type\":\"command\",\"command\":\"say done\"}]}]}}",
     );
-    let original = "model = \"o3\"\n";
-    let p = write(d.path(), "config.toml", original);
+    let cfg = format!(
+        "model = \"o3\"\n\n[[hooks.SessionStart]]\n[[hooks.SessionStart.hooks]]\ntype = \"command\"\ncommand = \"{XCMD}\"\ntimeout = 30\n\n[hooks.state.\"{p}:session_start:0:0\"]\ntrusted_hash = \"sha256:aa\"\n\n[hooks.state.\"{j}:stop:1:0\"]\ntrusted_hash = \"sha256:dup\"\n\n[hooks.state.\"{j}:stop:2:0\"]\ntrusted_hash = \"sha256:user\"\n",
+        p = d.path().join("config.toml").display(),
+        j = hj.display()
+    );
+    let p = write(d.path(), "config.toml", &cfg);
     let plan = plan_codex(&p, Some(&hj), XCMD, false, None).unwrap();
-    let after = plan.after.clone().unwrap();
-    assert!(!after.contains("hooks.Stop"), "{after}");
+    assert_eq!(plan.hooks_in, hj);
+    let toml = plan.after.clone().unwrap();
+    assert!(!toml.contains("hooks.SessionStart"), "{toml}");
+    assert!(!toml.contains(":session_start:0:0"), "{toml}");
+    // cairn's second Stop handler goes (with its trust entry), its first is brought up to
+    // date in place, and the user's hook moves up from group 2 to 1 with its trust.
+    let json = plan.also.as_ref().unwrap().after.clone().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["command"], XCMD, "{json}");
+    assert_eq!(v["hooks"]["Stop"][1]["hooks"][0]["command"], "say done");
     assert!(
-        after.contains("[[hooks.SessionStart]]") && after.contains("[[hooks.UserPromptSubmit]]")
+        toml.contains(&format!(
+            "[hooks.state.\"{}:stop:1:0\"]\ntrusted_hash = \"sha256:user\"",
+            hj.display()
+        )),
+        "{toml}"
     );
-    let notes = plan.notes.join("\n");
     assert!(
-        notes.contains("hooks.json already runs cairn (Stop)"),
-        "{notes}"
+        !toml.contains("sha256:dup") && !toml.contains(":stop:2:0"),
+        "{toml}"
     );
-    assert!(notes.contains("`/old/cairn hook --agent codex`"), "{notes}");
-    assert_eq!(plan.elsewhere.as_ref().unwrap().events, ["Stop"]);
+    for e in EVENTS {
+        let n = v["hooks"][e]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|g| g["hooks"][0]["command"] == XCMD)
+            .count();
+        assert_eq!(n, 1, "{e}: {json}");
+    }
+    assert!(
+        plan.notes.join(" ").contains("move from"),
+        "{:?}",
+        plan.notes
+    );
+}
+
+/// hooks.json holds only cairn's handlers and config.toml the user's: cairn's move to
+/// config.toml, and hooks.json gets back to holding none. Every event in hooks.json and no
+/// hook of the user's anywhere: nothing changes. An unreadable hooks.json is a note.
+#[test]
+fn codex_hooks_follow_the_users_into_config_toml() {
+    let d = tempfile::tempdir().unwrap();
+    let only_cairn = "{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"/old/cairn hook --agent codex\",\"timeout\":30}]}]}}";
+    let hj = write(d.path(), "hooks.json", only_cairn);
+    let user = "[[hooks.PostToolUse]]\nmatcher = \"apply_patch\"\n[[hooks.PostToolUse.hooks]]\ntype = \"command\"\ncommand = \"ruff check --fix\"\n";
+    let p = write(d.path(), "config.toml", user);
+    let plan = plan_codex(&p, Some(&hj), XCMD, false, None).unwrap();
+    assert_eq!(plan.hooks_in, p);
+    let toml = plan.after.clone().unwrap();
+    for e in EVENTS {
+        assert!(toml.contains(&format!("[[hooks.{e}]]")), "{e}: {toml}");
+    }
+    assert_eq!(plan.also.as_ref().unwrap().after.as_deref(), Some("{}"));
     plan.apply().unwrap();
-    let un = plan_codex(&p, Some(&hj), XCMD, true, plan.record.as_ref()).unwrap();
-    assert!(
-        un.notes.join(" ").contains("still runs cairn (Stop)"),
-        "{:?}",
-        un.notes
-    );
-    un.apply().unwrap();
-    assert_eq!(std::fs::read_to_string(&p).unwrap(), original);
+    let again = plan_codex(&p, Some(&hj), XCMD, false, plan.record.as_ref()).unwrap();
+    assert!(!again.changes_file(), "{}", again.diff());
 
-    // A duplicate already in config.toml goes; hooks.json's stays.
-    let doubled = "[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = \"command\"\ncommand = \"/opt/bin/cairn hook --agent codex\"\ntimeout = 30\n";
-    std::fs::write(&p, doubled).unwrap();
-    let plan = plan_codex(&p, Some(&hj), XCMD, false, None).unwrap();
-    let after = plan.after.clone().unwrap();
-    assert!(!after.contains("hooks.Stop"), "{after}");
-    assert!(
-        plan.notes
-            .join(" ")
-            .contains("removed cairn's duplicate Stop"),
-        "{:?}",
-        plan.notes
-    );
-
-    // Every event in hooks.json and no config.toml: nothing is created.
-    std::fs::write(
-        &hj,
-        "{\"hooks\":{\"SessionStart\":[{\"hooks\":[{\"command\":\"/opt/bin/cairn hook --agent codex\"}]}],\"UserPromptSubmit\":[{\"hooks\":[{\"command\":\"/opt/bin/cairn hook --agent codex\"}]}],\"Stop\":[{\"hooks\":[{\"command\":\"/opt/bin/cairn hook --agent codex\"}]}]}}",
-    )
-    .unwrap();
+    // Every event in hooks.json and no hook of the user's: cairn's stay where they are.
+    let all = "{\"hooks\":{\"SessionStart\":[{\"hooks\":[{\"command\":\"/opt/bin/cairn hook --agent codex\"}]}],\"UserPromptSubmit\":[{\"hooks\":[{\"command\":\"/opt/bin/cairn hook --agent codex\"}]}],\"Stop\":[{\"hooks\":[{\"command\":\"/opt/bin/cairn hook --agent codex\"}]}]}}";
+    std::fs::write(&hj, all).unwrap();
     std::fs::remove_file(&p).unwrap();
     let plan = plan_codex(&p, Some(&hj), XCMD, false, None).unwrap();
     assert!(!plan.changes_file(), "{}", plan.diff());
-    assert_eq!(plan.notes.len(), 1, "{:?}", plan.notes);
+    assert_eq!(plan.hooks_in, hj);
 
-    // An unreadable hooks.json is a note, not an error.
+    // An unreadable hooks.json is a note, not an error, and is left alone.
     std::fs::write(&hj, "{").unwrap();
     let plan = plan_codex(&p, Some(&hj), XCMD, false, None).unwrap();
     assert!(plan.changes_file());
+    assert!(plan.also.is_none());
     assert!(plan.notes[0].contains("not valid JSON"), "{:?}", plan.notes);
 }
 

@@ -31,7 +31,8 @@ use crate::codex_config::MemoryVersion;
 /// Where an item applies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
-    /// The user as a whole (profile, preferences, tips, ad-hoc notes).
+    /// The user as a whole (profile, preferences, tips, ad-hoc notes not written in a
+    /// project).
     Global,
     /// One working directory (absolute, as Codex wrote it).
     Cwd(String),
@@ -79,6 +80,29 @@ pub struct MemoryItem {
     pub source: String,
     /// Extra provenance (`cwd=…, updated_at=…`).
     pub provenance: String,
+}
+
+/// An ad-hoc note that belongs to one project: the Codex session that wrote it ran there
+/// (cairn's store knows which; `cairn_consolidate::note_scopes`). A note without one is
+/// global, as Codex keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteScope {
+    /// The note, relative to the Codex home (`memories/extensions/ad_hoc/notes/<name>.md`).
+    pub path: String,
+    /// The project directory (its canonical git root).
+    pub project: String,
+}
+
+/// Scopes the notes among `items` that `scopes` names to their project; the others stay
+/// global.
+pub fn scope_notes(items: &mut [MemoryItem], scopes: &[NoteScope]) {
+    for it in items.iter_mut().filter(|i| i.kind == ItemKind::Note) {
+        if let Some(s) = scopes.iter().find(|s| s.path == it.source) {
+            it.scope = Scope::Cwd(s.project.clone());
+            it.provenance
+                .push_str(&format!(", in a Codex session in {}", s.project));
+        }
+    }
 }
 
 /// Everything read from a Codex home's memory workspaces.

@@ -324,6 +324,11 @@ fn codex_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
         }
     }
 
+    // One layer, two representations: Codex loads both and warns at every start.
+    if let Some(check) = hooks_in_both_files(home, cfg.document.as_ref()) {
+        checks.push(check);
+    }
+
     // cairn hooks and their trust.
     let hooks: Vec<_> = codex_hooks(home, cfg.document.as_ref())
         .into_iter()
@@ -484,6 +489,54 @@ fn codex_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
             "no memory workspace lock is held and no interrupted import is left",
         ));
     }
+}
+
+/// Codex's user layer holding hooks in `config.toml` `[hooks]` and in `hooks.json` at once:
+/// Codex loads both, and warns at every start ("loading hooks from both … prefer a single
+/// representation for this layer", `codex-rs/hooks/src/engine/discovery.rs`). As there, a file
+/// holds hooks when one of its events has a matcher group.
+fn hooks_in_both_files(home: &Path, doc: Option<&toml_edit::DocumentMut>) -> Option<Check> {
+    let toml_events: Vec<String> = doc
+        .and_then(|d| d.get("hooks"))
+        .and_then(toml_edit::Item::as_table_like)?
+        .iter()
+        .filter(|(event, _)| *event != "state")
+        .filter(|(_, groups)| match groups {
+            toml_edit::Item::ArrayOfTables(a) => !a.is_empty(),
+            toml_edit::Item::Value(toml_edit::Value::Array(a)) => !a.is_empty(),
+            _ => false,
+        })
+        .map(|(event, _)| event.to_owned())
+        .collect();
+    let json_path = home.join("hooks.json");
+    let json: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&json_path).ok()?).ok()?;
+    let json_events: Vec<String> = json
+        .get("hooks")?
+        .as_object()?
+        .iter()
+        .filter(|(_, groups)| groups.as_array().is_some_and(|g| !g.is_empty()))
+        .map(|(event, _)| event.clone())
+        .collect();
+    if toml_events.is_empty() || json_events.is_empty() {
+        return None;
+    }
+    let config = home.join("config.toml");
+    Some(
+        Check::new(
+            "codex.hooks_files",
+            CheckStatus::Warn,
+            format!(
+                "Codex hooks are in both {} ({}) and {} ({}): Codex loads both and warns at every start (\"prefer a single representation for this layer\")",
+                config.display(),
+                toml_events.join(", "),
+                json_path.display(),
+                json_events.join(", ")
+            ),
+        )
+        .fix("keep them in one of the two files: move the events of one into the other (`cairn install codex` puts cairn's own next to yours and moves them out of the other file)")
+        .path(&json_path),
+    )
 }
 
 /// Why a directory could not be read, in words ("permission denied").

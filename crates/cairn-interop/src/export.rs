@@ -2,7 +2,10 @@
 //! project's auto-memory dir, with index lines in its `MEMORY.md`.
 //!
 //! The project key is derived from the canonical git root of each Codex scope exactly as
-//! Claude Code derives its auto-memory key. Each file cairn writes carries frontmatter
+//! Claude Code derives its auto-memory key. Codex keeps its ad-hoc notes for the user as a
+//! whole, but a note written in a session in one project ("black line length is 100 here") is
+//! that project's: the caller names those ([`ExportRequest::note_scopes`], from cairn's store)
+//! and each goes into its project's memory only, like every other project-scoped item. Each file cairn writes carries frontmatter
 //! `source: codex`, a `cairn_id` and a `cairn_hash` of the content it wrote: a re-run finds
 //! its own files by id, rewrites them only when the content changed, and leaves alone any file
 //! whose hash no longer matches (someone edited it) and every file without those marks.
@@ -67,6 +70,9 @@ pub struct ExportRequest {
     /// it recorded them: their content is cairn's own memory, so an unchanged one is not
     /// exported back into Claude Code as Codex's.
     pub written_by_cairn: Vec<crate::codex_source::WrittenByCairn>,
+    /// The ad-hoc notes that belong to one project (written in a Codex session there): each
+    /// goes into that project's memory only, never into every project's as a global note.
+    pub note_scopes: Vec<crate::codex_source::NoteScope>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -675,7 +681,7 @@ fn fits(text: &str) -> bool {
 
 fn take_lock(path: &Path) -> Result<File> {
     if let Some(parent) = path.parent() {
-        fsutil::create_dir_private(parent, parent)?;
+        fsutil::create_dir(parent, parent, fsutil::NewMode::Private)?;
     }
     let mut o = OpenOptions::new();
     o.read(true).write(true).create(true).truncate(false);
@@ -877,7 +883,8 @@ pub fn run(req: &ExportRequest) -> Result<ExportReport> {
         }
     };
     let _shared = WorkspaceLock::acquire_shared(&req.codex_home, &order)?;
-    let mem = codex_source::read_workspace(&req.codex_home, &order, &req.written_by_cairn);
+    let mut mem = codex_source::read_workspace(&req.codex_home, &order, &req.written_by_cairn);
+    codex_source::scope_notes(&mut mem.items, &req.note_scopes);
     let claude = ClaudeRoot::new(&req.claude_root);
     let over = claude.auto_memory_override(req.home.as_deref());
 
@@ -1223,7 +1230,14 @@ fn sync_target(
     let dir = if dry_run {
         None
     } else {
-        Some(fsutil::Dir::open_beneath(base, &t.memory_dir, true)?)
+        // Claude Code's memory dir: what cairn creates there gets the mode Claude Code
+        // gives its own files, the umask's default.
+        Some(fsutil::Dir::open_beneath(
+            base,
+            &t.memory_dir,
+            true,
+            fsutil::NewMode::Umask,
+        )?)
     };
     // Before anything is written: the temp files of an export killed mid-write (only names
     // of exactly cairn's temp shape, old enough that no live writer owns them).

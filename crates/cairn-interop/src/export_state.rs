@@ -126,7 +126,8 @@ impl ExportState {
         let mut text = serde_json::to_string_pretty(self)
             .map_err(|e| InteropError::io(path, io::Error::new(io::ErrorKind::InvalidData, e)))?;
         text.push('\n');
-        fsutil::Dir::open_beneath(dir, dir, true)?.replace_file(OsStr::new(name), text.as_bytes())
+        fsutil::Dir::open_beneath(dir, dir, true, fsutil::NewMode::Private)?
+            .replace_file(OsStr::new(name), text.as_bytes())
     }
 }
 

@@ -1,5 +1,10 @@
-//! File-system primitives every writer here uses: symlink guards, private directories,
-//! atomic file replacement and atomic directory swaps.
+//! File-system primitives every writer here uses: symlink guards, directories made with the
+//! mode of where they are, atomic file replacement and atomic directory swaps.
+//!
+//! What a write gives new files and directories is [`NewMode`]: in an agent's tree (Claude
+//! Code's memory dirs, Codex's memory workspaces) what the agent gives its own, the umask's
+//! default; in cairn's data dir owner only. A file replaced keeps its mode, owner and group
+//! (`cairn_atomic::adopt_ids`).
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -7,6 +12,8 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{InteropError, Result};
+
+pub(crate) use cairn_atomic::NewMode;
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -80,37 +87,30 @@ pub(crate) fn ensure_no_symlink(base: &Path, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Creates `path` and its missing parents below `base` as private (0700) directories,
-/// refusing symlinks on the way.
-pub(crate) fn create_dir_private(base: &Path, path: &Path) -> Result<()> {
+/// Creates `path` and its missing parents below `base` (and `base` itself when missing) as
+/// directories with `new`'s mode, refusing symlinks on the way.
+pub(crate) fn create_dir(base: &Path, path: &Path, new: NewMode) -> Result<()> {
     ensure_no_symlink(base, path)?;
     let rel = path
         .strip_prefix(base)
         .map_err(|_| InteropError::Symlink(path.to_path_buf()))?;
     if !base.exists() {
-        mkdir_private(base)?;
+        mkdir(base, new)?;
     }
     let mut cur = base.to_path_buf();
     for c in rel.components() {
         if let Component::Normal(part) = c {
             cur.push(part);
             if !cur.exists() {
-                mkdir_private(&cur)?;
+                mkdir(&cur, new)?;
             }
         }
     }
     Ok(())
 }
 
-fn mkdir_private(path: &Path) -> Result<()> {
-    let mut b = fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
-    }
-    b.create(path).map_err(|e| InteropError::io(path, e))
+fn mkdir(path: &Path, new: NewMode) -> Result<()> {
+    cairn_atomic::create_dir_all(path, new).map_err(|e| InteropError::io(path, e))
 }
 
 /// A directory held open by descriptor. It was reached one component at a time without
@@ -121,6 +121,8 @@ fn mkdir_private(path: &Path) -> Result<()> {
 pub(crate) struct Dir {
     fd: std::os::fd::OwnedFd,
     path: PathBuf,
+    /// The mode of what is created below it.
+    new: NewMode,
 }
 
 #[cfg(unix)]
@@ -133,15 +135,22 @@ fn c_name(name: &std::ffi::OsStr) -> io::Result<std::ffi::CString> {
 #[cfg(unix)]
 impl Dir {
     /// Opens `path` below `base` (which may itself be a link: a user's dotfiles often link
-    /// `~/.codex`), creating missing directories 0700 when `create`.
-    pub(crate) fn open_beneath(base: &Path, path: &Path, create: bool) -> Result<Dir> {
+    /// `~/.codex`), creating missing directories when `create`. What is created below it,
+    /// there and later, gets `new`'s mode.
+    pub(crate) fn open_beneath(
+        base: &Path,
+        path: &Path,
+        create: bool,
+        new: NewMode,
+    ) -> Result<Dir> {
         if create && !base.exists() {
-            mkdir_private(base)?;
+            mkdir(base, new)?;
         }
         let f = File::open(base).map_err(|e| InteropError::io(base, e))?;
         let root = Dir {
             fd: f.into(),
             path: base.to_path_buf(),
+            new,
         };
         let rel = path
             .strip_prefix(base)
@@ -165,8 +174,9 @@ impl Dir {
             // SAFETY: `parent` is an open descriptor and `name` a NUL-terminated string.
             let mut raw = unsafe { libc::openat(parent, name.as_ptr(), flags) };
             if raw < 0 && create && io::Error::last_os_error().kind() == io::ErrorKind::NotFound {
+                let mode = self.new.dir_mode() as libc::mode_t;
                 // SAFETY: as above.
-                let made = unsafe { libc::mkdirat(parent, name.as_ptr(), 0o700) };
+                let made = unsafe { libc::mkdirat(parent, name.as_ptr(), mode) };
                 if made != 0 && io::Error::last_os_error().kind() != io::ErrorKind::AlreadyExists {
                     return Err(InteropError::io(&path, io::Error::last_os_error()));
                 }
@@ -184,13 +194,18 @@ impl Dir {
             fd = Some(unsafe { OwnedFd::from_raw_fd(raw) });
         }
         Ok(match fd {
-            Some(fd) => Dir { fd, path },
+            Some(fd) => Dir {
+                fd,
+                path,
+                new: self.new,
+            },
             None => Dir {
                 fd: self
                     .fd
                     .try_clone()
                     .map_err(|e| InteropError::io(&self.path, e))?,
                 path,
+                new: self.new,
             },
         })
     }
@@ -232,47 +247,57 @@ impl Dir {
         }
     }
 
-    /// Creates a new file `name` here (never through a link, never overwriting), 0600, with
-    /// `bytes`, synced.
+    /// Creates a new file `name` here (never through a link, never overwriting) with `bytes`,
+    /// synced; its mode is this directory's [`NewMode`] (less the umask).
     pub(crate) fn create_file(&self, name: &std::ffi::OsStr, bytes: &[u8]) -> Result<()> {
+        self.create_file_mode(name, bytes, self.new.file_mode())
+            .map(drop)
+    }
+
+    /// [`Dir::create_file`] with `mode` (less the umask); the open file is returned.
+    fn create_file_mode(&self, name: &std::ffi::OsStr, bytes: &[u8], mode: u32) -> Result<File> {
         use std::os::fd::{AsRawFd, FromRawFd};
         let path = self.path.join(name);
         let n = c_name(name).map_err(|e| InteropError::io(&path, e))?;
         let flags =
             libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
         // SAFETY: valid descriptor and NUL-terminated name.
-        let raw = unsafe {
-            libc::openat(
-                self.fd.as_raw_fd(),
-                n.as_ptr(),
-                flags,
-                0o600 as libc::c_uint,
-            )
-        };
+        let raw =
+            unsafe { libc::openat(self.fd.as_raw_fd(), n.as_ptr(), flags, mode as libc::c_uint) };
         if raw < 0 {
             return Err(InteropError::io(&path, io::Error::last_os_error()));
         }
         // SAFETY: `raw` is a descriptor we just opened and own.
         let mut f = unsafe { File::from_raw_fd(raw) };
         f.write_all(bytes).map_err(|e| InteropError::io(&path, e))?;
-        f.sync_all().map_err(|e| InteropError::io(&path, e))
+        f.sync_all().map_err(|e| InteropError::io(&path, e))?;
+        Ok(f)
     }
 
     /// Replaces (or creates) the file `name` here with `bytes` atomically: a new temp file
     /// beside it, then a rename, both relative to this directory's descriptor, so a link
     /// swapped in for any directory on the way is never written through.
-    /// An existing file keeps its permission bits; a new one is 0600.
+    /// An existing file keeps its permission bits, and its owner and group where this user
+    /// may set them (the temp file is owner-only until it takes them); a new one gets this
+    /// directory's [`NewMode`].
     pub(crate) fn replace_file(&self, name: &std::ffi::OsStr, bytes: &[u8]) -> Result<()> {
-        use std::os::fd::AsRawFd;
         let mut tmp = std::ffi::OsString::from(".");
         tmp.push(name);
         tmp.push(format!("{TEMP_MARK}{}", unique_suffix()));
-        self.create_file(&tmp, bytes)?;
-        if let Some(mode) = self.file_mode(name) {
-            let t = c_name(&tmp).map_err(|e| InteropError::io(self.path.join(&tmp), e))?;
-            // SAFETY: valid descriptor and NUL-terminated name; the temp file is ours.
-            unsafe { libc::fchmodat(self.fd.as_raw_fd(), t.as_ptr(), mode, 0) };
+        let existing = self.regular_file_ids(name);
+        let first_mode = if existing.is_some() {
+            0o600
+        } else {
+            self.new.file_mode()
+        };
+        let f = self.create_file_mode(&tmp, bytes, first_mode)?;
+        if let Some((uid, gid, mode)) = existing
+            && let Err(e) = cairn_atomic::adopt_ids(&f, uid, gid, mode).and_then(|()| f.sync_all())
+        {
+            let _ = self.remove_file(&tmp);
+            return Err(InteropError::io(self.path.join(name), e));
         }
+        drop(f);
         if let Err(e) = self.rename(&tmp, self, name) {
             let _ = self.remove_file(&tmp);
             return Err(InteropError::io(self.path.join(name), e));
@@ -316,10 +341,17 @@ impl Dir {
         })
     }
 
-    /// The permission bits of the regular file `name` here (not through a link).
-    fn file_mode(&self, name: &std::ffi::OsStr) -> Option<libc::mode_t> {
+    /// The owner, group and permission bits of the regular file `name` here (not through a
+    /// link).
+    fn regular_file_ids(&self, name: &std::ffi::OsStr) -> Option<(u32, u32, u32)> {
         let st = self.lstat_at(name).ok()??;
-        (st.st_mode & libc::S_IFMT == libc::S_IFREG).then_some(st.st_mode & 0o7777)
+        // `mode_t` is `u32` here but narrower on some targets.
+        #[allow(clippy::useless_conversion)]
+        (st.st_mode & libc::S_IFMT == libc::S_IFREG).then_some((
+            st.st_uid,
+            st.st_gid,
+            u32::from(st.st_mode) & 0o7777,
+        ))
     }
 
     /// Removes the file (or link) `name` here, never following a link.
@@ -515,7 +547,7 @@ mod tests {
             ensure_no_symlink(base, &base.join("a/link/x")),
             Err(InteropError::Symlink(_))
         ));
-        assert!(create_dir_private(base, &base.join("a/link/new")).is_err());
+        assert!(create_dir(base, &base.join("a/link/new"), NewMode::Private).is_err());
         assert!(!outside.path().join("new").exists());
     }
 
@@ -524,7 +556,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let t = tempfile::tempdir().unwrap();
         let p = t.path().join("f.md");
-        let dir = Dir::open_beneath(t.path(), t.path(), false).unwrap();
+        let dir = Dir::open_beneath(t.path(), t.path(), false, NewMode::Private).unwrap();
         let name = std::ffi::OsStr::new("f.md");
         dir.replace_file(name, b"one").unwrap();
         assert_eq!(
@@ -541,6 +573,47 @@ mod tests {
         assert_eq!(fs::read_dir(t.path()).unwrap().count(), 1);
     }
 
+    /// What a directory held by descriptor creates gets its [`NewMode`]: the umask's default
+    /// in an agent's tree, owner only in cairn's data dir.
+    #[test]
+    fn what_a_dir_creates_gets_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        let umask = fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with("Umask:"))?;
+            u32::from_str_radix(l.trim_start_matches("Umask:").trim(), 8).ok()
+        });
+        let t = tempfile::tempdir().unwrap();
+        let agent =
+            Dir::open_beneath(t.path(), &t.path().join("a/b"), true, NewMode::Umask).unwrap();
+        agent
+            .replace_file(std::ffi::OsStr::new("x.md"), b"x")
+            .unwrap();
+        agent.open_rel(Path::new("c"), true).unwrap();
+        let own =
+            Dir::open_beneath(t.path(), &t.path().join("p/q"), true, NewMode::Private).unwrap();
+        own.replace_file(std::ffi::OsStr::new("y.json"), b"{}")
+            .unwrap();
+        assert_eq!(mode(&t.path().join("p")), 0o700);
+        assert_eq!(mode(&t.path().join("p/q")), 0o700);
+        assert_eq!(mode(&t.path().join("p/q/y.json")), 0o600);
+        if let Some(u) = umask {
+            for d in ["a", "a/b", "a/b/c"] {
+                assert_eq!(mode(&t.path().join(d)), 0o777 & !u, "{d}");
+            }
+            assert_eq!(mode(&t.path().join("a/b/x.md")), 0o666 & !u);
+        }
+        // A file replaced keeps its mode, whatever the directory's.
+        fs::set_permissions(
+            t.path().join("p/q/y.json"),
+            fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        own.replace_file(std::ffi::OsStr::new("y.json"), b"[]")
+            .unwrap();
+        assert_eq!(mode(&t.path().join("p/q/y.json")), 0o644);
+    }
+
     #[test]
     fn exchange_swaps_directories() {
         let t = tempfile::tempdir().unwrap();
@@ -550,7 +623,7 @@ mod tests {
         fs::create_dir(&b).unwrap();
         fs::write(a.join("x"), "A").unwrap();
         fs::write(b.join("x"), "B").unwrap();
-        let dir = Dir::open_beneath(t.path(), t.path(), false).unwrap();
+        let dir = Dir::open_beneath(t.path(), t.path(), false, NewMode::Private).unwrap();
         if dir
             .exchange(std::ffi::OsStr::new("a"), &dir, std::ffi::OsStr::new("b"))
             .unwrap()
@@ -563,7 +636,7 @@ mod tests {
     #[test]
     fn temp_names_match_only_cairns_own_shape() {
         let t = tempfile::tempdir().unwrap();
-        let dir = Dir::open_beneath(t.path(), t.path(), false).unwrap();
+        let dir = Dir::open_beneath(t.path(), t.path(), false, NewMode::Private).unwrap();
         // A real temp name, as `replace_file` makes it.
         let real = format!(".f.md{TEMP_MARK}{}", unique_suffix());
         assert!(is_cairn_temp_name(&real), "{real}");
@@ -616,10 +689,10 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         fs::create_dir_all(t.path().join("a/b")).unwrap();
         std::os::unix::fs::symlink(outside.path(), t.path().join("a/link")).unwrap();
-        assert!(Dir::open_beneath(t.path(), &t.path().join("a/b/c"), true).is_ok());
-        let err = Dir::open_beneath(t.path(), &t.path().join("a/link/x"), true);
+        assert!(Dir::open_beneath(t.path(), &t.path().join("a/b/c"), true, NewMode::Umask).is_ok());
+        let err = Dir::open_beneath(t.path(), &t.path().join("a/link/x"), true, NewMode::Umask);
         assert!(matches!(err, Err(InteropError::Symlink(_))));
-        let dir = Dir::open_beneath(t.path(), &t.path().join("a"), false).unwrap();
+        let dir = Dir::open_beneath(t.path(), &t.path().join("a"), false, NewMode::Umask).unwrap();
         assert!(dir.create_file(std::ffi::OsStr::new("link"), b"x").is_err());
         assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
         assert_eq!(

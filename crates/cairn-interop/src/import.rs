@@ -633,7 +633,13 @@ pub fn run(req: &ImportRequest) -> Result<ImportReport> {
             } else {
                 // Held by descriptor from the Codex home down: a link swapped in for
                 // `memories_v2` or `extensions` meanwhile is refused, never written through.
-                let dir = fsutil::Dir::open_beneath(&ws.codex_home, &ws.extension_dir(v), true)?;
+                // What is created in Codex's workspace gets the mode Codex gives its own.
+                let dir = fsutil::Dir::open_beneath(
+                    &ws.codex_home,
+                    &ws.extension_dir(v),
+                    true,
+                    fsutil::NewMode::Umask,
+                )?;
                 dir.replace_file(
                     std::ffi::OsStr::new("instructions.md"),
                     INSTRUCTIONS.as_bytes(),
@@ -690,8 +696,13 @@ fn replace_copy(
     files: &[SourceFile],
 ) -> Result<()> {
     use std::ffi::OsStr;
-    let res = fsutil::Dir::open_beneath(&ws.codex_home, &ws.resources_dir(v), true)?;
-    let stage = fsutil::Dir::open_beneath(&ws.codex_home, staging, true)?;
+    let res = fsutil::Dir::open_beneath(
+        &ws.codex_home,
+        &ws.resources_dir(v),
+        true,
+        fsutil::NewMode::Umask,
+    )?;
+    let stage = fsutil::Dir::open_beneath(&ws.codex_home, staging, true, fsutil::NewMode::Umask)?;
     let new_name = format!("{v}-new-{key}");
     let new_path = stage.path().join(&new_name);
     remove_any(&new_path).map_err(|e| InteropError::io(&new_path, e))?;
@@ -749,8 +760,13 @@ fn remove_copy(ws: &Workspace, staging: &Path, v: MemoryVersion, key: &str) -> R
     if fs::symlink_metadata(&target).is_err() {
         return Ok(());
     }
-    let res = fsutil::Dir::open_beneath(&ws.codex_home, &ws.resources_dir(v), false)?;
-    let stage = fsutil::Dir::open_beneath(&ws.codex_home, staging, true)?;
+    let res = fsutil::Dir::open_beneath(
+        &ws.codex_home,
+        &ws.resources_dir(v),
+        false,
+        fsutil::NewMode::Umask,
+    )?;
+    let stage = fsutil::Dir::open_beneath(&ws.codex_home, staging, true, fsutil::NewMode::Umask)?;
     let gone_name = format!("{v}-del-{key}");
     let gone = stage.path().join(&gone_name);
     remove_any(&gone).map_err(|e| InteropError::io(&gone, e))?;

@@ -194,7 +194,8 @@ impl WorkspaceLock {
         vs.dedup();
         vs.reverse(); // v2 first, always the same order
         if !codex_home.exists() {
-            fsutil::create_dir_private(codex_home, codex_home)?;
+            // Codex's home, as Codex makes it: the umask's default.
+            fsutil::create_dir(codex_home, codex_home, fsutil::NewMode::Umask)?;
         }
         let mut lock = WorkspaceLock {
             files: Vec::new(),
@@ -210,7 +211,8 @@ impl WorkspaceLock {
             #[cfg(unix)]
             {
                 use std::os::unix::fs::OpenOptionsExt;
-                o.mode(0o600);
+                // A file in Codex's home: the mode Codex gives its own (it holds nothing).
+                o.mode(fsutil::NewMode::Umask.file_mode());
             }
             let f = o.open(&path).map_err(|e| InteropError::io(&path, e))?;
             match f.try_lock() {

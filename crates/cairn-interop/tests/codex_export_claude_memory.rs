@@ -408,3 +408,69 @@ fn a_hand_named_codex_note_is_dated_by_its_file() {
     assert!(text.contains("ad-hoc note written 20"), "{text}");
     assert!(!text.contains("written )"), "{text}");
 }
+
+/// A note the caller scopes to one project (written in a Codex session there) goes into that
+/// project's memory only; one scoped to a directory that is gone is skipped, with the reason,
+/// and reaches no other project; the others stay global.
+#[test]
+fn a_note_scoped_to_a_project_goes_into_that_project_only() {
+    use cairn_interop::codex_source::NoteScope;
+    let h = Home::new();
+    let notes = h.codex_v2().join("extensions/ad_hoc/notes");
+    fs::write(
+        notes.join("2026-11-22T08-00-00-app-b-ports.md"),
+        "app-b's dev server listens on port 4100.\n",
+    )
+    .unwrap();
+    fs::write(
+        notes.join("2026-11-23T08-00-00-old-repo.md"),
+        "The old repo pins node 16.\n",
+    )
+    .unwrap();
+    let gone = h.work.join("old-repo");
+    let report = run(&ExportRequest {
+        claude_root: h.home.join(".claude"),
+        home: Some(h.home.clone()),
+        codex_home: h.home.join(".codex"),
+        lock_path: Some(h.data_dir().join("claude-export.lock")),
+        note_scopes: vec![
+            NoteScope {
+                path: "memories_v2/extensions/ad_hoc/notes/2026-11-22T08-00-00-app-b-ports.md"
+                    .into(),
+                project: h.project("app-b").display().to_string(),
+            },
+            NoteScope {
+                path: "memories_v2/extensions/ad_hoc/notes/2026-11-23T08-00-00-old-repo.md".into(),
+                project: gone.display().to_string(),
+            },
+        ],
+        ..ExportRequest::default()
+    })
+    .unwrap();
+    let text_of = |dir: &Path| -> String {
+        exported_files(dir)
+            .iter()
+            .map(|f| read(&dir.join(f)))
+            .collect()
+    };
+    let a = text_of(&h.memory_dir("app-a"));
+    let b = text_of(&h.memory_dir("app-b"));
+    assert!(b.contains("port 4100"), "{report:#?}");
+    assert!(!a.contains("port 4100"), "{a}");
+    assert!(!a.contains("node 16") && !b.contains("node 16"));
+    let skipped = report
+        .projects
+        .iter()
+        .find(|p| p.cwd.as_deref() == Some(gone.to_str().unwrap()))
+        .unwrap_or_else(|| panic!("{report:#?}"));
+    assert_eq!(skipped.status, ExportStatus::Skipped);
+    assert!(
+        skipped
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("no longer exists")),
+        "{skipped:?}"
+    );
+    // The fixture's own note is global: both projects have it.
+    assert!(a.contains("pnpm") && b.contains("pnpm"), "{a}\n{b}");
+}

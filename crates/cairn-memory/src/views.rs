@@ -254,11 +254,25 @@ pub fn by_usefulness(mems: &mut [&Memory], now: i64) {
     });
 }
 
+/// A memory named on one line of a list, `name — description`, the way every list cairn
+/// writes names one (the views' `MEMORY.md`, Codex's task groups): the description without
+/// what it repeats of the name ([`beyond_name`]), and the name alone when the description
+/// says nothing more ("Never commit to main directly", not "Never commit to main directly —
+/// Never commit to main directly").
+pub fn name_and_description(name: &str, desc: &str) -> String {
+    let name = one_line(name);
+    let desc = one_line(desc);
+    match beyond_name(&name, &desc) {
+        "" => name,
+        tail => format!("{name} — {tail}"),
+    }
+}
+
 /// What a description says beyond the name an index line links it by: a description that
 /// opens with the name (a name is cut from the rule's first clause, and the description is
 /// the rule's first line) would say it twice. Empty when it says nothing more. The words
 /// that joined the name to a link ("The staging dashboard is https://…") go with the name.
-fn beyond_name<'a>(name: &str, desc: &'a str) -> &'a str {
+pub fn beyond_name<'a>(name: &str, desc: &'a str) -> &'a str {
     let stem = name.trim_end_matches('…').trim_end();
     let Some(rest) = desc.strip_prefix(stem) else {
         return desc;
@@ -1142,6 +1156,21 @@ mod tests {
             ("Tabs".into(), "b.md".into(), "Tabs, not spaces".into()),
         ]);
         assert_eq!(index, "- [Use pnpm](a.md)\n- [Tabs](b.md) — not spaces\n");
+        assert_eq!(
+            name_and_description(
+                "Never commit to main directly",
+                "Never commit to main directly"
+            ),
+            "Never commit to main directly"
+        );
+        assert_eq!(
+            name_and_description("Tabs", "Tabs, not spaces"),
+            "Tabs — not spaces"
+        );
+        assert_eq!(
+            name_and_description("Deploy freeze", "No deploys on Fridays"),
+            "Deploy freeze — No deploys on Fridays"
+        );
     }
 
     #[test]

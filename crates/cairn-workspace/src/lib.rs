@@ -3,7 +3,9 @@
 //! This crate owns the exact shapes Codex's memory read path expects — `memory_summary.md` (first
 //! line `v1`, the four headings, under 10,000 bytes for v2), `MEMORY.md` task-group blocks,
 //! `rollout_summaries/<stem>.md` with Codex's file-name algorithm — and their atomic
-//! installation: an artifact that fails validation is never installed, the previous one stays.
+//! installation: an artifact that fails validation is never installed, the previous one stays;
+//! a file replaced keeps its mode, owner and group, and what cairn creates there gets the mode
+//! Codex gives its own (`cairn-atomic`).
 //! It also merges cairn's lines into the summary and task groups Codex keeps itself ([`merge`]).
 //! It renders from plain input structs; it must not decide what is worth remembering, call a
 //! model, open cairn's database, or take locks on the Codex home (the caller holds the workspace
@@ -11,9 +13,10 @@
 
 pub mod merge;
 
+pub use cairn_atomic::NewMode;
+
 use std::fmt::Write as _;
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Errors writing or validating workspace artifacts.
@@ -315,7 +318,21 @@ fn render_summary_with(items: &[SummaryItem]) -> String {
 
 /// Writes `content` to `dir/name` atomically (temp file in `dir`, fsync, rename), only when it
 /// differs from what is there. Returns whether the file changed. Refuses a symlinked `dir`.
+/// The workspace is Codex's: a file there keeps its mode, owner and group, and what cairn
+/// creates (the file, `dir` and its parents) gets the mode Codex gives its own, the umask's
+/// default ([`install_file_with`] for another).
 pub fn install_file(dir: &Path, name: &str, content: &str) -> Result<bool, WorkspaceError> {
+    install_file_with(dir, name, content, NewMode::Umask)
+}
+
+/// [`install_file`], new files and directories made with `new`'s mode (`Private` for a copy
+/// kept in cairn's own data dir).
+pub fn install_file_with(
+    dir: &Path,
+    name: &str,
+    content: &str,
+    new: NewMode,
+) -> Result<bool, WorkspaceError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| WorkspaceError::Io { path, source }
@@ -323,21 +340,12 @@ pub fn install_file(dir: &Path, name: &str, content: &str) -> Result<bool, Works
     if fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(WorkspaceError::SymlinkRoot(dir.to_path_buf()));
     }
-    fs::create_dir_all(dir).map_err(io(dir))?;
+    cairn_atomic::create_dir_all(dir, new).map_err(io(dir))?;
     let target = dir.join(name);
     if fs::read(&target).is_ok_and(|old| old == content.as_bytes()) {
         return Ok(false);
     }
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".cairn-")
-        .tempfile_in(dir)
-        .map_err(io(dir))?;
-    tmp.write_all(content.as_bytes()).map_err(io(&target))?;
-    tmp.as_file().sync_all().map_err(io(&target))?;
-    tmp.persist(&target).map_err(|e| WorkspaceError::Io {
-        path: target.clone(),
-        source: e.error,
-    })?;
+    cairn_atomic::write_atomic(&target, content.as_bytes(), new).map_err(io(&target))?;
     Ok(true)
 }
 

@@ -169,87 +169,140 @@ fn installing_from_another_path_replaces_the_hook() {
     );
 }
 
+/// The doctor checks about Codex hooks kept in both config.toml and hooks.json.
+fn both_files_checks(h: &TestHome) -> Vec<Value> {
+    let out = h.cairn(&["doctor", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["id"] == "codex.hooks_files")
+        .cloned()
+        .collect()
+}
+
+/// The user keeps their Codex hooks in `<codex home>/hooks.json` (a SessionStart logger) and
+/// none in config.toml: cairn's go into hooks.json too, beside theirs, so that Codex never
+/// loads one layer from both files (it warns at every start when it does); config.toml is not
+/// touched, and uninstalling gives back both files' bytes.
 #[test]
-fn codex_hooks_json_with_cairn_gets_no_second_handler() {
+fn codex_hooks_go_into_hooks_json_when_the_users_are_there() {
     let h = TestHome::sample();
     let bin = copy_binary(&h, "bin", "mytool");
     let config = h.codex().join("config.toml");
     let original = std::fs::read(&config).unwrap();
     let hooks_json = h.codex().join("hooks.json");
-    let elsewhere = format!(
-        "{} --data-dir {} hook --agent codex",
-        h.root().join("elsewhere/cairn").display(),
-        h.data().display()
-    );
-    let json_text = serde_json::json!({"hooks": {"Stop": [{"hooks": [
-        {"type": "command", "command": elsewhere, "timeout": 30}
-    ]}]}})
-    .to_string();
-    std::fs::write(&hooks_json, &json_text).unwrap();
+    let json_text = "{\n  \"hooks\": {\n    \"SessionStart\": [{\"matcher\": \"startup|resume\", \"hooks\": [{\"type\": \"command\", \"command\": \"/usr/local/bin/my-session-logger\"}]}]\n  }\n}\n";
+    std::fs::write(&hooks_json, json_text).unwrap();
 
-    let out = run(&h, &bin, &["install", "codex"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        said.contains(&format!(
-            "{} already runs cairn (Stop)",
-            hooks_json.display()
-        )),
-        "{said}"
-    );
-    assert!(said.contains(&format!("`{elsewhere}`")), "{said}");
-    assert!(codex_commands(&config, "Stop").is_empty());
-    for e in ["SessionStart", "UserPromptSubmit"] {
-        assert_eq!(codex_commands(&config, e).len(), 1, "{e}");
-    }
-    // Idempotent, and the JSON report names the other file.
-    let again = run_json(&h, &bin, &["install", "codex"]);
-    assert_eq!(again["changed"], false, "{again}");
-    assert_eq!(
-        again["also_in"]["events"],
-        serde_json::json!(["Stop"]),
-        "{again}"
-    );
-    // hooks.json is never written.
-    assert_eq!(std::fs::read_to_string(&hooks_json).unwrap(), json_text);
-
-    // A Stop handler config.toml got before hooks.json had one is taken out as the duplicate.
-    std::fs::remove_file(&hooks_json).unwrap();
-    run_json(&h, &bin, &["install", "codex"]);
-    assert_eq!(codex_commands(&config, "Stop").len(), 1);
-    std::fs::write(&hooks_json, &json_text).unwrap();
-    let healed = run_json(&h, &bin, &["install", "codex"]);
-    assert_eq!(healed["changed"], true, "{healed}");
-    assert!(codex_commands(&config, "Stop").is_empty());
-
-    let un = run(&h, &bin, &["install", "codex", "--uninstall"]);
-    let said = String::from_utf8_lossy(&un.stdout);
-    assert!(said.contains("still runs cairn (Stop)"), "{said}");
-    assert_eq!(std::fs::read(&config).unwrap(), original);
-    assert_eq!(std::fs::read_to_string(&hooks_json).unwrap(), json_text);
-
-    // Every event in hooks.json: nothing to add anywhere.
-    let all = serde_json::json!({"hooks": {
-        "SessionStart": [{"hooks": [{"type": "command", "command": elsewhere}]}],
-        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": elsewhere}]}],
-        "Stop": [{"hooks": [{"type": "command", "command": elsewhere}]}],
-    }})
-    .to_string();
-    std::fs::write(&hooks_json, &all).unwrap();
     let out = run(&h, &bin, &["install", "codex"]);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
         said.starts_with(&format!(
-            "cairn's hooks are already in {}",
+            "installed cairn's hooks in {}",
             hooks_json.display()
         )),
         "{said}"
     );
+    assert_eq!(
+        std::fs::read(&config).unwrap(),
+        original,
+        "config.toml untouched"
+    );
+    for e in EVENTS {
+        let ours: Vec<String> = claude_commands(&hooks_json, e)
+            .into_iter()
+            .filter(|c| c.contains(" hook --agent codex"))
+            .collect();
+        assert_eq!(ours.len(), 1, "{e}: {ours:?}");
+        assert!(
+            ours[0].starts_with(&format!("{} ", bin.display())),
+            "{ours:?}"
+        );
+    }
+    // The user's group stays first (its trust key is its position).
+    assert_eq!(
+        claude_commands(&hooks_json, "SessionStart")[0],
+        "/usr/local/bin/my-session-logger"
+    );
+    assert!(both_files_checks(&h).is_empty());
+    // Idempotent; the report names hooks.json.
+    let again = run_json(&h, &bin, &["install", "codex"]);
+    assert_eq!(again["changed"], false, "{again}");
+    assert_eq!(again["path"], hooks_json.display().to_string(), "{again}");
+
+    let un = run_json(&h, &bin, &["install", "codex", "--uninstall"]);
+    assert_eq!(
+        un["files"],
+        serde_json::json!([hooks_json.display().to_string()]),
+        "{un}"
+    );
+    assert_eq!(std::fs::read_to_string(&hooks_json).unwrap(), json_text);
     assert_eq!(std::fs::read(&config).unwrap(), original);
+}
+
+/// An install made before the user kept hooks in hooks.json left cairn's handlers in
+/// config.toml, and the user's hooks.json (their logger, and a `cairn hook --agent codex` they
+/// wrote by hand) beside it: Codex loads hooks from both files. `cairn doctor` says so, and the
+/// next install moves cairn's handlers into hooks.json, one per event, leaving config.toml as
+/// it was before cairn.
+#[test]
+fn codex_hooks_left_in_both_files_are_moved_next_to_the_users() {
+    let h = TestHome::sample();
+    let config = h.codex().join("config.toml");
+    let original = std::fs::read(&config).unwrap();
+    h.json(&["install", "codex"]);
+    assert_eq!(codex_commands(&config, "Stop").len(), 1);
+    let hooks_json = h.codex().join("hooks.json");
+    std::fs::write(
+        &hooks_json,
+        serde_json::to_string_pretty(&serde_json::json!({"hooks": {
+            "Stop": [{"hooks": [{"type": "command", "command": "cairn hook --agent codex"}]}],
+            "SessionStart": [{"matcher": "startup|resume", "hooks": [{"type": "command", "command": "/usr/local/bin/my-session-logger"}]}]
+        }}))
+        .unwrap(),
+    )
+    .unwrap();
+    let warned = both_files_checks(&h);
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert_eq!(warned[0]["status"], "warn");
+    let msg = warned[0]["message"].as_str().unwrap();
+    assert!(msg.contains("prefer a single representation"), "{msg}");
+
+    let out = h.cairn(&["install", "codex"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("trust them again in `/hooks`"), "{said}");
+    assert_eq!(
+        std::fs::read(&config).unwrap(),
+        original,
+        "config.toml as before cairn"
+    );
+    for e in EVENTS {
+        let ours: Vec<String> = claude_commands(&hooks_json, e)
+            .into_iter()
+            .filter(|c| c.contains(" hook --agent codex"))
+            .collect();
+        assert_eq!(ours.len(), 1, "{e}: {ours:?}");
+        assert!(
+            ours[0].ends_with(" hook --agent codex") && ours[0].starts_with('/'),
+            "{ours:?}"
+        );
+    }
+    assert!(both_files_checks(&h).is_empty());
+    let again = h.json(&["install", "codex"]);
+    assert_eq!(again["changed"], false, "{again}");
+    // Uninstalling takes cairn's handlers out of hooks.json (the logger stays) and leaves
+    // config.toml as it was.
+    h.json(&["install", "codex", "--uninstall"]);
+    assert_eq!(std::fs::read(&config).unwrap(), original);
+    assert_eq!(
+        claude_commands(&hooks_json, "SessionStart"),
+        ["/usr/local/bin/my-session-logger"]
+    );
+    for e in ["Stop", "UserPromptSubmit"] {
+        assert!(claude_commands(&hooks_json, e).is_empty(), "{e}");
+    }
 }
 
 #[test]
@@ -436,4 +489,25 @@ fn doctor_names_hooks_whose_binary_is_gone() {
         );
         assert!(c["fix"].as_str().unwrap().contains("cairn install"), "{c}");
     }
+}
+
+/// A settings.json that is empty (0 bytes: a placeholder an editor or a dotfiles manager
+/// made) is filled by `cairn install claude` and comes back empty, not as `{}`.
+#[test]
+fn an_empty_claude_settings_file_comes_back_empty() {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.claude()).unwrap();
+    let settings = h.claude().join("settings.json");
+    std::fs::write(&settings, "").unwrap();
+    let first = h.json(&["install", "claude"]);
+    assert_eq!(first["changed"], true, "{first}");
+    for e in EVENTS {
+        assert_eq!(claude_commands(&settings, e).len(), 1, "{e}");
+    }
+    let un = h.json(&["install", "claude", "--uninstall"]);
+    assert_eq!(un["changed"], true, "{un}");
+    assert_eq!(std::fs::read(&settings).unwrap(), b"");
+    // Nothing left to do: a second uninstall changes nothing.
+    let again = h.json(&["install", "claude", "--uninstall"]);
+    assert_eq!(again["changed"], false, "{again}");
 }

@@ -1231,3 +1231,192 @@ fn what_cairn_wrote_into_codex_memory_is_not_exported_back() {
         .collect();
     assert!(text.contains("Prefers terse answers"), "{text}");
 }
+
+/// The task groups cairn writes into Codex's `MEMORY.md` (`[codex] write_workspace`, v1) name
+/// each memory as the views do: a description that only repeats the name is not written
+/// after it a second time. Held to `tests/golden/codex-task-groups.MEMORY.md` (the home's
+/// path written `<HOME>`; `UPDATE_GOLDEN=1` rewrites it after a deliberate format change).
+#[test]
+fn codex_task_groups_name_each_memory_once() {
+    let h = TestHome::empty();
+    let repo = h.project("shop");
+    fs::create_dir_all(h.codex()).unwrap();
+    fs::write(
+        h.codex().join("config.toml"),
+        "[features]\nmemories = true\n\n[memories]\nversion = \"v1\"\n",
+    )
+    .unwrap();
+    fs::create_dir_all(h.data()).unwrap();
+    fs::write(
+        h.data().join("config.toml"),
+        "[codex]\nwrite_workspace = true\n",
+    )
+    .unwrap();
+    let cwd = repo.to_str().unwrap();
+    // One memory per section: within one, the order follows the clock.
+    for (text, kind) in [
+        ("Never commit to main directly", "feedback"),
+        (
+            "The staging database resets every night at 02:00 UTC",
+            "project",
+        ),
+    ] {
+        h.json(&["remember", text, "--type", kind, "--cwd", cwd]);
+    }
+    let r = h.json(&["consolidate"]);
+    assert!(r["workspace"]["error"].is_null(), "{r}");
+    let memory_md = fs::read_to_string(h.codex().join("memories/MEMORY.md")).unwrap();
+    let got = memory_md.replace(h.root().to_str().unwrap(), "<HOME>");
+    let golden =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/codex-task-groups.MEMORY.md");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        fs::create_dir_all(golden.parent().unwrap()).unwrap();
+        fs::write(&golden, &got).unwrap();
+    }
+    let want = fs::read_to_string(&golden).unwrap_or_default();
+    assert_eq!(
+        got, want,
+        "MEMORY.md differs from tests/golden/codex-task-groups.MEMORY.md (UPDATE_GOLDEN=1 to accept)"
+    );
+    assert!(
+        !got.contains("Never commit to main directly — Never commit"),
+        "{got}"
+    );
+}
+
+/// A Codex ad-hoc note written in a session in one project (Codex's apply_patch added it
+/// while it worked in `mlkit`) is that project's memory: cairn's own store scopes it there,
+/// and `import --from codex --to claude` exports it into mlkit's Claude Code memory only, never
+/// into another project's (`webapp`) as if it were global; a note no session wrote stays
+/// global and goes everywhere. An export made before cairn had read the session (it copied the
+/// note into webapp) is put right by the next one.
+#[test]
+fn a_codex_note_written_in_one_project_is_exported_into_that_project_only() {
+    let h = TestHome::empty();
+    let mlkit = h.project("mlkit");
+    let webapp = h.project("webapp");
+    let (ml, web) = (mlkit.to_str().unwrap(), webapp.to_str().unwrap());
+    // Claude Code knows webapp: a session and its memory.
+    let web_dir = h.claude_project(&webapp);
+    fs::create_dir_all(web_dir.join("memory")).unwrap();
+    fs::write(
+        web_dir.join(format!("{SESSION}.jsonl")),
+        claude_prompt("u1", web, "hi", TS) + &claude_reply("a1", web, "Hello.", TS),
+    )
+    .unwrap();
+    fs::write(
+        web_dir.join("memory/MEMORY.md"),
+        "- [Deploy freeze](deploy_freeze.md) — no deploys on Fridays\n",
+    )
+    .unwrap();
+    fs::write(
+        web_dir.join("memory/deploy_freeze.md"),
+        "---\nname: Deploy freeze\ndescription: no deploys on Fridays\ntype: project\n---\n\nNo deploys on Fridays.\n",
+    )
+    .unwrap();
+    // Codex: memory for webapp (a task group), a note written in mlkit, a note of the user's.
+    let mem = h.codex().join("memories");
+    let notes = mem.join("extensions/ad_hoc/notes");
+    fs::create_dir_all(&notes).unwrap();
+    fs::write(
+        h.codex().join("config.toml"),
+        "[features]\nmemories = true\n",
+    )
+    .unwrap();
+    fs::write(
+        mem.join("MEMORY.md"),
+        format!("# Task Group: webapp login fixes\nscope: login view bugs in {web}\napplies_to: cwd={web}; reuse_rule=same repo\n\n## Task 1: fix redirect loop, success\n\n### keywords\ndjango, redirect, login\n"),
+    )
+    .unwrap();
+    let note = notes.join("2026-11-30T10-00-05-black-line-length.md");
+    fs::write(
+        &note,
+        "The user wants black with line length 100 in mlkit.\n",
+    )
+    .unwrap();
+    fs::write(
+        notes.join("2026-11-29T09-00-00-terse-answers.md"),
+        "Answer tersely, code first.\n",
+    )
+    .unwrap();
+    // The mlkit session in which Codex wrote the note.
+    let id = "01a2d000-0000-7000-8000-00000000000a";
+    let ts = "2026-11-30T10:00:00.000Z";
+    let patch = format!(
+        "*** Begin Patch\n*** Add File: {}\n+The user wants black with line length 100 in mlkit.\n*** End Patch",
+        note.display()
+    );
+    let lines = [
+        serde_json::json!({"timestamp": ts, "type": "event_msg", "payload": {"type": "task_started", "turn_id": "t-a1"}}),
+        serde_json::json!({"timestamp": ts, "type": "turn_context", "payload": {"turn_id": "t-a1", "cwd": ml, "model": "gpt-5-codex"}}),
+        serde_json::json!({"timestamp": ts, "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "please remember in your memory: black line length is 100 here"}]}}),
+        serde_json::json!({"timestamp": ts, "type": "response_item", "payload": {"type": "custom_tool_call", "status": "completed", "call_id": "p1", "name": "apply_patch", "input": patch}}),
+        serde_json::json!({"timestamp": ts, "type": "response_item", "payload": {"type": "custom_tool_call_output", "call_id": "p1", "output": serde_json::json!({"output": format!("Success. Updated the following files:\nA {}\n", note.display()), "metadata": {"exit_code": 0}}).to_string()}}),
+        serde_json::json!({"timestamp": ts, "type": "response_item", "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}}),
+        serde_json::json!({"timestamp": ts, "type": "event_msg", "payload": {"type": "task_complete", "turn_id": "t-a1", "last_agent_message": "ok"}}),
+    ];
+    let body: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+    fs::write(h.codex_rollout_path(id), codex_meta(id, ml) + &body).unwrap();
+
+    let has_note = |dir: &Path, text: &str| {
+        fs::read_dir(dir).is_ok_and(|rd| {
+            rd.flatten()
+                .any(|e| fs::read_to_string(e.path()).is_ok_and(|t| t.contains(text)))
+        })
+    };
+    let ml_memory = h.claude_project(&mlkit).join("memory");
+    let web_memory = web_dir.join("memory");
+    // Before cairn has read any session it cannot know where the note was written: global.
+    h.json(&["import", "--from", "codex", "--to", "claude"]);
+    assert!(has_note(&web_memory, "line length 100"));
+
+    // cairn's own memory has the note under mlkit…
+    let r = h.json(&["sync"]);
+    assert!(
+        r["consolidate"]["problems"]
+            .as_array()
+            .is_none_or(|p| p.is_empty()),
+        "{r}"
+    );
+    let listed = h.json(&["list", "--scope", "all"]);
+    let black: Vec<&Value> = listed["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| {
+            m["body"]
+                .as_str()
+                .is_some_and(|b| b.contains("line length 100"))
+        })
+        .collect();
+    assert_eq!(black.len(), 1, "{listed}");
+    assert_eq!(black[0]["scope"], ml, "{listed}");
+    // …and so does the export: mlkit's Claude Code memory gets it, webapp's copy goes.
+    let out = h.json(&["import", "--from", "codex", "--to", "claude"]);
+    assert!(has_note(&ml_memory, "line length 100"), "{out}");
+    assert!(!has_note(&web_memory, "line length 100"), "{out}");
+    let index = fs::read_to_string(web_memory.join("MEMORY.md")).unwrap();
+    assert!(!index.contains("black line length"), "{index}");
+    assert!(
+        index.contains("- [Deploy freeze](deploy_freeze.md)"),
+        "{index}"
+    );
+    // The global note and webapp's own Codex memory are where they were.
+    assert!(has_note(&web_memory, "Answer tersely"));
+    assert!(has_note(&ml_memory, "Answer tersely"));
+    assert!(has_note(&web_memory, "login view bugs"));
+    assert!(!has_note(&ml_memory, "login view bugs"));
+    // The note names where it was written.
+    assert!(has_note(&ml_memory, &format!("in a Codex session in {ml}")));
+    // Narrowed to webapp, the mlkit note is not exported there either.
+    let only = h.json(&[
+        "import",
+        "--from",
+        "codex",
+        "--to",
+        "claude",
+        "--project",
+        web,
+    ]);
+    assert!(!has_note(&web_memory, "line length 100"), "{only}");
+}

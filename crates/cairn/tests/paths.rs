@@ -816,3 +816,134 @@ fn an_unreadable_project_dir_is_named_by_scan_doctor_and_sync_once() {
     assert_eq!(sync["ingest"]["turns"], 1, "{sync}");
     fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// Runs `cairn ARGS --json` with the home's roots under `umask`, as a user's shell starts it.
+fn json_with_umask(h: &TestHome, umask: &str, args: &[&str]) -> Value {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_cairn"));
+    h.roots(&mut cmd).args(args).arg("--json");
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// What cairn writes into the agents' directories has the modes the agents would give their
+/// own files: a file it rewrites keeps its mode (and, as root, its owner and group); what it
+/// creates there (Codex's `memories_v2/`, its workspace files, an imported copy, exported topic
+/// files, a new `settings.json`) gets the umask's default, as Codex and Claude Code create
+/// theirs, under the usual umask 022 and a stricter 027 alike. cairn's own data dir stays
+/// private.
+#[test]
+fn what_cairn_writes_in_the_agents_dirs_has_the_agents_modes() {
+    use std::os::unix::fs::MetadataExt;
+    for umask in ["022", "027"] {
+        let u = u32::from_str_radix(umask, 8).unwrap();
+        let (new_file, new_dir) = (0o666 & !u, 0o777 & !u);
+        let h = TestHome::empty();
+        let proj = h.project("shop");
+        let cwd = proj.to_str().unwrap();
+        // Claude Code: a project with memory, its index made group-readable only.
+        let mem = claude_memory(&h, &proj);
+        fs::set_permissions(mem.join("MEMORY.md"), fs::Permissions::from_mode(0o640)).unwrap();
+        // Codex: its own v1 workspace (so it resolves v1, and cairn writes both roots).
+        let v1 = h.codex().join("memories");
+        fs::create_dir_all(&v1).unwrap();
+        let cfg = h.codex().join("config.toml");
+        fs::write(&cfg, "[features]\nmemories = true\n").unwrap();
+        fs::set_permissions(&cfg, fs::Permissions::from_mode(0o640)).unwrap();
+        fs::write(
+            v1.join("MEMORY.md"),
+            format!("# Task Group: shop build\nscope: building shop\napplies_to: cwd={cwd}; reuse_rule=same repo\n\n## Task 1: fix the build, success\n\n### keywords\nbuild, make\n"),
+        )
+        .unwrap();
+        fs::write(
+            v1.join("memory_summary.md"),
+            format!("v1\n\n## User Profile\n\nMika keeps notes short.\n\n## User preferences\n\n- use pnpm, not npm\n\n## General Tips\n\n- run one test first\n\n## What's in Memory\n\n### {cwd}\n\n- shop build: build, make\n"),
+        )
+        .unwrap();
+        fs::set_permissions(v1.join("MEMORY.md"), fs::Permissions::from_mode(0o644)).unwrap();
+        fs::set_permissions(
+            v1.join("memory_summary.md"),
+            fs::Permissions::from_mode(0o640),
+        )
+        .unwrap();
+        let root = euid() == Some(0);
+        if root {
+            std::os::unix::fs::chown(v1.join("MEMORY.md"), Some(4242), Some(4343)).unwrap();
+        }
+        fs::create_dir_all(h.data()).unwrap();
+        fs::write(
+            h.data().join("config.toml"),
+            "[codex]\nwrite_workspace = true\n",
+        )
+        .unwrap();
+
+        json_with_umask(
+            &h,
+            umask,
+            &["remember", "Never commit to main directly", "--cwd", cwd],
+        );
+        let r = json_with_umask(&h, umask, &["consolidate"]);
+        assert!(r["workspace"]["error"].is_null(), "{r}");
+        json_with_umask(
+            &h,
+            umask,
+            &["import", "--from", "claude", "--to", "codex", "--all"],
+        );
+        json_with_umask(&h, umask, &["import", "--from", "codex", "--to", "claude"]);
+        json_with_umask(&h, umask, &["install", "codex"]);
+        json_with_umask(&h, umask, &["install", "claude"]);
+
+        let mut bad = Vec::new();
+        let mut check = |p: &Path, want: u32| {
+            if mode(p) != want {
+                bad.push(format!("{}: {:o}, not {want:o}", p.display(), mode(p)));
+            }
+        };
+        // Rewritten: their modes stay.
+        check(&v1.join("MEMORY.md"), 0o644);
+        check(&v1.join("memory_summary.md"), 0o640);
+        check(&mem.join("MEMORY.md"), 0o640);
+        check(&cfg, 0o640);
+        // Created by cairn in the agents' trees: the umask's default.
+        let v2 = h.codex().join("memories_v2");
+        assert!(v2.join("memory_summary.md").is_file());
+        let mut created = vec![v2.clone()];
+        created.extend(walk_all(&v2));
+        created.extend(walk_all(&v1.join("extensions")));
+        for p in &created {
+            let want = if p.is_dir() { new_dir } else { new_file };
+            check(p, want);
+        }
+        let topics: Vec<PathBuf> = walk_all(&mem)
+            .into_iter()
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("codex_"))
+            })
+            .collect();
+        assert!(!topics.is_empty(), "nothing exported");
+        for p in &topics {
+            check(p, new_file);
+        }
+        check(&h.claude().join("settings.json"), new_file);
+        // cairn's own data dir: private.
+        check(&h.data().join("install.json"), 0o600);
+        check(&h.data().join("memory"), 0o700);
+        assert!(bad.is_empty(), "umask {umask}: {bad:#?}");
+        if root {
+            let m = fs::metadata(v1.join("MEMORY.md")).unwrap();
+            assert_eq!((m.uid(), m.gid()), (4242, 4343), "owner and group stay");
+        }
+        eprintln!(
+            "umask {umask}: {} created entries checked",
+            created.len() + topics.len()
+        );
+    }
+}

@@ -166,18 +166,27 @@ fn print_import(r: &ImportReport) {
 
 fn codex_to_claude(homes: &Homes, args: &ImportArgs, json: bool) -> Result<ExitCode> {
     // What cairn itself wrote into Codex's workspace is its own memory: not exported back.
-    let written_by_cairn = if homes.db_path().is_file() {
+    // A note written in a Codex session in one project belongs to that project (cairn's
+    // store knows the turn that wrote it), as in cairn's own memories.
+    let (written_by_cairn, note_scopes) = if homes.db_path().is_file() {
         let store = crate::cmd::ingest::open_store_for_reading(homes)?;
-        cairn_consolidate::workspace_files(store.connection())
+        let written = cairn_consolidate::workspace_files(store.connection())
             .context("cannot read which Codex workspace files cairn wrote")?
             .into_iter()
             .map(|(path, hash)| cairn_interop::codex_source::WrittenByCairn { path, hash })
-            .collect()
+            .collect();
+        let notes = cairn_consolidate::note_scopes(store.connection(), homes.codex_home()?)
+            .context("cannot read which project each Codex note was written in")?
+            .into_iter()
+            .map(|(path, project)| cairn_interop::codex_source::NoteScope { path, project })
+            .collect();
+        (written, notes)
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
     let req = ExportRequest {
         written_by_cairn,
+        note_scopes,
         claude_root: homes.claude_root()?.to_path_buf(),
         home: homes.home.clone(),
         codex_home: homes.codex_home()?.to_path_buf(),

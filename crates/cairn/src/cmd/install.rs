@@ -41,18 +41,12 @@ struct Report {
     diff: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     next_steps: Vec<String>,
-    /// What else the user should know (cairn's hooks found in another file, a feature flag).
+    /// What else the user should know (cairn's hooks moved between files, a feature flag).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     notes: Vec<String>,
-    /// Codex: the file that already runs cairn's hooks for some events, and which.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    also_in: Option<AlsoIn>,
-}
-
-#[derive(Serialize)]
-struct AlsoIn {
-    path: String,
-    events: Vec<String>,
+    /// Every file the change writes (Codex: `config.toml`, and `hooks.json` when it holds, or
+    /// held, cairn's hooks).
+    files: Vec<String>,
 }
 
 const MANIFEST: &str = "install.json";
@@ -149,6 +143,14 @@ pub fn run(homes: &Homes, args: &InstallArgs, json: bool) -> Result<ExitCode> {
     } else {
         "install"
     };
+    // Where cairn's hooks are (Codex: hooks.json when the user's hooks are there).
+    let file = plan.hooks_in.clone();
+    let files: Vec<String> = plan
+        .changes()
+        .iter()
+        .filter(|c| c.changes_file())
+        .map(|c| c.path.display().to_string())
+        .collect();
     if json {
         output::json(&Report {
             agent: target.as_str(),
@@ -159,10 +161,7 @@ pub fn run(homes: &Homes, args: &InstallArgs, json: bool) -> Result<ExitCode> {
             diff: plan.diff(),
             next_steps,
             notes: plan.notes.clone(),
-            also_in: plan.elsewhere.as_ref().map(|e| AlsoIn {
-                path: e.path.display().to_string(),
-                events: e.events.clone(),
-            }),
+            files,
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -180,18 +179,8 @@ pub fn run(homes: &Homes, args: &InstallArgs, json: bool) -> Result<ExitCode> {
     }
     match (args.uninstall, changed) {
         (false, true) => outln!("installed cairn's hooks in {}", file.display()),
-        (false, false) => match &plan.elsewhere {
-            Some(e) if e.events.len() >= cairn_install::EVENTS.len() => {
-                outln!("cairn's hooks are already in {}", e.path.display())
-            }
-            Some(e) => outln!(
-                "cairn's hooks are already in {} and {}",
-                file.display(),
-                e.path.display()
-            ),
-            None => outln!("cairn's hooks are already in {}", file.display()),
-        },
-        (true, true) => outln!("removed cairn's hooks from {}", file.display()),
+        (false, false) => outln!("cairn's hooks are already in {}", file.display()),
+        (true, true) => outln!("removed cairn's hooks from {}", files.join(" and ")),
         (true, false) => outln!("no cairn hooks in {}", file.display()),
     }
     for n in &plan.notes {
@@ -296,7 +285,7 @@ fn save_manifest(path: &Path, m: &Manifest) -> Result<()> {
         create_private_dir(dir)?;
     }
     let text = serde_json::to_string_pretty(m)?;
-    cairn_capture::memo::write_atomic(path, text.as_bytes(), Some(0o600))
+    cairn_atomic::write_atomic(path, text.as_bytes(), cairn_atomic::NewMode::Private)
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
