@@ -126,41 +126,37 @@ pub fn print_human(r: &IngestReport) {
         r.updated_turns,
         r.turns
     );
-    if r.restarted_files > 0 {
-        outln!(
-            "{} file(s) were truncated or replaced and read again from the start",
-            r.restarted_files
-        );
-    }
-    if r.reparsed_files > 0 {
-        outln!(
-            "{} file(s) read again from the start: an earlier version of cairn read them, \
-             and what is stored from them was brought up to date",
-            r.reparsed_files
-        );
-    }
-    if r.skipped_lines > 0 {
-        outln!("{} line(s) skipped (malformed)", r.skipped_lines);
-    }
-    if r.moved_turns > 0 {
-        outln!(
-            "{} stored turn(s) found unchanged in a file that moved (a rollout Codex archived): \
+    // Each count that is not zero gets one line saying what those files, lines or turns are.
+    let notes: [(u64, &str); 6] = [
+        (
+            r.restarted_files,
+            "file(s) were truncated or replaced and read again from the start",
+        ),
+        (
+            r.reparsed_files,
+            "file(s) read again from the start: an earlier version of cairn read them, and what \
+             is stored from them was brought up to date",
+        ),
+        (r.skipped_lines, "line(s) skipped (malformed)"),
+        (
+            r.moved_turns,
+            "stored turn(s) found unchanged in a file that moved (a rollout Codex archived): \
              they name the new file",
-            r.moved_turns
-        );
-    }
-    if r.unrecognised_files > 0 {
-        outln!(
-            "{} file(s) not read: no line of a Codex rollout format cairn knows (see below)",
-            r.unrecognised_files
-        );
-    }
-    if r.memory_disabled_turns > 0 {
-        outln!(
-            "{} of the new or updated turn(s) are of Codex threads kept out of memory \
+        ),
+        (
+            r.unrecognised_files,
+            "file(s) not read: no line of a Codex rollout format cairn knows (see below)",
+        ),
+        (
+            r.memory_disabled_turns,
+            "of the new or updated turn(s) are of Codex threads kept out of memory \
              (`memory_mode` not `enabled`): stored, never extracted",
-            r.memory_disabled_turns
-        );
+        ),
+    ];
+    for (count, what) in notes {
+        if count > 0 {
+            outln!("{count} {what}");
+        }
     }
     if !r.errors.is_empty() {
         outln!("{} problem(s):", r.errors.len());
