@@ -8,7 +8,9 @@
 //! when its content changes. They are also human-editable: cairn remembers the hash (and
 //! size and mtime) of every file it wrote, and on the next run a file whose content changed
 //! is read back into the memory it shows before anything is regenerated (the file keeps its
-//! path whatever the edit changes: see `refresh_views`' regeneration step), and a memory file
+//! path whatever the edit changes, see `refresh_views`' regeneration step, but for its
+//! `scope` line: a project's path or `global` there moves the memory, and its file follows
+//! into that scope's folder), and a memory file
 //! deleted by hand forgets its memory (not a folder wiped whole: that is written again). A
 //! new `*.md` file
 //! dropped into a scope's directory becomes a new memory of that scope (a directory the
@@ -1046,6 +1048,26 @@ fn apply_edit(
         })?,
         None => m.memory_type,
     };
+    // The memory moved to another project, or made global, by its `scope` line: a project's
+    // directory (any path in it: its git root is the scope) or `global`.
+    let scope = match view.fields.get("scope").map(|s| s.trim()) {
+        Some(s) if !s.is_empty() && s != m.scope => {
+            if s == GLOBAL {
+                GLOBAL.to_string()
+            } else if Path::new(s).is_absolute() {
+                if Path::new(s).is_dir() {
+                    crate::scope::project_scope(Path::new(s))
+                } else {
+                    s.trim_end_matches('/').to_string()
+                }
+            } else {
+                return Err(format!(
+                    "scope {s:?} is neither `global` nor a project's absolute path"
+                ));
+            }
+        }
+        _ => m.scope.clone(),
+    };
     let rule = clean(&rule);
     let why = why.map(|w| clean(&w));
     let how = how.map(|h| clean(&h));
@@ -1081,9 +1103,12 @@ fn apply_edit(
         && name == m.name
         && description == m.description
         && memory_type == m.memory_type
+        && scope == m.scope
     {
         return Ok(false);
     }
+    let moved = scope != m.scope;
+    m.scope = scope;
     m.memory_type = memory_type;
     m.keywords = keywords_for(memory_type, &format!("{name} {rule}"));
     m.name = name;
@@ -1094,6 +1119,16 @@ fn apply_edit(
     m.how = how;
     m.updated_at = now;
     update_fields(conn, recall, &m).map_err(|e| e.to_string())?;
+    if moved {
+        // Its file follows: the regeneration writes it in the new scope's folder and removes
+        // the one read here.
+        conn.execute(
+            "UPDATE memories SET scope = ?2 WHERE id = ?1",
+            params![m.id, m.scope],
+        )
+        .map_err(|e| e.to_string())?;
+        ensure_scope(conn, &m.scope).map_err(|e| e.to_string())?;
+    }
     Ok(true)
 }
 

@@ -373,6 +373,72 @@ fn deleting_a_folder_s_only_memory_forgets_it() {
     assert!(!file.exists());
 }
 
+/// A memory's `scope` line edited by hand moves it: to another project (its file follows
+/// into that project's folder, recall follows) or to `global`; a scope that is no project's
+/// path is reported and the file left alone.
+#[test]
+fn an_edited_scope_moves_the_memory() {
+    let (tmp, mut mem, dir, file, text) = pnpm_view();
+    let other = tmp.path().join("work").join("api");
+    std::fs::create_dir_all(&other).unwrap();
+    let other_scope = cairn_memory::scope::project_scope(&other);
+    let scope_line = text
+        .lines()
+        .find(|l| l.starts_with("scope: "))
+        .expect("a scope line")
+        .to_string();
+    std::fs::write(
+        &file,
+        text.replace(&scope_line, &format!("scope: {}", other.display())),
+    )
+    .unwrap();
+    let r = mem.refresh_views(NOW + 100).unwrap();
+    assert_eq!(r.edits, 1, "{r:?}");
+    assert!(!file.exists(), "the file left the old project's folder");
+    let moved = mem
+        .list(&ListFilter::default())
+        .unwrap()
+        .into_iter()
+        .find(|m| m.rule == "Use pnpm, not npm.")
+        .unwrap();
+    assert_eq!(moved.scope, other_scope);
+    let new_dir = dir.parent().unwrap().join(scope_slug(&other_scope));
+    assert!(new_dir.join("feedback_use-pnpm-not-npm.md").is_file());
+    assert!(
+        std::fs::read_to_string(new_dir.join("MEMORY.md"))
+            .unwrap()
+            .contains("pnpm")
+    );
+    assert!(
+        mem.recall("pnpm", SCOPE, 5, NOW + 100)
+            .unwrap()
+            .iter()
+            .all(|h| h.memory.id != moved.id)
+    );
+    assert_eq!(
+        mem.recall("pnpm", &other_scope, 5, NOW + 100).unwrap()[0]
+            .memory
+            .id,
+        moved.id
+    );
+    // Not a path: reported, left alone.
+    let file = new_dir.join("feedback_use-pnpm-not-npm.md");
+    let now_text = std::fs::read_to_string(&file).unwrap();
+    let line = now_text
+        .lines()
+        .find(|l| l.starts_with("scope: "))
+        .unwrap()
+        .to_string();
+    let bad = now_text.replace(&line, "scope: the api project");
+    std::fs::write(&file, &bad).unwrap();
+    let r = mem.refresh_views(NOW + 200).unwrap();
+    assert!(
+        r.problems.iter().any(|p| p.contains("the api project")),
+        "{r:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), bad);
+}
+
 #[test]
 fn a_hand_edit_is_read_back_not_overwritten() {
     let (_tmp, mut mem, dir, file, text) = pnpm_view();
