@@ -2444,25 +2444,13 @@ fn prose_value(
         // to judge (mostly code: `pub Token: HANDLE`); prose only extends a
         // value it cut at `&`, or reads past markdown (`**Password:** x`).
         let judged = separator && family.is_some() && !b[v0..v].contains(&b'*');
-        if let Some(Subject::Sensitive(f)) = subject
-            && (!judged || assigned)
-            && let Some((vs, ve, quoted)) = prose_value_at(text, start, v, !separator)
-            && !(quoted && assigned)
-            && (prose_value_ok(&text[vs..ve], f, quoted)
-                || (f == Family::Password
-                    && !separator
-                    && !assigned
-                    && stated_password(&text[vs..ve])))
-        {
-            return Some(Span {
-                start: vs,
-                end: ve,
-                kind: kind_of(f),
-            });
-        }
         // `wifi password: correct horse battery staple`, `staging password:
         // tangerine-sunset-river`: after a colon too, a passphrase of plain words is one.
-        let colon = separator && matches!(text[after_key..v0].trim(), ":" | "：");
+        let colon = separator
+            && matches!(
+                text[after_key..v0].trim(),
+                ":" | "：" | "=" | "＝" | "->" | "→"
+            );
         if let Some(Subject::Sensitive(Family::Password)) = subject
             && (!separator || colon)
             && !assigned
@@ -2484,6 +2472,22 @@ fn prose_value(
                     kind: Kind::Password,
                 });
             }
+        }
+        if let Some(Subject::Sensitive(f)) = subject
+            && (!judged || assigned)
+            && let Some((vs, ve, quoted)) = prose_value_at(text, start, v, !separator)
+            && !(quoted && assigned)
+            && (prose_value_ok(&text[vs..ve], f, quoted)
+                || (f == Family::Password
+                    && !separator
+                    && !assigned
+                    && stated_password(&text[vs..ve])))
+        {
+            return Some(Span {
+                start: vs,
+                end: ve,
+                kind: kind_of(f),
+            });
         }
         // `the vault unseal key is qZ8vLmN3…`: whatever names a key, a value that is no
         // word nor identifier is its secret (`the sort key is created_at` stays).
@@ -3002,18 +3006,31 @@ fn unquoted_passphrase(b: &[u8], v: usize) -> Option<usize> {
         .count();
     let clause = std::str::from_utf8(&b[v..end]).ok()?;
     let words: Vec<&str> = clause.split_whitespace().collect();
+    // Lower case or capitalised (`Correct Horse Battery Staple`), and a number may close it
+    // (`Marble Falcon Echo 77`).
+    let letters = |w: &str| {
+        let rest = w.get(1..).unwrap_or("");
+        w.bytes().all(|c| c.is_ascii_lowercase())
+            || (w.as_bytes()[0].is_ascii_uppercase()
+                && rest.bytes().all(|c| c.is_ascii_lowercase()))
+    };
     let plain = |w: &&str| {
         w.len() >= 3
-            && w.bytes().all(|c| c.is_ascii_lowercase())
+            && letters(w)
             && !eq_any_ci(w, PROSE_STOP_WORDS)
             && !eq_any_ci(w, PASSPHRASE_STOP_WORDS)
             && !["ed", "ing", "ly"].iter().any(|s| ends_with_ci(w, s))
+    };
+    let number = |w: &&str| !w.is_empty() && w.bytes().all(|c| c.is_ascii_digit());
+    let words: &[&str] = match words.split_last() {
+        Some((last, head)) if number(last) => head,
+        _ => &words,
     };
     // `correct horse battery staple`: an adjective may open a passphrase of three more
     // words (`the password is correct` alone is prose).
     let rest = match words.first() {
         Some(w) if words.len() >= 4 && eq_any_ci(w, PASSPHRASE_OPENERS) => &words[1..],
-        _ => &words[..],
+        _ => words,
     };
     ((3..=6).contains(&words.len()) && rest.iter().all(plain)).then(|| v + clause.trim_end().len())
 }

@@ -1427,6 +1427,23 @@ fn literal_assignments_and_passphrases() {
             "wifi password: correct-horse-battery-staple",
             "wifi password: [REDACTED:password]",
         ),
+        // Capitalised, closed by a number, after `=`, in upper case.
+        (
+            "remember the db password is Tangerine Sunset River",
+            "remember the db password is [REDACTED:password]",
+        ),
+        (
+            "the test account password: Violet Canyon Mirror",
+            "the test account password: [REDACTED:password]",
+        ),
+        (
+            "the staging PASSWORD IS Marble Falcon Echo 77",
+            "the staging PASSWORD IS [REDACTED:password]",
+        ),
+        (
+            "the staging password = silver maple thunder",
+            "the staging password = [REDACTED:password]",
+        ),
     ] {
         assert_eq!(redact(text), want, "{text}");
     }
@@ -1454,6 +1471,8 @@ fn literal_assignments_and_passphrases() {
         "password: end-to-end",
         "db password: read-from-env-var",
         "the password is rotated every month by the platform team",
+        "The password is Stored In Vault",
+        "the password policy is 12 characters",
     ] {
         assert_eq!(redact(code), code, "{code}");
     }
