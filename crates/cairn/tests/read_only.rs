@@ -272,6 +272,10 @@ fn a_read_only_data_dir_without_a_store_has_nothing_to_read() {
     let ro = ReadOnly { home: &h, how };
     assert_eq!(ro.json(&["list"])["memories"], json!([]));
     assert_eq!(ro.json(&["status"])["read_only"], true);
+    // A data dir not made yet, where it could not be made.
+    let unmade = h.data().join("not-yet");
+    let st = ro.json(&["status", "--data-dir", unmade.to_str().unwrap()]);
+    assert_eq!(st["read_only"], true, "{st}");
     assert_eq!(
         ro.json(&["recall", "package manager", "--cwd", cwd])["results"],
         json!([])

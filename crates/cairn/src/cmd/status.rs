@@ -182,7 +182,13 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
 /// read-only mount): a probe file made and removed at once, inside cairn's own data dir.
 fn may_not_write(dir: &std::path::Path) -> bool {
     if !dir.is_dir() {
-        return false;
+        // Not made yet: whether it could be, in the nearest directory that exists (asked of
+        // the system, nothing is created outside the data dir).
+        return dir
+            .ancestors()
+            .skip(1)
+            .find(|a| a.is_dir())
+            .is_some_and(|a| !may_create_in(a));
     }
     match tempfile::Builder::new()
         .prefix(".cairn-write-probe")
@@ -194,6 +200,23 @@ fn may_not_write(dir: &std::path::Path) -> bool {
             std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
         ),
     }
+}
+
+/// Whether this process may create entries in the existing directory `dir`.
+#[cfg(unix)]
+fn may_create_in(dir: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return true;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call; access(2) only
+    // reads it.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
+}
+
+#[cfg(not(unix))]
+fn may_create_in(_dir: &std::path::Path) -> bool {
+    true
 }
 
 fn fill(store: &Store, st: &mut Status) -> Result<()> {
