@@ -720,9 +720,63 @@ static EN_GENERAL: LazyLock<Regex> = LazyLock::new(|| {
 /// whatever the task; said with why it is so, any path is.
 static EN_GENERATED: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:touch|edit|hand-edit|modify|change|reformat|write to|commit to)\s+(?:anything\s+(?:in|under|inside)\s+|(?:any\s+)?files?\s+(?:in|under|inside)\s+)?(?:the\s+)?`?(?:[\w.-]+/)*(?:generated|gen|autogen|auto-generated|codegen|vendor|vendored|third_party|third-party)\b|[,;—–(]\s*(?:(?:since|because|as)\s+)?(?:it|they|that|this|these|those|everything (?:in )?there|the files?(?: there)?)(?:'s|’s|'re|’re|\s+is|\s+are|\s+gets?)\s+(?:all\s+|just\s+|fully\s+)?(?:re)?(?:generated|overwritten|auto-?generated|rebuilt|wiped|vendored|synced|copied)\b",
+        r"(?i)\b(?:touch|touching|edit|editing|hand-edit|hand-editing|modify|modifying|change|changing|reformat|reformatting|write to|writing to|commit to)\s+(?:anything\s+(?:in|under|inside)\s+|(?:(?:the|any|all)\s+)?(?:files?|code|sources?)\s+(?:in|under|inside)\s+)?(?:the\s+)?`?(?:[\w.-]+/)*(?:generated|gen|autogen|auto-generated|codegen|vendor|vendored|third_party|third-party)\b|[,;—–(]\s*(?:(?:since|because|as)\s+)?(?:it|they|that|this|these|those|everything (?:in )?there|the files?(?: there)?)(?:'s|’s|'re|’re|\s+is|\s+are|\s+gets?)\s+(?:all\s+|just\s+|fully\s+)?(?:re)?(?:generated|overwritten|auto-?generated|rebuilt|wiped|vendored|synced|copied)\b",
     )
 });
+/// "don't swallow errors", "do not catch generic exceptions", "don't ignore errors returned
+/// by Close()": a ban on a kind of thing (a plural with no determiner), not on the thing at
+/// hand ("don't touch the tests", "don't change it").
+fn bans_a_kind_of_thing(s: &str) -> bool {
+    const DETERMINERS: &[&str] = &[
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "my",
+        "your",
+        "our",
+        "its",
+        "their",
+        "it",
+        "them",
+        "any",
+        "all",
+        "some",
+        "anything",
+        "everything",
+    ];
+    let lower = s.to_ascii_lowercase();
+    let rest = ["please ", ""]
+        .iter()
+        .find_map(|p| lower.strip_prefix(p))
+        .unwrap_or(&lower);
+    let Some(rest) = ["don't ", "don’t ", "do not ", "dont "]
+        .iter()
+        .find_map(|p| rest.strip_prefix(p))
+    else {
+        return false;
+    };
+    let words: Vec<&str> = rest
+        .split_whitespace()
+        .map(|w| w.trim_end_matches(['.', '!', ',', ';']))
+        .collect();
+    // verb, an optional adjective, the plural; then the end or what qualifies the kind.
+    let plural = |w: &str| w.len() >= 5 && w.ends_with('s') && !w.ends_with("ss");
+    let (noun_at, ok) = match words.as_slice() {
+        [_, noun, ..] if plural(noun) => (2, true),
+        [_, adj, noun, ..] if !DETERMINERS.contains(adj) && plural(noun) => (3, true),
+        _ => (0, false),
+    };
+    ok && !DETERMINERS.contains(&words[1])
+        && words.get(noun_at).is_none_or(|next| {
+            [
+                "returned", "thrown", "raised", "from", "in", "with", "without", "that", "when",
+            ]
+            .contains(next)
+        })
+}
+
 /// A "don't" that names what to do instead states a preference, not a step of the task.
 static EN_INSTEAD: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -3197,6 +3251,7 @@ fn candidates_in(prompt: &str) -> Vec<Candidate> {
             let general = correction
                 || has_reason
                 || generated
+                || bans_a_kind_of_thing(s)
                 || EN_GENERAL.is_match(s)
                 || EN_INSTEAD.is_match(s);
             // ("Don't run the full suite anymore; just run the affected tests": the "just"

@@ -25,7 +25,7 @@ static QUOTES_FOLLOW_CJK: LazyLock<Regex> = LazyLock::new(|| {
 /// A line that is tool output: "Warning: …", "npm WARN …", "error[E0502]: …".
 static TOOL_LINE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r#"^(?:(?:warning|error|fatal|panic|exception|caused by|assertion failed|assertion `[^`]*` failed)(?:\[\w+\])?:|(?:[a-z_$][\w$]*\.)*[a-z_$][\w$]*(?:error|exception|warning|fault)(?:\[\w+\])?:\s|exception in thread |at [\w$.<>/-]+\([^()]*\)$|file "[^"]+", line \d+|traceback \(most recent|npm (?:warn|err!?)\s|fail\s+\S+\.\w+\b|[\w./\\-]+\.\w+:\d+(?::\d+)?:?\s|thread '[^']*' panicked|test result:|running \d+ tests?|-{2,} .* -{2,}|\[[\d:.,\s-]+\]|\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}|<(?:inf|wrn|err|dbg)>|(?:info|warn|debug|trace|error)\s*\[)"#,
+        r#"^(?:(?:warning|error|fatal|panic|exception|caused by|assertion failed|assertion `[^`]*` failed)(?:\[\w+\])?:|(?:[a-z_$][\w$]*\.)*[a-z_$][\w$]*(?:error|exception|warning|fault)(?:\[\w+\])?:\s|= (?:note|help|warning|error)\b|exception in thread |at [\w$.<>/-]+\([^()]*\)$|file "[^"]+", line \d+|traceback \(most recent|npm (?:warn|err!?)\s|fail\s+\S+\.\w+\b|[\w./\\-]+\.\w+:\d+(?::\d+)?:?\s|thread '[^']*' panicked|test result:|running \d+ tests?|-{2,} .* -{2,}|\[[\d:.,\s-]+\]|\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}|<(?:inf|wrn|err|dbg)>|(?:info|warn|debug|trace|error)\s*\[)"#,
     )
 });
 
@@ -149,6 +149,7 @@ fn may_be_tool_line(lower: &str) -> bool {
         })
         || (lower.starts_with("at ") && lower.ends_with(')'))
         || lower.starts_with("file \"")
+        || lower.starts_with("= ")
         || lower.split_whitespace().next().is_some_and(|t| {
             t.contains('.')
                 && t.split(':')

@@ -854,6 +854,8 @@ fn hands_off_generated_and_vendored_files() {
         "do not modify anything in generated/, it's overwritten by the codegen",
         "please don't edit the vendor folder",
         "don't edit src/api/client.ts, it's generated from the openapi spec",
+        "do not edit the files in the generated directory",
+        "avoid editing generated/ files",
     ] {
         let found = candidates(prompt);
         assert_eq!(found.len(), 1, "{prompt}: {found:?}");
@@ -904,6 +906,7 @@ fn pasted_error_messages_are_not_rules() {
         "I'm getting 'Error: Use tabs, not spaces (indent)' from eslint",
         "eslint says \"error: never use var\" — fix it",
         "got this TypeError: Don't call hooks conditionally",
+        "error[E0382]: borrow of moved value: `x`\n --> src/main.rs:4:20\n  |\n  = note: never use a value after it was moved",
     ] {
         assert!(
             candidates(prompt).is_empty(),
@@ -916,6 +919,10 @@ fn pasted_error_messages_are_not_rules() {
         "Error handling: always wrap errors with context",
         "Remember: always wrap errors with anyhow context",
         "from now on, never swallow exceptions in the payment worker",
+        // A ban on a kind of thing, said bare.
+        "don't swallow errors",
+        "do not catch generic exceptions",
+        "don't ignore errors returned by Close()",
     ] {
         assert!(!candidates(prompt).is_empty(), "{prompt}");
     }
