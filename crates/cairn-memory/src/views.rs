@@ -15,7 +15,7 @@
 //! new `*.md` file
 //! dropped into a scope's directory becomes a new memory of that scope (a directory the
 //! database does not know, after the database was lost, is the scope the file's own `scope`
-//! field names when the two agree: the views bring the memories back). An unparsable edit, or
+//! field names when the two agree: the views bring the memories back, each under the id its file names). An unparsable edit, or
 //! a file that cannot be placed, is left alone (and reported), never overwritten. Nothing is read back, written or removed
 //! through a symbolic link below the views directory (a scope dir swapped for one is left as
 //! it is).
@@ -780,6 +780,21 @@ impl MemoryStore {
                     at: now,
                 };
                 let out = write_new_in(&tx, recall, new, None, now)?;
+                // A file the views kept of a memory the database lost (it was moved aside
+                // and rebuilt): the memory keeps its id, so what names it still finds it.
+                if out.action == Action::Created
+                    && let Some(id) = view.fields.get("id").filter(|id| is_memory_id(id))
+                    && get_memory(&tx, id)?.is_none()
+                {
+                    tx.execute(
+                        "UPDATE memories SET id = ?2 WHERE id = ?1",
+                        params![out.memory.id, id],
+                    )?;
+                    recall.remove(&tx, &out.memory.id)?;
+                    if let Some(m) = get_memory(&tx, id)? {
+                        recall.upsert(&tx, &crate::store::document(&m))?;
+                    }
+                }
                 report.imported += 1;
                 if matches!(out.action, Action::Unchanged | Action::Updated) {
                     report.problems.push(format!(
@@ -1130,6 +1145,16 @@ fn apply_edit(
         ensure_scope(conn, &m.scope).map_err(|e| e.to_string())?;
     }
     Ok(true)
+}
+
+/// Whether `s` has the shape of the ids cairn gives memories (`m` and seven of
+/// `23456789abcdefghjkmnpqrstuvwxyz`).
+fn is_memory_id(s: &str) -> bool {
+    s.len() == 8
+        && s.starts_with('m')
+        && s[1..]
+            .bytes()
+            .all(|b| b"23456789abcdefghjkmnpqrstuvwxyz".contains(&b))
 }
 
 /// Where a memory's view file is (relative to the views directory), once written.

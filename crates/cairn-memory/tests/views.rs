@@ -596,13 +596,14 @@ fn a_hand_edit_is_read_back_not_overwritten() {
 fn the_views_bring_back_the_memories_of_a_lost_database() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("memory");
-    let before: Vec<(String, MemoryType, String)> = {
+    // (Each with its id: what names a memory still finds it.)
+    let before: Vec<(String, MemoryType, String, String)> = {
         let mem = fixture(&root);
         let mut v: Vec<_> = mem
             .list(&ListFilter::default())
             .unwrap()
             .into_iter()
-            .map(|m| (m.rule, m.memory_type, m.scope))
+            .map(|m| (m.rule, m.memory_type, m.scope, m.id))
             .collect();
         v.sort();
         v
@@ -619,10 +620,11 @@ fn the_views_bring_back_the_memories_of_a_lost_database() {
         .list(&ListFilter::default())
         .unwrap()
         .into_iter()
-        .map(|m| (m.rule, m.memory_type, m.scope))
+        .map(|m| (m.rule, m.memory_type, m.scope, m.id))
         .collect();
     after.sort();
     assert_eq!(after, before);
+    assert!(mem.get(&before[0].3).unwrap().is_some());
     // A file whose directory and scope agree with no project stays, reported.
     let stray = root.join("nowhere-00000000");
     std::fs::create_dir_all(&stray).unwrap();
