@@ -716,8 +716,15 @@ fn replace_copy(
         let parent = f.relative.parent().unwrap_or(Path::new(""));
         new.open_rel(parent, true)?.create_file(name, &bytes)?;
     }
-    new.sync();
     let target = res.path().join(key);
+    // A copy made again keeps the modes its files were given since (`chmod 640` on the
+    // imported memory stays); new ones have the umask's, as Codex gives its own files.
+    keep_modes(
+        &target,
+        &new_path,
+        files.iter().map(|f| f.relative.as_path()),
+    )?;
+    new.sync();
     let key_os = OsStr::new(key);
     let new_os = OsStr::new(&new_name);
     match res.entry_is_symlink(key_os) {
@@ -749,6 +756,23 @@ fn replace_copy(
         Err(e) => return Err(InteropError::io(&target, e)),
     }
     res.sync();
+    Ok(())
+}
+
+/// Gives each file of the fresh copy at `fresh` the permission bits the same file has in the
+/// copy it replaces at `old` (the scope file too); a file the old copy lacks keeps its own.
+fn keep_modes<'a>(old: &Path, fresh: &Path, files: impl Iterator<Item = &'a Path>) -> Result<()> {
+    let names = files.chain(std::iter::once(Path::new(SCOPE_FILE)));
+    for rel in names {
+        let Ok(md) = fs::symlink_metadata(old.join(rel)) else {
+            continue;
+        };
+        if !md.file_type().is_file() {
+            continue;
+        }
+        let path = fresh.join(rel);
+        fs::set_permissions(&path, md.permissions()).map_err(|e| InteropError::io(&path, e))?;
+    }
     Ok(())
 }
 

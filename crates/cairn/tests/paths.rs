@@ -941,6 +941,39 @@ fn what_cairn_writes_in_the_agents_dirs_has_the_agents_modes() {
             let m = fs::metadata(v1.join("MEMORY.md")).unwrap();
             assert_eq!((m.uid(), m.gid()), (4242, 4343), "owner and group stay");
         }
+        // The imported copy made again (its Claude source changed) keeps the modes its files
+        // were given since.
+        let imported: Vec<PathBuf> = walk_all(&v1.join("extensions"))
+            .into_iter()
+            .filter(|p| p.is_file())
+            .collect();
+        assert!(!imported.is_empty());
+        for p in &imported {
+            fs::set_permissions(p, fs::Permissions::from_mode(0o640)).unwrap();
+        }
+        let topic = walk_all(&mem)
+            .into_iter()
+            .find(|p| {
+                p.extension().is_some_and(|e| e == "md")
+                    && !p
+                        .file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("codex_"))
+                    && p.file_name().is_some_and(|n| n != "MEMORY.md")
+            })
+            .expect("a Claude topic file");
+        let mut text = fs::read_to_string(&topic).unwrap();
+        text.push_str("\nOne more line.\n");
+        fs::write(&topic, text).unwrap();
+        json_with_umask(
+            &h,
+            umask,
+            &["import", "--from", "claude", "--to", "codex", "--all"],
+        );
+        for p in &imported {
+            if p.is_file() {
+                assert_eq!(mode(p), 0o640, "umask {umask}: {}", p.display());
+            }
+        }
         eprintln!(
             "umask {umask}: {} created entries checked",
             created.len() + topics.len()
