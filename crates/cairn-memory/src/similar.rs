@@ -2030,6 +2030,8 @@ mod tests {
             ("The analytics DB is PostgreSQL 14.", "主库用 PostgreSQL 16"),
             ("We use Redis 7 for caching.", "我们用 PostgreSQL 16。"),
             ("We use PostgreSQL 16.", "我们用 PostgreSQL 16。"),
+            // The same language, a part named: that part's value.
+            ("分析数据库用的是 PostgreSQL 14。", "我们用 PostgreSQL 16。"),
         ] {
             assert_ne!(
                 rel(Project, new, old),
@@ -2037,6 +2039,14 @@ mod tests {
                 "{new} / {old}"
             );
         }
+        assert_eq!(
+            rel(
+                Project,
+                "我们现在用 PostgreSQL 17。",
+                "我们用 PostgreSQL 16。"
+            ),
+            Relation::Supersedes
+        );
     }
 
     /// Traditional Chinese is compared as Simplified: a changed version replaces the old

@@ -376,7 +376,12 @@ pub(super) fn relation(
         && (changed
             || contradiction
             || (reversed && overlap >= 0.6)
-            || (other_value && overlap >= 0.6 && same_topic(new_text, old_text)))
+            || (other_value
+                && overlap >= 0.6
+                && same_topic(new_text, old_text)
+                // ("分析数据库用的是 PostgreSQL 14" after "我们用 PostgreSQL 16": the new one
+                // names a part the old does not, so its value is that part's.)
+                && (new_only.is_empty() || old_only.len() >= new_only.len())))
     {
         return Relation::Supersedes;
     }
