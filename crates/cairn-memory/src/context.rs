@@ -182,7 +182,7 @@ fn quote(text: &str) -> String {
 
 /// When a memory was saved, in calendar days of the local time zone: a note from 23:00 read
 /// at 09:00 the next morning was saved yesterday, not today.
-fn age_phrase(m: &Memory, now: i64) -> String {
+pub fn age_phrase(m: &Memory, now: i64) -> String {
     let (saved, today) = (
         crate::dates::anchor_date(m.updated_at),
         crate::dates::anchor_date(now),

@@ -53,8 +53,8 @@ mod tombstones;
 pub mod views;
 
 pub use context::{
-    DEFAULT_SESSION_BUDGET, MAX_PROMPT_MEMORIES, SESSION_MAX_CHARS, days_old, freshness_note,
-    ignores_memory, neutralise,
+    DEFAULT_SESSION_BUDGET, MAX_PROMPT_MEMORIES, SESSION_MAX_CHARS, age_phrase, days_old,
+    freshness_note, ignores_memory, neutralise,
 };
 pub use error::{MemoryError, Result};
 pub use extract::{AgentMemoryDirs, Candidate, Retraction, candidates, classify, retractions};

@@ -82,7 +82,7 @@ pub fn run(homes: &Homes, a: &RecallArgs, json: bool) -> Result<ExitCode> {
                 i + 1,
                 cairn_memory::neutralise(&m.name),
                 memories::label(m),
-                cairn_memory::days_old(m.age_days(now)),
+                cairn_memory::age_phrase(m, now),
                 h.score,
                 m.id
             );
