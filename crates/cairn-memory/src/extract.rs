@@ -3147,10 +3147,11 @@ fn candidates_in(prompt: &str) -> Vec<Candidate> {
             }
             // "…最低支持版本是 API 26。以后都按 26 来。": a short CJK rule says what it is
             // about in the sentence before.
+            // (Said in the same language: "Thanks. 以后总是用 pnpm。" is a rule of its own.)
             Shape::FromNowOn(c)
                 if crate::text::mostly_cjk(c)
                     && c.chars().count() <= 12
-                    && let Some(before) = antecedent =>
+                    && let Some(before) = antecedent.filter(|b| crate::text::mostly_cjk(b)) =>
             {
                 used[i - 1] = true;
                 (format!("{}{}", with_full_stop(before), c), None)

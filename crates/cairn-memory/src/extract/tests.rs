@@ -844,6 +844,20 @@ fn rules_in_the_middle_of_task_talk() {
     }
 }
 
+/// A short CJK rule after an English pleasantry is a rule of its own, not glued to it.
+#[test]
+fn a_cjk_rule_after_thanks_stands_alone() {
+    for (prompt, rule) in [
+        ("Thanks. 以后总是用 pnpm。", "总是用 pnpm。"),
+        ("Thanks. 以後總是用 pnpm。", "總是用 pnpm。"),
+        ("Thanks. 今後はpnpmを使って。", "pnpmを使って。"),
+    ] {
+        let found = candidates(prompt);
+        assert_eq!(found.len(), 1, "{prompt}: {found:?}");
+        assert_eq!(found[0].rule, rule, "{prompt}");
+    }
+}
+
 /// Files a tool writes or a vendor owns are never to be edited by hand: a bare "don't touch
 /// generated/" is a standing rule, while "don't touch the tests" stays the task's.
 #[test]
