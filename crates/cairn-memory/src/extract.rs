@@ -364,7 +364,7 @@ fn is_question(s: &str) -> bool {
 
 static EN_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(no|nope|nah|wrong|actually|correction|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|ah|lol|haha|ugh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|fwiw|tbh|honestly|heads up|for context|just so you know|for what it's worth|by the way|one more thing|in general|generally)\b[,.!:;]?\s+",
+        r"(?i)^(no|nope|nah|wrong|actually|correction|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|ah|lol|haha|ugh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|fwiw|tbh|honestly|heads up|for context|just so you know|for what it's worth|by the way|one more thing|in general|generally|anyway|anyways|plus|one last thing)\b(?:\s*[—–])?[,.!:;]?\s+",
     )
 });
 static JA_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
@@ -380,6 +380,10 @@ static ZH_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
 
 /// The words [`EN_MARKERS`] opens with.
 const EN_MARKER_WORDS: &[&str] = &[
+    "anyway",
+    "anyways",
+    "plus",
+    "one",
     "correction",
     "fwiw",
     "tbh",

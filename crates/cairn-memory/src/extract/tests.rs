@@ -870,6 +870,9 @@ fn hands_off_generated_and_vendored_files() {
         "don't edit src/api/client.ts, it's generated from the openapi spec",
         "do not edit the files in the generated directory",
         "avoid editing generated/ files",
+        // After a lead-in.
+        "Anyway, don't touch vendor/.",
+        "Anyway — don't touch vendor/.",
     ] {
         let found = candidates(prompt);
         assert_eq!(found.len(), 1, "{prompt}: {found:?}");
