@@ -1093,7 +1093,8 @@ pub fn classify(content: &str) -> MemoryType {
     }
 }
 
-fn classify_in(content: &str) -> MemoryType {
+/// [`classify`] of a text already read as Simplified (the extractor's own rules).
+pub(super) fn classify_in(content: &str) -> MemoryType {
     if is_instruction(content) || is_ban(content) {
         MemoryType::Feedback
     } else if has_pointer(content) {
@@ -3292,14 +3293,14 @@ fn candidates_in(prompt: &str) -> Vec<Candidate> {
                 if is_instruction(&rule) {
                     MemoryType::Feedback
                 } else {
-                    match classify(&rule) {
+                    match classify_in(&rule) {
                         MemoryType::Project => MemoryType::Feedback,
                         t => t,
                     }
                 }
             }
             (_, Some(t)) => t,
-            (_, None) => classify(&rule),
+            (_, None) => classify_in(&rule),
         };
         // (A plain fact right after a rule that bears on it is its reason: "Don't bump wgpu.
         // We're pinned to 0.19 until the Metal regression is fixed.")

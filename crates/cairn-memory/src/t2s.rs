@@ -53,13 +53,26 @@ pub(crate) struct Simplified<'a> {
 /// The Simplified copy of `s`, or `None` when it has no Traditional character to convert
 /// (or is Japanese).
 pub(crate) fn simplified(s: &str) -> Option<Simplified<'_>> {
-    if s.is_ascii() || s.chars().any(is_kana) {
+    if s.is_ascii() {
         return None;
     }
+    // One pass to find the first character to convert (most text has none: nothing is
+    // copied), and kana anywhere.
+    let mut first = None;
+    for (i, c) in s.char_indices() {
+        if is_kana(c) {
+            return None;
+        }
+        if first.is_none() && simplified_char(c).is_some() {
+            first = Some(i);
+        }
+    }
+    let first = first?;
     let mut text = String::with_capacity(s.len());
+    text.push_str(&s[..first]);
     let mut back = HashMap::new();
     let mut ambiguous = false;
-    for c in s.chars() {
+    for c in s[first..].chars() {
         match simplified_char(c) {
             Some(simple) => {
                 text.push(simple);
@@ -67,9 +80,6 @@ pub(crate) fn simplified(s: &str) -> Option<Simplified<'_>> {
             }
             None => text.push(c),
         }
-    }
-    if back.is_empty() {
-        return None;
     }
     ambiguous |= s.chars().any(|c| back.contains_key(&c));
     Some(Simplified {

@@ -352,7 +352,7 @@ pub(super) fn detect_cjk(s: &str, correction: bool) -> Option<(Shape, &'static s
         } else {
             s.to_string()
         };
-        let t = classify(&rule);
+        let t = classify_in(&rule);
         return Some((Shape::Rule(rule, t), "standing"));
     }
     // "ログは全部defmtで", "UIはUI ToolkitじゃなくてuGUIで作ってます": one tool for a part of
