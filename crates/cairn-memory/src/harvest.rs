@@ -355,18 +355,14 @@ impl MemoryStore {
         if !root.join(crate::tombstones::FILE).is_file() {
             return Ok(());
         }
-        let tx = self
-            .store
-            .connection_mut()
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let adopted = crate::tombstones::adopt(&tx, &root)?;
-        tx.commit()?;
-        if adopted.forgotten_again.is_empty() {
+        // Read first: the usual answer is that nothing is missing, which costs no write lock.
+        let missing = crate::tombstones::missing(self.store.connection(), &root)?;
+        if missing.is_empty() {
             return Ok(());
         }
-        // (Out of recall too, which only this costs opening.)
         let (tx, recall) = self.begin_write()?;
-        for id in &adopted.forgotten_again {
+        crate::tombstones::restore(&tx, &missing)?;
+        for id in &missing.forget_again {
             crate::store::forget_in(&tx, recall, id, now)?;
         }
         tx.commit()?;

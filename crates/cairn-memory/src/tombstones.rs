@@ -6,11 +6,12 @@
 //!
 //! The database's tombstones are added to the file under the views lock whenever the views
 //! are regenerated ([`write`]; a tombstone never leaves it), and the file is read back before
-//! each extraction run ([`adopt`]): a tombstone the database lacks is put back, and a live
+//! each extraction run and full refresh ([`missing`], [`restore`]; reads only, unless
+//! something is missing): a tombstone the database lacks is put back, and a live
 //! memory made since from one of its statements is forgotten again. Only what the person forgot is kept here (`cairn forget`, a deleted view file, a
 //! retraction, MCP `memory_forget`), not what aged out or was replaced.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -120,28 +121,36 @@ pub(crate) fn write(conn: &Connection, root: &Path) -> Result<()> {
     crate::views::write_atomic(&path, text.as_bytes())
 }
 
-/// What [`adopt`] did.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Adopted {
-    /// Tombstones put back into a database that lacked them.
-    pub restored: usize,
-    /// Live memories forgotten again: made from a forgotten statement since the rebuild.
-    pub forgotten_again: Vec<String>,
+/// What the database lacks of the file (see [`missing`]); empty when it holds it all.
+#[derive(Debug, Default)]
+pub(crate) struct Missing {
+    /// Tombstones to put back.
+    rows: Vec<Tombstone>,
+    /// Origins to put back, with the tombstone they lead to.
+    origins: Vec<(String, String)>,
+    /// Live memories made again from a forgotten statement: the caller forgets them (it
+    /// holds the recall index).
+    pub forget_again: Vec<String>,
 }
 
-/// Reads `<root>/.forgotten.jsonl` back into the database: each tombstone it lacks is put
-/// back with its origins, and a live memory one of those origins already gave is returned
-/// in `forgotten_again` for the caller to forget (it holds the recall index). Lines that do
-/// not parse are skipped (the file is rewritten whole on the next refresh).
-pub(crate) fn adopt(conn: &Connection, root: &Path) -> Result<Adopted> {
+impl Missing {
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty() && self.origins.is_empty() && self.forget_again.is_empty()
+    }
+}
+
+/// Reads `<root>/.forgotten.jsonl` against the database, without writing: each tombstone it
+/// lacks, each origin it lacks, and each live memory one of them already gave again. Lines
+/// that do not parse are skipped (the file is rewritten whole on the next refresh).
+pub(crate) fn missing(conn: &Connection, root: &Path) -> Result<Missing> {
     let path = root.join(FILE);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Adopted::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Missing::default()),
         Err(e) => return Err(MemoryError::io(&path, e)),
     };
-    let mut adopted = Adopted::default();
-    let mut again: HashMap<String, ()> = HashMap::new();
+    let mut out = Missing::default();
+    let mut again: HashSet<String> = HashSet::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let Ok(t) = serde_json::from_str::<Tombstone>(line) else {
             continue;
@@ -156,22 +165,13 @@ pub(crate) fn adopt(conn: &Connection, root: &Path) -> Result<Adopted> {
         match known {
             // Forgotten here too.
             Some((Some(_), rule)) if rule.is_empty() => {}
-            // Made again from the same statement (ids follow what made them): forgotten
-            // again.
+            // Made again from the same statement (ids follow what made them).
             Some(_) => {
-                if again.insert(t.id.clone(), ()).is_none() {
-                    adopted.forgotten_again.push(t.id.clone());
+                if again.insert(t.id.clone()) {
+                    out.forget_again.push(t.id.clone());
                 }
             }
-            None => {
-                conn.execute(
-                    "INSERT INTO memories(id, type, scope, name, description, rule, keywords,
-                        source_kind, created_at, updated_at, forgotten_at)
-                     VALUES (?1, ?2, ?3, '(forgotten)', '', '', '', 'forgotten', ?4, ?4, ?4)",
-                    params![t.id, t.memory_type, t.scope, t.forgotten_at],
-                )?;
-                adopted.restored += 1;
-            }
+            None => out.rows.push(t.clone()),
         }
         for origin in &t.origins {
             let holder: Option<String> = conn
@@ -182,12 +182,7 @@ pub(crate) fn adopt(conn: &Connection, root: &Path) -> Result<Adopted> {
                 )
                 .optional()?;
             match holder {
-                None => {
-                    conn.execute(
-                        "INSERT INTO memory_origins(origin, memory_id) VALUES (?1, ?2)",
-                        params![origin, t.id],
-                    )?;
-                }
+                None => out.origins.push((origin.clone(), t.id.clone())),
                 Some(id) if id != t.id => {
                     let live: bool = conn
                         .query_row(
@@ -198,13 +193,33 @@ pub(crate) fn adopt(conn: &Connection, root: &Path) -> Result<Adopted> {
                         )
                         .optional()?
                         .unwrap_or(false);
-                    if live && again.insert(id.clone(), ()).is_none() {
-                        adopted.forgotten_again.push(id);
+                    if live && again.insert(id.clone()) {
+                        out.forget_again.push(id);
                     }
                 }
                 Some(_) => {}
             }
         }
     }
-    Ok(adopted)
+    Ok(out)
+}
+
+/// Puts back the tombstones and origins of `m` inside the caller's write transaction (what
+/// another process put back meanwhile is left as it is).
+pub(crate) fn restore(conn: &Connection, m: &Missing) -> Result<()> {
+    for t in &m.rows {
+        conn.execute(
+            "INSERT OR IGNORE INTO memories(id, type, scope, name, description, rule, keywords,
+                source_kind, created_at, updated_at, forgotten_at)
+             VALUES (?1, ?2, ?3, '(forgotten)', '', '', '', 'forgotten', ?4, ?4, ?4)",
+            params![t.id, t.memory_type, t.scope, t.forgotten_at],
+        )?;
+    }
+    for (origin, id) in &m.origins {
+        conn.execute(
+            "INSERT OR IGNORE INTO memory_origins(origin, memory_id) VALUES (?1, ?2)",
+            params![origin, id],
+        )?;
+    }
+    Ok(())
 }
