@@ -2,7 +2,8 @@
 //!
 //! Every file cairn rewrites outside its own data dir belongs to someone else: Codex's
 //! `memory_summary.md` and `MEMORY.md`, Claude Code's `settings.json` and memory files,
-//! Codex's `config.toml` and `hooks.json`, a project's memo journal. A write here is a temp
+//! Codex's `config.toml` and `hooks.json`, a project's memo journal; and the memory views in
+//! the data dir are the user's to edit, `chmod` included. A write here is a temp
 //! file beside the target, synced, then renamed over it, and the rename puts a new inode in
 //! place: without care the file would come back with the temp file's private mode and with
 //! cairn's user and group. So:
@@ -56,6 +57,23 @@ impl NewMode {
 }
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Whether `name` has exactly the shape of [`write_atomic`]'s temp files
+/// (`.<name>.cairn-<pid>-<n>.tmp`): one a killed writer left may be swept by whoever owns the
+/// directory; a user's own file never matches.
+pub fn is_temp_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('.').and_then(|r| r.strip_suffix(".tmp")) else {
+        return false;
+    };
+    let Some((stem, tail)) = rest.rsplit_once(".cairn-") else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    !stem.is_empty()
+        && tail
+            .split_once('-')
+            .is_some_and(|(pid, n)| digits(pid) && digits(n))
+}
 
 /// The temp file [`write_atomic`] writes `path`'s new bytes to: `.<name>.cairn-<pid>-<n>.tmp`
 /// in the same directory.
@@ -200,6 +218,23 @@ mod tests {
         }
         // No temp file is left behind.
         assert_eq!(fs::read_dir(t.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn temp_names_are_told_from_the_users_files() {
+        let t = tempfile::tempdir().unwrap();
+        let tmp = temp_path(t.path(), &t.path().join("MEMORY.md"));
+        let name = tmp.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(is_temp_name(&name), "{name}");
+        for user in [
+            "MEMORY.md",
+            ".MEMORY.md.cairn-notes.tmp",
+            ".cairn-1-2.tmp",
+            "notes.cairn-1-2.tmp",
+            ".draft.tmp-notes",
+        ] {
+            assert!(!is_temp_name(user), "{user}");
+        }
     }
 
     #[test]

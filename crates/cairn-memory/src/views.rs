@@ -21,7 +21,6 @@
 //! it is).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use rusqlite::params;
@@ -434,41 +433,23 @@ fn create_private_dir(dir: &Path) -> Result<()> {
     b.create(dir).map_err(|e| MemoryError::io(dir, e))
 }
 
-/// Whether `name` is one of [`write_atomic`]'s temporary files (`.NAME.tmp-PID`).
+/// Whether `name` is one of [`write_atomic`]'s temporary files (`cairn_atomic`'s shape, or
+/// `.NAME.tmp-PID` as earlier builds named them).
 fn is_temp_file(name: &str) -> bool {
-    name.starts_with('.')
-        && name
-            .rsplit_once(".tmp-")
-            .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+    cairn_atomic::is_temp_name(name)
+        || (name.starts_with('.')
+            && name
+                .rsplit_once(".tmp-")
+                .is_some_and(|(_, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())))
 }
 
-/// Writes a file atomically: a private temporary file in the same directory, fsync, rename.
+/// Writes a file atomically (temporary file in the same directory, fsync, rename): a file
+/// that exists keeps its mode, a new one is private, in a private directory.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     create_private_dir(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
-    let res = (|| {
-        let mut f = o.open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(MemoryError::io(path, e));
-    }
-    Ok(())
+    cairn_atomic::write_atomic(path, bytes, cairn_atomic::NewMode::Private)
+        .map_err(|e| MemoryError::io(path, e))
 }
 
 struct Tracked {
