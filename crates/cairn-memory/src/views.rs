@@ -4,7 +4,8 @@
 //! at most 200 lines and 25,000 characters).
 //!
 //! The database is the truth and the views are regenerated from it after every change, each
-//! file written atomically (temporary file, fsync, rename; 0600 in 0700 directories) and only
+//! file written atomically through `cairn_atomic` (temporary file, fsync, rename; new ones 0600 in
+//! 0700 directories, one given another mode keeps it) and only
 //! when its content changes. They are also human-editable: cairn remembers the hash (and
 //! size and mtime) of every file it wrote, and on the next run a file whose content changed
 //! is read back into the memory it shows before anything is regenerated (the file keeps its
