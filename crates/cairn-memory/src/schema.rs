@@ -82,7 +82,7 @@ CREATE TABLE IF NOT EXISTS memory_shown (
 /// Indexes added since version 1, by name. An index changes nothing a version reads or
 /// writes (SQLite maintains it on every write, whichever build writes), so adding one keeps
 /// the version: earlier builds still open the database.
-const ADDED_INDEXES: [(&str, &str); 3] = [
+const ADDED_INDEXES: [(&str, &str); 5] = [
     (
         // What ordering a scope's live memories by usefulness reads (the session-start
         // summary), without visiting the table.
@@ -107,6 +107,21 @@ const ADDED_INDEXES: [(&str, &str); 3] = [
         "memories_source_turn",
         "CREATE INDEX IF NOT EXISTS memories_source_turn
              ON memories(source_agent, source_session, source_turn)",
+    ),
+    (
+        // What the person forgot (their text erased), which every view refresh keeps beside
+        // the views: read without visiting the table (the condition is repeated word for word
+        // by `tombstones::from_db`).
+        "memories_forgotten",
+        "CREATE INDEX IF NOT EXISTS memories_forgotten
+             ON memories(forgotten_at, id)
+             WHERE forgotten_at IS NOT NULL AND rule = ''",
+    ),
+    (
+        // The statements a memory came from: read for the tombstones and for a memory's
+        // own origins, which a scan of every statement would otherwise find.
+        "memory_origins_memory",
+        "CREATE INDEX IF NOT EXISTS memory_origins_memory ON memory_origins(memory_id)",
     ),
 ];
 
