@@ -178,28 +178,13 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether `dir` exists and this process may not create a file in it (permission bits, a
-/// read-only mount): a probe file made and removed at once, inside cairn's own data dir.
+/// Whether this process may not create files in `dir`, or, when it is not made yet, make it
+/// in the nearest directory that exists (permission bits, a read-only mount): asked of the
+/// system, nothing is created.
 fn may_not_write(dir: &std::path::Path) -> bool {
-    if !dir.is_dir() {
-        // Not made yet: whether it could be, in the nearest directory that exists (asked of
-        // the system, nothing is created outside the data dir).
-        return dir
-            .ancestors()
-            .skip(1)
-            .find(|a| a.is_dir())
-            .is_some_and(|a| !may_create_in(a));
-    }
-    match tempfile::Builder::new()
-        .prefix(".cairn-write-probe")
-        .tempfile_in(dir)
-    {
-        Ok(_) => false,
-        Err(e) => matches!(
-            e.kind(),
-            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
-        ),
-    }
+    dir.ancestors()
+        .find(|a| a.is_dir())
+        .is_some_and(|a| !may_create_in(a))
 }
 
 /// Whether this process may create entries in the existing directory `dir`.
