@@ -109,7 +109,7 @@
 //!    whole; a `"` or backtick counts as opening only when an even number of
 //!    them precede the sentence on its line (`"password is " + pw` is code).
 //!    For passwords, a passphrase of three to six plain words after the
-//!    copula or a colon counts too (`password is correct horse battery
+//!    copula, a colon, `=` or an arrow counts too (`password is correct horse battery
 //!    staple`, `staging password: tangerine-sunset-river`), unless a word of
 //!    it belongs to a sentence about the password (`is rotated every month`,
 //!    `: ask the team lead`, `end-to-end`).
@@ -2445,14 +2445,15 @@ fn prose_value(
         // value it cut at `&`, or reads past markdown (`**Password:** x`).
         let judged = separator && family.is_some() && !b[v0..v].contains(&b'*');
         // `wifi password: correct horse battery staple`, `staging password:
-        // tangerine-sunset-river`: after a colon too, a passphrase of plain words is one.
-        let colon = separator
+        // tangerine-sunset-river`: after a colon, `=` or an arrow too, a passphrase of plain
+        // words is one.
+        let sign = separator
             && matches!(
                 text[after_key..v0].trim(),
                 ":" | "：" | "=" | "＝" | "->" | "→"
             );
         if let Some(Subject::Sensitive(Family::Password)) = subject
-            && (!separator || colon)
+            && (!separator || sign)
             && !assigned
         {
             if let Some(end) = unquoted_passphrase(b, v) {
@@ -2462,7 +2463,7 @@ fn prose_value(
                     kind: Kind::Password,
                 });
             }
-            if colon
+            if sign
                 && let Some((vs, ve, false)) = prose_value_at(text, start, v, false)
                 && dashed_passphrase(&text[vs..ve])
             {
@@ -3087,17 +3088,9 @@ fn prose_value_ok(v: &str, family: Family, quoted: bool) -> bool {
             && n >= 12
             && v.split_whitespace().count() >= 3;
     }
-    // `correct-horse-battery-staple`: a passphrase of three or more words joined by dashes
-    // or dots (`read-only`, `JWT-based` have two).
-    if family == Family::Password && n >= 15 {
-        let words: Vec<&str> = v.split(['-', '.']).collect();
-        if words.len() >= 3
-            && words
-                .iter()
-                .all(|w| w.len() >= 3 && w.bytes().all(|c| c.is_ascii_alphabetic()))
-        {
-            return true;
-        }
+    // `correct-horse-battery-staple` (`read-only`, `JWT-based` have two words).
+    if family == Family::Password && dashed_passphrase(v) {
+        return true;
     }
     // `MTA1NjY3….GhIjKl.abcd…` (a Discord bot token), a JWT without its `eyJ`: dotted, with
     // a long random piece.
