@@ -249,7 +249,7 @@ pub(super) fn prose(prompt: &str) -> String {
             }
             None => line,
         };
-        out.push_str(&without_quoted_messages(own));
+        out.push_str(&without_quoted_messages(own, &lower));
         out.push('\n');
     }
     out
@@ -264,8 +264,8 @@ static QUOTED_MESSAGE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-fn without_quoted_messages(line: &str) -> std::borrow::Cow<'_, str> {
-    let lower = line.to_ascii_lowercase();
+/// `lower` is the line (or more of it) in lower case, already made for the other tests.
+fn without_quoted_messages<'a>(line: &'a str, lower: &str) -> std::borrow::Cow<'a, str> {
     if !(lower.contains("error")
         || lower.contains("exception")
         || lower.contains("warn")
