@@ -266,11 +266,13 @@ static QUOTED_MESSAGE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// `lower` is the line (or more of it) in lower case, already made for the other tests.
 fn without_quoted_messages<'a>(line: &'a str, lower: &str) -> std::borrow::Cow<'a, str> {
-    if !(lower.contains("error")
-        || lower.contains("exception")
-        || lower.contains("warn")
-        || lower.contains("fatal")
-        || lower.contains("panic"))
+    // (Cheap first: the pattern is compiled only for a line with a quote and one of its words.)
+    if !line.contains(['\'', '"', '`', '‘', '“'])
+        || !(lower.contains("error")
+            || lower.contains("exception")
+            || lower.contains("warn")
+            || lower.contains("fatal")
+            || lower.contains("panic"))
     {
         return line.into();
     }
