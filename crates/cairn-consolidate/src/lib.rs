@@ -16,6 +16,7 @@
 
 mod inputs;
 mod merge;
+pub mod pins;
 mod schema;
 mod workspace;
 
@@ -130,6 +131,8 @@ impl Consolidator<'_> {
         };
         schema::ensure(self.conn())?;
         cairn_stage1::ensure_schema(self.conn())?;
+        // Before aging reads them: the pins of a database rebuilt since.
+        pins::restore(self.conn(), self.mem.views_dir())?;
         self.conn().execute(
             "INSERT INTO consolidation_runs(started_at, status) VALUES (?1, 'running')",
             [now],
@@ -385,6 +388,7 @@ impl Consolidator<'_> {
 /// Pins a memory (never aged out); a memory that was aged out comes back.
 pub fn pin(mem: &mut MemoryStore, id: &str, now: i64) -> Result<cairn_memory::Memory> {
     schema::ensure(mem.store().connection())?;
+    pins::restore(mem.store().connection(), mem.views_dir())?;
     let m = mem
         .get(id)?
         .ok_or_else(|| cairn_memory::MemoryError::NotFound(id.to_string()))?;
@@ -410,17 +414,21 @@ pub fn pin(mem: &mut MemoryStore, id: &str, now: i64) -> Result<cairn_memory::Me
         "INSERT OR IGNORE INTO memory_pins(memory_id, pinned_at) VALUES (?1, ?2)",
         params![m.id, now],
     )?;
+    pins::write(mem.store().connection(), mem.views_dir())?;
     Ok(m)
 }
 
 /// Unpins a memory.
 pub fn unpin(mem: &mut MemoryStore, id: &str) -> Result<bool> {
     schema::ensure(mem.store().connection())?;
-    Ok(mem
+    pins::restore(mem.store().connection(), mem.views_dir())?;
+    let was = mem
         .store()
         .connection()
         .execute("DELETE FROM memory_pins WHERE memory_id = ?1", [id])?
-        > 0)
+        > 0;
+    pins::write(mem.store().connection(), mem.views_dir())?;
+    Ok(was)
 }
 
 /// Why and when consolidation retired a memory (`aged` or `withdrawn`), if it did.

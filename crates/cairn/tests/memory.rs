@@ -453,6 +453,34 @@ fn a_forgotten_memory_stays_forgotten_when_the_store_is_rebuilt() {
     );
 }
 
+/// A pin outlives the database too: the store rebuilt from the transcripts and views knows
+/// which memories the person pinned (a file beside the views keeps them), and an unpin made
+/// before the loss stays made.
+#[test]
+fn pins_survive_a_rebuilt_store() {
+    let h = TestHome::sample();
+    h.json(&["sync"]);
+    let list = memories(&h, &[]);
+    assert!(list.len() >= 2, "{list:?}");
+    let kept = list[0]["id"].as_str().unwrap().to_string();
+    let dropped = list[1]["id"].as_str().unwrap().to_string();
+    h.json(&["pin", &kept]);
+    h.json(&["pin", &dropped]);
+    h.json(&["pin", &dropped, "--off"]);
+    let file = h.data().join("memory").join(".pinned.jsonl");
+    let text = std::fs::read_to_string(&file).expect("the pins file");
+    assert!(text.contains(&kept) && !text.contains(&dropped), "{text}");
+    for f in ["cairn.db", "cairn.db-wal", "cairn.db-shm"] {
+        let _ = std::fs::rename(h.data().join(f), h.data().join(format!("{f}.damaged")));
+    }
+    h.json(&["sync"]);
+    assert_eq!(h.json(&["show", &kept])["pinned"], true);
+    assert_eq!(h.json(&["show", &dropped])["pinned"], false);
+    // Unpinning in the rebuilt store reaches the file.
+    h.json(&["pin", &kept, "--off"]);
+    assert!(!std::fs::read_to_string(&file).unwrap().contains(&kept));
+}
+
 #[test]
 fn a_forgotten_memory_never_returns_from_re_extraction() {
     let h = TestHome::sample();
