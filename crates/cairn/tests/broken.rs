@@ -442,6 +442,29 @@ fn a_damaged_database_says_what_to_do() {
     let out = h.cairn_input(&["hook", "--agent", "claude"], &prompt, &[]);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
+    // `cairn status`, where the hook sends the user, reports the damage beside everything
+    // else it knows (configuration, embeddings, the log), and exits 1.
+    let out = h.cairn(&["status", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let st: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        st["database_error"]
+            .as_str()
+            .unwrap()
+            .contains("damaged or not cairn's"),
+        "{st}"
+    );
+    assert!(
+        st["embeddings"].is_object() && st["log"].is_string(),
+        "{st}"
+    );
+    let out = h.cairn(&["status"]);
+    assert_eq!(out.status.code(), Some(1));
+    let human = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        human.contains("cannot read it:") && human.contains("move it aside"),
+        "{human}"
+    );
     assert_eq!(
         std::fs::read(h.data().join("cairn.db")).unwrap(),
         vec![0x5au8; 64 * 1024]

@@ -51,6 +51,9 @@ struct Status {
     /// The data dir may not be written by this process (a read-only mount, an agent's
     /// sandbox): the store was opened read-only, and memory can be read, not changed.
     read_only: bool,
+    /// Why the database could not be read (the rest of the report stands).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    database_error: Option<String>,
     store_bytes: u64,
     jobs: Jobs,
     job_errors: Vec<JobError>,
@@ -122,6 +125,7 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
         data_dir: homes.data_dir.display().to_string(),
         database: db.display().to_string(),
         read_only: false,
+        database_error: None,
         store_bytes,
         jobs: Jobs::default(),
         job_errors: Vec::new(),
@@ -157,13 +161,21 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
     }
     // Do not create a database just to report that there is none.
     if db.is_file() {
-        let store = crate::cmd::ingest::open_store_for_reading(homes)?;
-        st.read_only = store.is_read_only();
-        fill(&store, &mut st)?;
-        st.search_files = Some(
-            cairn_recall::search_files(store.connection())
-                .context("cannot read the state of the search files")?,
-        );
+        // A database this process cannot read (another user's file, a damaged one) is
+        // reported with everything else status knows, not instead of it.
+        let read = crate::cmd::ingest::open_store_for_reading(homes).and_then(|store| {
+            st.read_only = store.is_read_only();
+            fill(&store, &mut st)?;
+            st.search_files = Some(
+                cairn_recall::search_files(store.connection())
+                    .context("cannot read the state of the search files")?,
+            );
+            Ok(())
+        });
+        if let Err(e) = read {
+            st.database_error = Some(format!("{e:#}"));
+            st.read_only = st.read_only || may_not_write(&homes.data_dir);
+        }
     } else {
         st.read_only = may_not_write(&homes.data_dir);
     }
@@ -175,7 +187,11 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
     } else {
         print_human(&st);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if st.database_error.is_some() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Whether this process may not create files in `dir`, or, when it is not made yet, make it
@@ -279,6 +295,9 @@ fn print_human(st: &Status) {
         st.turns,
         st.digests
     );
+    if let Some(e) = &st.database_error {
+        outln!("              cannot read it: {e}");
+    }
     if st.read_only {
         outln!(
             "              read-only here: this process may not write cairn's data dir, so memory \
