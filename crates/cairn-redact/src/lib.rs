@@ -188,7 +188,7 @@ pub const MARKER_PREFIX: &str = "[REDACTED:";
 
 /// Bumped whenever the rules find more than before, so that what an older build stored in
 /// clear can be redacted again (`cairn-memory` does so for the memories' texts).
-pub const RULES_VERSION: u32 = 2;
+pub const RULES_VERSION: u32 = 3;
 
 /// What a redacted secret was. The variant order is the priority used when
 /// findings overlap: earlier (more specific) kinds win.
@@ -2434,6 +2434,25 @@ fn prose_value(
         return None;
     }
     let after_key = end + b[end..].iter().take_while(|&&c| c == b'*').count();
+    // `the db password's Tr0ub4dor&3`: the copula contracted, for a value that is plainly no
+    // word (`the password's length is 12`, `the password's expiry` stay).
+    if let Some(Subject::Sensitive(Family::Password)) = subject
+        && !assigned
+        && let Some(rest) = ["'s ", "\u{2019}s "]
+            .iter()
+            .find(|c| text[after_key..].starts_with(**c))
+            .map(|c| after_key + c.len())
+        && let Some((vs, ve, quoted)) = prose_value_at(text, start, skip_blanks(b, rest), true)
+        && (text[vs..ve].bytes().any(|c| !c.is_ascii_alphabetic())
+            || dashed_passphrase(&text[vs..ve]))
+        && prose_value_ok(&text[vs..ve], Family::Password, quoted)
+    {
+        return Some(Span {
+            start: vs,
+            end: ve,
+            kind: Kind::Password,
+        });
+    }
     if let Some((v, separator)) = prose_copula(text, after_key) {
         let v0 = v;
         let v = skip_blanks_and_emphasis(b, v);

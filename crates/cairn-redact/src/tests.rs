@@ -1444,6 +1444,19 @@ fn literal_assignments_and_passphrases() {
             "the staging password = silver maple thunder",
             "the staging password = [REDACTED:password]",
         ),
+        // The copula contracted.
+        (
+            "fyi the staging db password's Tr0ub4dor&3 until friday",
+            "fyi the staging db password's [REDACTED:password] until friday",
+        ),
+        (
+            "the vpn password\u{2019}s MyDogRex2019.",
+            "the vpn password\u{2019}s [REDACTED:password].",
+        ),
+        (
+            "the wifi password's tangerine-sunset-river",
+            "the wifi password's [REDACTED:password]",
+        ),
     ] {
         assert_eq!(redact(text), want, "{text}");
     }
@@ -1473,6 +1486,10 @@ fn literal_assignments_and_passphrases() {
         "the password is rotated every month by the platform team",
         "The password is Stored In Vault",
         "the password policy is 12 characters",
+        "the password's length is 12",
+        "the password's expiry is handled by the IdP",
+        "the password's in 1Password",
+        "the password's hash is stored with argon2",
     ] {
         assert_eq!(redact(code), code, "{code}");
     }
