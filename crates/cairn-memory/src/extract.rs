@@ -364,7 +364,7 @@ fn is_question(s: &str) -> bool {
 
 static EN_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(no|nope|nah|wrong|actually|correction|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|ah|lol|haha|ugh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|fwiw|tbh|honestly|heads up|for context|just so you know|for what it's worth|by the way|one more thing|in general|generally|anyway|anyways|plus|one last thing)\b(?:\s*[—–])?[,.!:;]?\s+",
+        r"(?i)^(no|nope|nah|wrong|actually|correction|ok|okay|right|yes|yeah|yep|hmm|well|also|and|but|so|oh|ah|lol|haha|ugh|wait|hey|thanks|thank you|please|pls|plz|btw|fyi|fwiw|tbh|honestly|heads up|for context|just so you know|for what it's worth|by the way|one more thing|in general|generally|anyway|anyways|plus|one last thing)\b(?:\s*[—–])?[,.!:;]?\s+|^(here(?:'s|’s|\s+is)\s+the\s+(?:thing|deal))\s*[:—–-]\s*",
     )
 });
 static JA_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
@@ -426,6 +426,9 @@ const EN_MARKER_WORDS: &[&str] = &[
     "one",
     "in",
     "generally",
+    "here's",
+    "here’s",
+    "here",
 ];
 
 const CORRECTIONS: &[&str] = &[
@@ -475,7 +478,11 @@ fn strip_markers(s: &str) -> (&str, bool) {
             .or_else(|| JA_MARKERS.captures(rest))
             .or_else(|| ZH_MARKERS.captures(rest));
         let Some(c) = m else { break };
-        let word = c[1].to_lowercase();
+        // ("here's the thing: …" is the second group.)
+        let word = c
+            .get(1)
+            .or_else(|| c.get(2))
+            .map_or(String::new(), |w| w.as_str().to_lowercase());
         if CORRECTIONS.contains(&word.as_str()) {
             correction = true;
         }
@@ -690,6 +697,13 @@ static EN_DONT: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)^(?:please\s+)?(?:don't|don’t|do not|dont|avoid|(?:stop|quit)\s+(?:\w+-)?\w+ing)\b\s*\S",
     )
 });
+/// "leave vendor/ alone", "stay out of the generated/ folder", "hands off third_party/": a
+/// ban said without "don't", held to the same test of being a standing rule.
+static EN_KEEP_OFF: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:please\s+)?(?:(?:just\s+)?leave\s+[^,;.]{1,60}?\s+alone\b|(?:stay|keep)\s+out\s+of\s+\S|(?:keep\s+(?:your\s+)?)?hands\s+off\s+(?:of\s+)?\S)",
+    )
+});
 /// "…; just run the affected tests" after a practice given up: what to do instead.
 static EN_JUST_INSTEAD: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)[,;—–]\s*(?:just|only)\s+(?:run|use|do|write|call|test|lint|build|check)\b")
@@ -724,7 +738,7 @@ static EN_GENERAL: LazyLock<Regex> = LazyLock::new(|| {
 /// whatever the task; said with why it is so, any path is.
 static EN_GENERATED: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:touch|touching|edit|editing|hand-edit|hand-editing|modify|modifying|change|changing|reformat|reformatting|write to|writing to|commit to)\s+(?:anything\s+(?:in|under|inside)\s+|(?:(?:the|any|all)\s+)?(?:files?|code|sources?)\s+(?:in|under|inside)\s+)?(?:the\s+)?`?(?:[\w.-]+/)*(?:generated|gen|autogen|auto-generated|codegen|vendor|vendored|third_party|third-party)\b|[,;—–(]\s*(?:(?:since|because|as)\s+)?(?:it|they|that|this|these|those|everything (?:in )?there|the files?(?: there)?)(?:'s|’s|'re|’re|\s+is|\s+are|\s+gets?)\s+(?:all\s+|just\s+|fully\s+)?(?:re)?(?:generated|overwritten|auto-?generated|rebuilt|wiped|vendored|synced|copied)\b",
+        r"(?i)\b(?:touch|touching|edit|editing|hand-edit|hand-editing|modify|modifying|change|changing|reformat|reformatting|write to|writing to|commit to|leave|stay out of|keep out of|hands off(?: of)?)\s+(?:anything\s+(?:in|under|inside)\s+|(?:(?:the|any|all)\s+)?(?:files?|code|sources?)\s+(?:in|under|inside)\s+)?(?:the\s+)?`?(?:[\w.-]+/)*(?:generated|gen|autogen|auto-generated|codegen|vendor|vendored|third_party|third-party)\b|[,;—–(]\s*(?:(?:since|because|as)\s+)?(?:it|they|that|this|these|those|everything (?:in )?there|the files?(?: there)?)(?:'s|’s|'re|’re|\s+is|\s+are|\s+gets?)\s+(?:all\s+|just\s+|fully\s+)?(?:re)?(?:generated|overwritten|auto-?generated|rebuilt|wiped|vendored|synced|copied)\b",
     )
 });
 /// "don't swallow errors", "do not catch generic exceptions", "don't ignore errors returned
@@ -1110,6 +1124,9 @@ pub(super) fn classify_in(content: &str) -> MemoryType {
 /// stripped): a sentence starting otherwise is tested by no English pattern, so a prompt
 /// without one compiles none of them (the Stop hook asks about every read-only turn).
 const EN_FIRST_WORDS: &[&str] = &[
+    "leave",
+    "stay",
+    "hands",
     "it's",
     "it’s",
     "thats",
@@ -1562,6 +1579,10 @@ fn detect_english(s: &str, lower: &str, correction: bool) -> Option<(Shape, &'st
         ],
     );
     if dont && EN_DONT.is_match(s) && !EN_DONT_TRIVIAL.is_match(s) {
+        return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"));
+    }
+    // "leave vendor/ alone", "stay out of generated/": a "don't", judged as one.
+    if has_any(lower, &["alone", "out of", "hands off"]) && EN_KEEP_OFF.is_match(s) {
         return Some((Shape::Rule(s.to_string(), MemoryType::Feedback), "dont"));
     }
     if has_any(lower, &["need to"]) && EN_NO_LONGER_NEEDED.is_match(s) && !deictic(s) {

@@ -223,6 +223,12 @@ pub(super) fn prose(prompt: &str) -> String {
                 // "The design docs are here: https://…", "docs are at https://…": a link,
                 // not a quote.
                 .filter(|m| {
+                    // "here's the thing: …" opens the user's own point.
+                    let lead = m.as_str().to_ascii_lowercase();
+                    let lead = lead.trim_end_matches(':').trim_end();
+                    if lead.ends_with("the thing") || lead.ends_with("the deal") {
+                        return false;
+                    }
                     let rest = &line[m.end()..];
                     let next = rest.trim_start().trim_start_matches('<');
                     !(rest.starts_with("//")

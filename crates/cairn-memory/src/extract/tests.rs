@@ -873,6 +873,12 @@ fn hands_off_generated_and_vendored_files() {
         // After a lead-in.
         "Anyway, don't touch vendor/.",
         "Anyway — don't touch vendor/.",
+        // Without "don't".
+        "leave vendor/ alone",
+        "please leave the generated/ folder alone, protoc owns it",
+        "stay out of third_party/",
+        "hands off the generated/ folder",
+        "ok here's the thing: don't touch vendor/.",
     ] {
         let found = candidates(prompt);
         assert_eq!(found.len(), 1, "{prompt}: {found:?}");
@@ -882,6 +888,10 @@ fn hands_off_generated_and_vendored_files() {
         "don't touch the tests, just fix the code",
         "don't change the config for now",
         "don't touch the migrations directory",
+        "leave it alone",
+        "leave the tests alone for now",
+        "stay out of the way of the release branch",
+        "the thing is broken again",
     ] {
         assert!(
             candidates(prompt).is_empty(),
