@@ -15,12 +15,12 @@ use crate::store::{Action, MemoryStore, write_new_in};
 
 /// Bumped when the extractor's rules change, so every turn is looked at again (origins keep
 /// re-runs from duplicating and from reviving forgotten memories).
-pub const EXTRACTOR_VERSION: u32 = 7;
+pub const EXTRACTOR_VERSION: u32 = 8;
 
 /// Bumped when the dedupe decision ([`crate::similar::relation`]) changes, so the live
 /// memories are compared again once (a store kept by an older build holds pairs the current
 /// rules would not have let stand: "We use Jest" beside "we moved from Jest to Vitest").
-pub const RELATION_VERSION: u32 = 5;
+pub const RELATION_VERSION: u32 = 6;
 
 /// The store `meta` key holding the [`RELATION_VERSION`] the live memories were compared
 /// with.

@@ -722,45 +722,47 @@ fn is_environment(w: &str) -> bool {
     STEMS.contains(w)
 }
 
+/// What a bare "we use X n" says besides its names and versions, in English.
+const USAGE_EN: &[&str] = &[
+    "we",
+    "we're",
+    "were",
+    "our",
+    "use",
+    "uses",
+    "using",
+    "used",
+    "now",
+    "are",
+    "is",
+    "on",
+    "run",
+    "runs",
+    "running",
+    "moved",
+    "switched",
+    "upgraded",
+    "bumped",
+    "to",
+    "the",
+    "version",
+    "from",
+    "in",
+    "it",
+    "its",
+    "all",
+    "everywhere",
+    "anymore",
+    "instead",
+    "been",
+    "has",
+    "have",
+];
+
 /// Whether all a text says besides `names` and versions is that something is used, now, or
 /// was moved to ("We're on PostgreSQL 17 now", "我们改用 PostgreSQL 17 了", "Node 22 を使って
 /// います").
 fn only_names_and_usage(text: &str, names: &[(String, Option<String>)]) -> bool {
-    const USAGE_EN: &[&str] = &[
-        "we",
-        "we're",
-        "were",
-        "our",
-        "use",
-        "uses",
-        "using",
-        "used",
-        "now",
-        "are",
-        "is",
-        "on",
-        "run",
-        "runs",
-        "running",
-        "moved",
-        "switched",
-        "upgraded",
-        "bumped",
-        "to",
-        "the",
-        "version",
-        "from",
-        "in",
-        "it",
-        "its",
-        "all",
-        "everywhere",
-        "anymore",
-        "instead",
-        "been",
-        "has",
-        "have",
-    ];
     const USAGE_CJK: &[&str] = &[
         "我们",
         "我們",
@@ -826,6 +828,35 @@ fn only_names_and_usage(text: &str, names: &[(String, Option<String>)]) -> bool 
                         .all(|c| c.is_ascii_digit() || c == '.')
                     || names.iter().any(|(n, _)| n == w))
         })
+}
+
+/// A bare "we use X n" in English ("We upgraded Python to 3.12.", "The Node.js version is
+/// 18."): its names (one or two words besides [`USAGE_EN`]) and its one version.
+fn bare_version(text: &str) -> Option<(std::collections::BTreeSet<String>, String)> {
+    let lower = text.to_lowercase().replace('’', "'");
+    let mut names = std::collections::BTreeSet::new();
+    let mut version = None;
+    for w in lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '.'))
+        .map(|w| w.trim_matches(['.', '\'']))
+        .filter(|w| !w.is_empty())
+    {
+        let v = w.trim_start_matches('v');
+        if v.starts_with(|c: char| c.is_ascii_digit())
+            && v.chars().all(|c| c.is_ascii_digit() || c == '.')
+        {
+            if version.replace(v.to_owned()).is_some() {
+                return None;
+            }
+        } else if !USAGE_EN.contains(&w) {
+            if !w.is_ascii() {
+                return None;
+            }
+            names.insert(w.to_owned());
+        }
+    }
+    (1..=2).contains(&names.len()).then_some(())?;
+    Some((names, version?))
 }
 
 /// Whether a text is written in Japanese or Chinese, whatever Latin names it holds
@@ -913,6 +944,8 @@ pub fn relation(
     let old_text = old_zh.as_ref().map_or(old_text, |z| z.text.as_str());
     // A time of day is one value ("02:00" → "0200"), not two numbers.
     let (new_text, old_text) = (&*joined_times(new_text), &*joined_times(old_text));
+    // One product under two names ("Postgres", "PostgreSQL") is one subject.
+    let (new_text, old_text) = (&*usual_names(new_text), &*usual_names(old_text));
     // "We use pnpm (not npm)" (project) says what "Use pnpm, not npm" (feedback) does.
     let kin = new_type == old_type
         || matches!(
@@ -944,6 +977,17 @@ pub fn relation(
     // named thing is a changed value.
     if writes_cjk(new_text) != writes_cjk(old_text)
         && versions_differ_across_languages(new_text, old_text)
+    {
+        return Relation::Supersedes;
+    }
+    // The same in one language: "We upgraded Python to 3.12." after "The Python version is
+    // 3.10." (nothing but the names, the version and words of use on either side).
+    if !writes_cjk(new_text)
+        && !writes_cjk(old_text)
+        && let (Some((names, version)), Some((old_names, old_version))) =
+            (bare_version(new_text), bare_version(old_text))
+        && names == old_names
+        && version != old_version
     {
         return Relation::Supersedes;
     }
@@ -1695,6 +1739,62 @@ fn joined_times(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Other names of one product, each with the one it is compared by ("Postgres 17" after
+/// "PostgreSQL 16" is a new version of the same database). Only names that mean nothing else
+/// in a sentence about code.
+const PRODUCT_ALIASES: &[(&str, &str)] = &[
+    ("postgres", "PostgreSQL"),
+    ("k8s", "Kubernetes"),
+    ("node.js", "Node"),
+    ("nodejs", "Node"),
+    ("golang", "Go"),
+    ("mongo", "MongoDB"),
+    ("react.js", "React"),
+    ("reactjs", "React"),
+    ("vue.js", "Vue"),
+    ("vuejs", "Vue"),
+    ("elasticsearch", "Elasticsearch"),
+    ("es6", "ES2015"),
+];
+
+/// The text with each product alias written as its usual name (see [`PRODUCT_ALIASES`]).
+fn usual_names(text: &str) -> std::borrow::Cow<'_, str> {
+    let is_name_char = |c: char| c.is_ascii_alphanumeric() || c == '.';
+    let words = || {
+        text.split(|c: char| !is_name_char(c))
+            .map(|w| w.trim_end_matches('.'))
+    };
+    if !words().any(|w| {
+        PRODUCT_ALIASES
+            .iter()
+            .any(|(a, _)| w.eq_ignore_ascii_case(a))
+    }) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut rest = text;
+    while !rest.is_empty() {
+        let start = rest.find(is_name_char).unwrap_or(rest.len());
+        out.push_str(&rest[..start]);
+        rest = &rest[start..];
+        let len = rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len());
+        let word = &rest[..len];
+        let bare = word.trim_end_matches('.');
+        match PRODUCT_ALIASES
+            .iter()
+            .find(|(a, _)| bare.eq_ignore_ascii_case(a))
+        {
+            Some((_, usual)) => {
+                out.push_str(usual);
+                out.push_str(&word[bare.len()..]);
+            }
+            None => out.push_str(word),
+        }
+        rest = &rest[len..];
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// A clause that negates twice ("never commit without running the tests") asserts.
 fn double_negation(text: &str) -> bool {
     clauses(text).any(|clause| {
@@ -2001,6 +2101,57 @@ mod tests {
     fn rel(t: MemoryType, a: &str, b: &str) -> Relation {
         let c = cairn_embed::cosine(&cairn_embed::embed(a), &cairn_embed::embed(b));
         relation(t, a, t, b, c)
+    }
+
+    /// One product under another of its names is one subject: "Postgres 17" after
+    /// "PostgreSQL 16" is the new version, "postgres 16" the same memory; a word that only
+    /// contains an alias is left alone.
+    #[test]
+    fn a_product_under_another_name_is_the_same_subject() {
+        assert_eq!(
+            rel(Project, "We use Postgres 17 now.", "We use PostgreSQL 16."),
+            Relation::Supersedes
+        );
+        assert_eq!(
+            rel(Project, "we use postgres 16", "We use PostgreSQL 16."),
+            Relation::Duplicate
+        );
+        assert_eq!(
+            rel(Project, "We use Node.js 20 now.", "We use Node 18."),
+            Relation::Supersedes
+        );
+        assert_ne!(
+            rel(Project, "Use Postgres for the cache.", "Use PostgreSQL 16."),
+            Relation::Supersedes
+        );
+        // A bare version change in English, whatever words of use each says it with.
+        for (new, old) in [
+            ("We upgraded Python to 3.12.", "The Python version is 3.10."),
+            ("We moved to k8s 1.30.", "We run Kubernetes 1.28."),
+        ] {
+            assert_eq!(
+                rel(Project, new, old),
+                Relation::Supersedes,
+                "{new} / {old}"
+            );
+        }
+        for (new, old) in [
+            ("We use Python 3.12 for the API.", "We use Python 3.10."),
+            ("We use Node 20 and pnpm 9.", "We use Node 18."),
+        ] {
+            assert_ne!(
+                rel(Project, new, old),
+                Relation::Supersedes,
+                "{new} / {old}"
+            );
+        }
+        assert_eq!(usual_names("we use postgres."), "we use PostgreSQL.");
+        assert_eq!(usual_names("the k8s cluster"), "the Kubernetes cluster");
+        assert_eq!(
+            usual_names("postgresql and mongoose"),
+            "postgresql and mongoose"
+        );
+        assert_eq!(usual_names("Node.js 20"), "Node 20");
     }
 
     /// A version changed in another language ("我们用 PostgreSQL 16", then "we use PostgreSQL 17
