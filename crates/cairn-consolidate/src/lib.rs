@@ -7,7 +7,8 @@
 //! winning, or decisions made by a model under the token budget, falling back to the
 //! deterministic merge), withdrawal of memories whose only source changed or vanished (a
 //! phase-1 output of a Codex thread whose memory generation is off is dropped), aging
-//! (memories not recalled for `max_unused_days` unless pinned; phase-1 outputs unused for
+//! (memories not recalled for `max_unused_days` unless pinned, the pins mirrored in the views
+//! directory so a rebuilt database keeps them; phase-1 outputs unused for
 //! `stage1_retention_days`), the Claude Code views, and, when `[codex] write_workspace` is on,
 //! the Codex memory workspace (`memory_summary.md`, `MEMORY.md`, `rollout_summaries/`) under
 //! the workspace lock, validated before anything replaces the previous file. It must not read
