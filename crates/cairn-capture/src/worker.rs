@@ -14,6 +14,7 @@
 //! no digest; a job the hook could not resolve (`end`) has its turn found here, without the
 //! hook's limits, and recorded when the rule says so.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -216,10 +217,13 @@ impl Worker<'_> {
             }
             None => job.turn_key.clone(),
         };
-        let cursor_session = self
-            .store
-            .cursor(&path.to_string_lossy())?
-            .and_then(|c| c.session_key);
+        let cursor = self.store.cursor(&path.to_string_lossy())?;
+        let cursor_session = cursor.as_ref().and_then(|c| c.session_key.clone());
+        // The secrets ingest met in the file, to mask their copies in what the hook handed over.
+        let mut seen = cursor
+            .as_ref()
+            .map(cairn_ingest::seen_secrets)
+            .unwrap_or_default();
         // A turn named by its position ("task-0" counted from where the search began
         // reading) is not the stored turn of that name, but the one that started when it did
         // (or, without a time, that says what it said).
@@ -248,7 +252,10 @@ impl Worker<'_> {
                     .find(|s| match &t.started_at {
                         Some(at) => s.turn.started_at.as_deref() == Some(at.as_str()),
                         // (The stored prompt is redacted, the file's is not.)
-                        None => s.turn.prompt == cairn_redact::redact(&t.prompt),
+                        None => {
+                            s.turn.prompt == cairn_redact::redact(&t.prompt)
+                                || s.turn.prompt == seen.redact(&t.prompt)
+                        }
                     });
                 if stored.is_some() {
                     break;
@@ -271,7 +278,20 @@ impl Worker<'_> {
             return Ok((false, turn_key));
         }
         let mut turn = stored.turn;
-        apply_last_message(&mut turn, payload.last_assistant_message.as_deref());
+        let last = payload
+            .last_assistant_message
+            .as_deref()
+            .map(|m| seen.redact(m));
+        if let Some(masked) = last.as_ref().filter(|m| matches!(m, Cow::Owned(_))) {
+            let kept = JobPayload {
+                last_assistant_message: Some(masked.to_string()),
+                ..payload.clone()
+            };
+            if let Ok(text) = serde_json::to_string(&kept) {
+                self.store.set_job_payload(job.id, &text)?;
+            }
+        }
+        apply_last_message(&mut turn, last.as_deref());
         let digest = TurnDigest::build(&turn);
         let body = serde_json::to_string(&digest).map_err(|e| CaptureError::Job(e.to_string()))?;
         let project = payload.project.clone().or_else(|| {

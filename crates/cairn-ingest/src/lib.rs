@@ -19,6 +19,8 @@
 //! reported as such (`unrecognised_files`), not read as an empty one. It must not decide where files live (callers pass the roots), print
 //! anything, or extract memories.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::fs;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -26,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use cairn_redact::SeenSecrets;
 use cairn_store::{FileCursor, Store, StoreError, TurnWritten};
 use cairn_transcript::reader::{LineItem, StopAtError, read_lines_sized};
 use cairn_transcript::zst::Damaged;
@@ -45,6 +48,9 @@ const REVISION_PREFIX: &str = "{\"parser_revision\":";
 /// Follows the revision in the parser state of a plain file: `"ingest_tail":[<len>,<hash>],…`
 /// (the parser and the hook ignore both fields).
 const TAIL_FIELD: &str = "\"ingest_tail\":[";
+/// Follows the tail (or the revision) when the file held secrets: `"ingest_seen":[<seed>,<tag>…]`,
+/// what [`SeenSecrets`] needs to mask their later copies in the turns read next time.
+const SEEN_FIELD: &str = "\"ingest_seen\":[";
 /// The lock file, in the database's directory, that one full pass holds.
 pub const LOCK_FILE: &str = "ingest.lock";
 /// A pass waits this long for another to finish, then runs anyway (nothing is lost when two
@@ -350,6 +356,67 @@ fn stored_tail(state: Option<&str>) -> Option<(u64, u64)> {
     Some((len.parse().ok()?, hash.parse().ok()?))
 }
 
+/// The tags of the secrets seen in the file before cursor `c` (none for a state without them).
+fn stored_seen(state: Option<&str>) -> Vec<u64> {
+    let Some(rest) = state.and_then(|s| s.strip_prefix(REVISION_PREFIX)) else {
+        return Vec::new();
+    };
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    let rest = match rest
+        .strip_prefix(',')
+        .and_then(|r| r.strip_prefix(TAIL_FIELD))
+    {
+        Some(tail) => tail.split_once(']').map_or("", |(_, r)| r),
+        None => rest,
+    };
+    rest.strip_prefix(',')
+        .and_then(|r| r.strip_prefix(SEEN_FIELD))
+        .and_then(|r| r.split_once(']'))
+        .map(|(nums, _)| nums.split(',').filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// What masks, in text of the transcript behind cursor `c` not read yet (an agent's last
+/// message handed to a hook), the secrets ingest met in the file before the cursor.
+pub fn seen_secrets(c: &FileCursor) -> SeenSecrets {
+    SeenSecrets::from_tags(&stored_seen(c.state.as_deref()))
+}
+
+thread_local! {
+    /// The secrets met so far in the file this thread is parsing ([`SeenScope`]).
+    static SEEN: RefCell<Option<SeenSecrets>> = const { RefCell::new(None) };
+}
+
+/// The parser's text filter: the redactor's rules, and every later copy of a secret they
+/// found before in the same file. (The parser takes a plain function; the file's secrets are
+/// this thread's while [`SeenScope`] lasts.)
+fn redact_seen(text: &str) -> Cow<'_, str> {
+    SEEN.with_borrow_mut(|seen| match seen {
+        Some(seen) => seen.redact(text),
+        None => cairn_redact::redact(text),
+    })
+}
+
+/// The secrets of the file being parsed on this thread, from `enter` to `finish` (or drop).
+struct SeenScope;
+
+impl SeenScope {
+    fn enter(seen: SeenSecrets) -> SeenScope {
+        SEEN.set(Some(seen));
+        SeenScope
+    }
+
+    fn finish(self) -> SeenSecrets {
+        SEEN.take().unwrap_or_default()
+    }
+}
+
+impl Drop for SeenScope {
+    fn drop(&mut self) {
+        SEEN.set(None);
+    }
+}
+
 /// Whether the plain transcript at `path` can still be read on from its stored cursor (see
 /// `can_resume`): the Stop hook asks before it resumes its parser there.
 pub fn cursor_still_valid(path: &Path, c: &FileCursor) -> bool {
@@ -456,6 +523,10 @@ fn read_one(
             None => {}
         }
     }
+    let seen = SeenScope::enter(match &resume {
+        Some(c) => SeenSecrets::from_tags(&stored_seen(c.state.as_deref())),
+        None => SeenSecrets::new(),
+    });
     let (offset, first_line, state, prior_skipped) = match &resume {
         Some(c) => (
             c.offset,
@@ -471,7 +542,7 @@ fn read_one(
         Some(s) => Parser::resume(file.agent, s),
         None => Parser::resume(file.agent, initial_state(file)),
     }
-    .with_filter(cairn_redact::redact);
+    .with_filter(redact_seen);
 
     // Only plain files resume (see above): one of those is opened at the cursor.
     let opened = if offset > 0 {
@@ -639,6 +710,13 @@ fn read_one(
     let memory_mode_change =
         memory_mode_changed.then(|| parser.state().effective_memory_mode().map(str::to_owned));
     let (closed_now, mut state) = parser.into_parts();
+    let seen = seen.finish();
+    let seen_field = if seen.is_empty() {
+        String::new()
+    } else {
+        let tags: Vec<String> = seen.tags().iter().map(u64::to_string).collect();
+        format!(",{SEEN_FIELD}{}]", tags.join(","))
+    };
     closed.extend(closed_now);
     // The open turn is encoded once: as its row's body, and spliced into the parser state
     // (the state without it, plus a `current` field; JSON objects do not care about order).
@@ -667,10 +745,10 @@ fn read_one(
         let fields = s.get(1..s.len().saturating_sub(1)).unwrap_or_default();
         let sep = if fields.is_empty() { "" } else { "," };
         match tail {
-            Some((len, hash)) => {
-                format!("{REVISION_PREFIX}{revision},{TAIL_FIELD}{len},{hash}]{sep}{fields}}}")
-            }
-            None => format!("{REVISION_PREFIX}{revision}{sep}{fields}}}"),
+            Some((len, hash)) => format!(
+                "{REVISION_PREFIX}{revision},{TAIL_FIELD}{len},{hash}]{seen_field}{sep}{fields}}}"
+            ),
+            None => format!("{REVISION_PREFIX}{revision}{seen_field}{sep}{fields}}}"),
         }
     });
     Some(ParsedFile {

@@ -6,9 +6,11 @@
 //! the surrounding text intact so a sentence or a command keeps its meaning.
 //! Every writer (transcript ingest, digests, memo files, memories, logs, LLM
 //! prompts) funnels text through [`redact`] so cairn's data dir never holds a
-//! raw secret. The crate must not do I/O, must never log or otherwise expose
-//! the secret values it finds (only [`Kind`]s and counts leave it), and must
-//! not allocate on clean text.
+//! raw secret. [`SeenSecrets`] follows the values found in one transcript, so
+//! that a later copy with no context naming it is masked too. The crate must
+//! not do I/O, must never log or otherwise expose the secret values it finds
+//! (only [`Kind`]s, counts and [`SeenSecrets::tags`] leave it), and must not
+//! allocate on clean text.
 //!
 //! # Cost
 //!
@@ -185,6 +187,9 @@ use regex::Regex;
 
 /// Every marker starts with this; the kind and a closing `]` follow.
 pub const MARKER_PREFIX: &str = "[REDACTED:";
+
+mod seen;
+pub use seen::SeenSecrets;
 
 /// Bumped whenever the rules find more than before, so that what an older build stored in
 /// clear can be redacted again (`cairn-memory` does so for the memories' texts).

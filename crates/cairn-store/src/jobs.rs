@@ -156,6 +156,16 @@ impl Store {
         Ok(())
     }
 
+    /// Replaces a job's payload (the worker masks in it what the hook could not know was a
+    /// secret).
+    pub fn set_job_payload(&self, id: i64, payload: &str) -> Result<()> {
+        self.conn.execute(
+            "UPDATE jobs SET payload = ?2 WHERE id = ?1",
+            params![id, payload],
+        )?;
+        Ok(())
+    }
+
     /// Records a failure: retried at `retry_at` while attempts remain, else failed for good.
     pub fn fail_job(&self, id: i64, error: &str, retry_at: Option<i64>, now: i64) -> Result<()> {
         match retry_at {

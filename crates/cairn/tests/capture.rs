@@ -678,6 +678,113 @@ fn a_planted_secret_is_nowhere_in_the_data_dir_or_the_memo() {
     assert!(memo.contains("[REDACTED:"), "{memo}");
 }
 
+/// A password the person states once is masked where the agent reuses it: in the same turn's
+/// command and reply, in the reply the Stop hook hands over, and in a later turn read by a
+/// later pass (which sees only the tags the first pass left in the cursor).
+#[test]
+fn a_stated_password_is_masked_wherever_the_session_reuses_it() {
+    let h = TestHome::empty();
+    let proj = project(&h, "shop");
+    let cwd = cwd_str(&proj);
+    enable_memo(&h, "");
+    let pw = "Wq7Lm3Np9Xz2";
+    let t = claude_transcript(&h, &proj);
+    append(
+        &t,
+        (claude_prompt(
+            "u-p",
+            cwd,
+            &format!("my password for the registry is {pw}, log in and push the image"),
+            "2026-11-25T14:00:00.000Z",
+        ) + &claude_tool_use(
+            "u-p1",
+            cwd,
+            "tp1",
+            "Bash",
+            json!({"command": format!("echo '{pw}' | docker login registry.example.com -u ci --password-stdin && docker push registry.example.com/shop:1")}),
+        ) + &claude_tool_result("u-p2", cwd, "tp1", "Login Succeeded\npushed", false)
+            + &claude_reply(
+                "u-p3",
+                cwd,
+                &format!("Logged in as ci (with {pw}) and pushed shop:1."),
+                "2026-11-25T14:00:09.000Z",
+            ))
+        .as_bytes(),
+    );
+    let stop = |last: &str| {
+        payload(
+            "claude-stop.json",
+            &[
+                ("SESSION", SID),
+                ("TRANSCRIPT", t.to_str().unwrap()),
+                ("CWD", cwd),
+                ("LAST", last),
+            ],
+        )
+    };
+    // The file lags behind the final message: the hook hands it over itself.
+    hook(
+        &h,
+        "claude",
+        &stop(&format!("Done. For next time: the login used {pw}.")),
+        &[],
+    );
+    let st = h.wait_for_worker();
+    assert_eq!(st["jobs"]["done"], 1, "{st}");
+
+    append(
+        &t,
+        (claude_prompt(
+            "u-q",
+            cwd,
+            "save it for the CI job too",
+            "2026-11-25T14:05:00.000Z",
+        ) + &claude_tool_use(
+            "u-q1",
+            cwd,
+            "tq1",
+            "Bash",
+            json!({"command": format!("printf %s {pw} > .ci/registry-pass && git status")}),
+        ) + &claude_tool_result("u-q2", cwd, "tq1", "?? .ci/registry-pass", false)
+            + &claude_reply(
+                "u-q3",
+                cwd,
+                &format!("Wrote {pw} to .ci/registry-pass (untracked)."),
+                "2026-11-25T14:05:07.000Z",
+            ))
+            .as_bytes(),
+    );
+    hook(
+        &h,
+        "claude",
+        &stop(&format!("Wrote {pw} to .ci/registry-pass (untracked).")),
+        &[],
+    );
+    let st = h.wait_for_worker();
+    assert_eq!(st["jobs"]["done"], 2, "{st}");
+
+    let memo = proj.join("memo.md");
+    let mut files = all_bytes_under(&h.data());
+    files.push((memo.clone(), std::fs::read(&memo).unwrap()));
+    for (p, bytes) in &files {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(!text.contains(pw), "the password is in {}", p.display());
+    }
+    // What was around it is kept: the turns still say what happened.
+    let db = files
+        .iter()
+        .find(|(p, _)| p.ends_with("cairn.db"))
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    for kept in [
+        "echo '[REDACTED:password]' | docker login registry.example.com -u ci",
+        "printf %s [REDACTED:password] > .ci/registry-pass",
+        "Wrote [REDACTED:password] to .ci/registry-pass",
+    ] {
+        assert!(db.contains(kept), "{kept} not in the store");
+    }
+}
+
 #[test]
 fn other_events_bad_input_and_recursion_do_nothing_but_errors_are_recorded() {
     let h = TestHome::empty();

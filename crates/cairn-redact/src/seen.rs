@@ -1,0 +1,393 @@
+//! Secrets met earlier in one transcript, masked wherever they come back.
+//!
+//! The rules of [`crate::redact`] see a secret by its context: "my password for the registry
+//! is Wq7Lm3Np9Xz2" is caught by the prose rule, but the agent's next command,
+//! `echo Wq7Lm3Np9Xz2 | docker login --password-stdin`, holds the same value with no context
+//! that names it. [`SeenSecrets`] remembers every value the rules masked in one transcript and
+//! masks each later copy of it, in any text of that transcript.
+//!
+//! Within one process the values themselves are kept (in memory only) and found as
+//! substrings. Between processes (a transcript read a turn at a time) only [`SeenSecrets::tags`]
+//! leave: a random seed and, per value, its length, kind and a 32-bit keyed hash. A tag tells
+//! a whole word of later text that is the same value, and nothing more: 32 bits confirm no
+//! guess of a value drawn from a large space, and nothing in a tag gives the value back.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::hash::{BuildHasher, Hasher};
+
+use crate::{Kind, MARKER_PREFIX, Span, apply, find_spans};
+
+/// Values shorter than this are not remembered: too likely to be a word of ordinary text.
+const MIN_VALUE: usize = 6;
+/// Values longer than this (a key block) are not remembered: its rules find every copy.
+const MAX_VALUE: usize = 4096;
+/// A value at least this long, of two character classes, is masked even inside a longer word
+/// (`-pWq7Lm3Np9Xz2`); a shorter one only where it stands alone.
+const STRONG_VALUE: usize = 12;
+/// At most this many values (and tags) are kept; the newest win.
+const MAX_SEEN: usize = 64;
+/// Upper bound on rule passes, as [`crate::redact`] has.
+const MAX_PASSES: usize = 8;
+
+/// The secrets masked so far in one transcript (see the module doc).
+///
+/// Its [`fmt::Debug`] output shows counts only.
+#[derive(Clone)]
+pub struct SeenSecrets {
+    seed: u64,
+    /// Values met in this process, with the kind their rule gave.
+    values: Vec<(String, Kind)>,
+    /// Tags of values met before (from [`SeenSecrets::from_tags`]) and in this process.
+    tags: Vec<Tag>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Tag {
+    len: u16,
+    kind: u8,
+    hash: u32,
+}
+
+impl Tag {
+    fn encode(self) -> u64 {
+        (u64::from(self.len) << 48) | (u64::from(self.kind) << 32) | u64::from(self.hash)
+    }
+
+    fn decode(n: u64) -> Option<Tag> {
+        let tag = Tag {
+            len: (n >> 48) as u16,
+            kind: ((n >> 32) & 0xff) as u8,
+            hash: (n & 0xffff_ffff) as u32,
+        };
+        let valid = n >> 40 & 0xff == 0
+            && usize::from(tag.kind) < Kind::ALL.len()
+            && (MIN_VALUE..=MAX_VALUE).contains(&usize::from(tag.len));
+        valid.then_some(tag)
+    }
+
+    fn kind(self) -> Kind {
+        Kind::ALL
+            .get(usize::from(self.kind))
+            .copied()
+            .unwrap_or(Kind::Secret)
+    }
+}
+
+impl fmt::Debug for SeenSecrets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SeenSecrets")
+            .field("values", &self.values.len())
+            .field("tags", &self.tags.len())
+            .finish()
+    }
+}
+
+impl Default for SeenSecrets {
+    fn default() -> Self {
+        SeenSecrets::new()
+    }
+}
+
+impl SeenSecrets {
+    /// Nothing seen yet, with a fresh random seed.
+    pub fn new() -> SeenSecrets {
+        let seed = std::hash::RandomState::new().build_hasher().finish();
+        SeenSecrets {
+            seed,
+            values: Vec::new(),
+            tags: Vec::new(),
+        }
+    }
+
+    /// Goes on from what [`SeenSecrets::tags`] gave before. Numbers that are not tags are
+    /// dropped; no seed at all starts afresh.
+    pub fn from_tags(tags: &[u64]) -> SeenSecrets {
+        match tags.split_first() {
+            Some((&seed, rest)) => SeenSecrets {
+                seed,
+                values: Vec::new(),
+                tags: rest.iter().filter_map(|&n| Tag::decode(n)).collect(),
+            },
+            None => SeenSecrets::new(),
+        }
+    }
+
+    /// What a later process needs to go on: the seed, then one tag per value seen (at most
+    /// 64, the newest). Holds no value.
+    pub fn tags(&self) -> Vec<u64> {
+        let mut all = self.tags.clone();
+        for (value, kind) in &self.values {
+            let tag = self.tag_of(value, *kind);
+            if !all.contains(&tag) {
+                all.push(tag);
+            }
+        }
+        let skip = all.len().saturating_sub(MAX_SEEN);
+        std::iter::once(self.seed)
+            .chain(all[skip..].iter().map(|t| t.encode()))
+            .collect()
+    }
+
+    /// True when no secret has been seen.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty() && self.tags.is_empty()
+    }
+
+    /// Like [`crate::redact`], and also masks every copy of a value seen before (in this
+    /// text or an earlier one); the values the rules find here are remembered.
+    pub fn redact<'a>(&mut self, text: &'a str) -> Cow<'a, str> {
+        let mut out = Cow::Borrowed(text);
+        let mut spans = find_spans(text);
+        for _ in 0..MAX_PASSES {
+            if spans.is_empty() {
+                break;
+            }
+            self.remember(&out, &spans);
+            out = Cow::Owned(apply(&out, &spans));
+            spans = find_spans(&out);
+        }
+        if self.is_empty() {
+            return out;
+        }
+        let spans = self.copies(&out);
+        if spans.is_empty() {
+            out
+        } else {
+            Cow::Owned(apply(&out, &spans))
+        }
+    }
+
+    fn remember(&mut self, text: &str, spans: &[Span]) {
+        for s in spans {
+            let value = text[s.start..s.end].trim();
+            if (MIN_VALUE..=MAX_VALUE).contains(&value.len())
+                && !value.contains(MARKER_PREFIX)
+                && !self.values.iter().any(|(v, _)| v == value)
+            {
+                if self.values.len() == MAX_SEEN {
+                    self.values.remove(0);
+                }
+                self.values.push((value.to_owned(), s.kind));
+            }
+        }
+    }
+
+    fn tag_of(&self, value: &str, kind: Kind) -> Tag {
+        Tag {
+            len: value.len() as u16,
+            kind: Kind::ALL.iter().position(|&k| k == kind).unwrap_or(0) as u8,
+            hash: (xxhash_rust::xxh3::xxh3_64_with_seed(value.as_bytes(), self.seed) >> 32) as u32,
+        }
+    }
+
+    /// Where `text` holds a copy of a value seen before, sorted and without overlaps.
+    fn copies(&self, text: &str) -> Vec<Span> {
+        let mut found = Vec::new();
+        for (value, kind) in &self.values {
+            let strong = value.len() >= STRONG_VALUE && classes(value) >= 2;
+            for (start, _) in text.match_indices(value.as_str()) {
+                let end = start + value.len();
+                if strong || stands_alone(text, start, end) {
+                    found.push(Span {
+                        start,
+                        end,
+                        kind: *kind,
+                    });
+                }
+            }
+        }
+        if !self.tags.is_empty() {
+            self.tagged_words(text, &mut found);
+        }
+        found.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
+        let mut spans: Vec<Span> = Vec::with_capacity(found.len());
+        for s in found {
+            match spans.last() {
+                Some(last) if s.start < last.end => {}
+                _ => spans.push(s),
+            }
+        }
+        // Never cut into a marker written before.
+        spans.retain(|s| !inside_marker(text, s.start));
+        spans
+    }
+
+    /// Whole words of `text` whose tag is one of the tags kept.
+    fn tagged_words(&self, text: &str, out: &mut Vec<Span>) {
+        let mut start = 0;
+        for (i, c) in text
+            .char_indices()
+            .chain(std::iter::once((text.len(), ' ')))
+        {
+            if !is_word_break(c) {
+                continue;
+            }
+            let word = &text[start..i];
+            let trimmed = word.trim_end_matches(['.', ',', '!', '?', ':']);
+            for w in [word, trimmed] {
+                let len = w.len();
+                if !(MIN_VALUE..=MAX_VALUE).contains(&len) || w.starts_with(MARKER_PREFIX) {
+                    continue;
+                }
+                if !self.tags.iter().any(|t| usize::from(t.len) == len) {
+                    continue;
+                }
+                let hash = self.tag_of(w, Kind::Secret).hash;
+                if let Some(tag) = self
+                    .tags
+                    .iter()
+                    .find(|t| usize::from(t.len) == len && t.hash == hash)
+                {
+                    out.push(Span {
+                        start,
+                        end: start + len,
+                        kind: tag.kind(),
+                    });
+                    break;
+                }
+            }
+            start = i + c.len_utf8();
+        }
+    }
+}
+
+/// Characters that end a word for [`SeenSecrets::tagged_words`]: space, quotes, brackets and
+/// the separators of assignments and lists.
+fn is_word_break(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '"' | '\''
+                | '`'
+                | '('
+                | ')'
+                | '['
+                | ']'
+                | '{'
+                | '}'
+                | '<'
+                | '>'
+                | ','
+                | ';'
+                | '='
+                | '|'
+                | '&'
+        )
+}
+
+/// How many of {lower case, upper case, digit, other} `s` has.
+fn classes(s: &str) -> usize {
+    let b = s.as_bytes();
+    [
+        b.iter().any(u8::is_ascii_lowercase),
+        b.iter().any(u8::is_ascii_uppercase),
+        b.iter().any(u8::is_ascii_digit),
+        b.iter().any(|c| !c.is_ascii_alphanumeric()),
+    ]
+    .iter()
+    .filter(|&&x| x)
+    .count()
+}
+
+/// No letter, digit or `_` right before `start` or right after `end`.
+fn stands_alone(text: &str, start: usize, end: usize) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    !text[..start].chars().next_back().is_some_and(word)
+        && !text[end..].chars().next().is_some_and(word)
+}
+
+/// Whether byte `at` falls inside a `[REDACTED:…]` marker.
+fn inside_marker(text: &str, at: usize) -> bool {
+    let before = &text[..at];
+    before
+        .rfind(MARKER_PREFIX)
+        .is_some_and(|m| !before[m..].contains(']'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A password the prompt states comes back in the agent's command and in its reply.
+    #[test]
+    fn a_stated_password_is_masked_where_it_comes_back() {
+        let mut seen = SeenSecrets::new();
+        let prompt = seen.redact("my password for the registry is Wq7Lm3Np9Xz2");
+        assert_eq!(
+            prompt,
+            "my password for the registry is [REDACTED:password]"
+        );
+        let command =
+            seen.redact(r#"{"command":"echo Wq7Lm3Np9Xz2 | docker login -u me --password-stdin"}"#);
+        assert_eq!(
+            command,
+            r#"{"command":"echo [REDACTED:password] | docker login -u me --password-stdin"}"#
+        );
+        let glued = seen.redact("mysql -hdb -pWq7Lm3Np9Xz2 app");
+        assert!(!glued.contains("Wq7Lm3Np9Xz2"), "{glued}");
+        let reply = seen.redact("Logged in with Wq7Lm3Np9Xz2.");
+        assert_eq!(reply, "Logged in with [REDACTED:password].");
+        // Text without the value is left as it is, borrowed.
+        assert!(matches!(seen.redact("ls -la"), Cow::Borrowed(_)));
+    }
+
+    /// One text that states a value and uses it again.
+    #[test]
+    fn a_value_stated_and_used_in_one_text() {
+        let mut seen = SeenSecrets::new();
+        let out = seen.redact("the db password is Hq4!rTz9wP; run PGPASS Hq4!rTz9wP psql");
+        assert!(!out.contains("Hq4!rTz9wP"), "{out}");
+    }
+
+    /// A later process goes on from the tags: whole words are masked, nothing in the tags is
+    /// the value.
+    #[test]
+    fn tags_carry_a_value_to_a_later_process_without_holding_it() {
+        let mut first = SeenSecrets::new();
+        let _ = first.redact("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEYab");
+        let _ = first.redact("the staging password is Zr8mQ2vLx5");
+        let tags = first.tags();
+        assert_eq!(tags.len(), 3, "a seed and two tags");
+        let printed = format!("{tags:?} {first:?}");
+        assert!(!printed.contains("Zr8mQ2vLx5") && !printed.contains("wJalrX"));
+
+        let mut later = SeenSecrets::from_tags(&tags);
+        assert_eq!(
+            later.redact("echo \"wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEYab\" > k; ssh -p 22 x"),
+            "echo \"[REDACTED:aws-secret-key]\" > k; ssh -p 22 x"
+        );
+        assert_eq!(
+            later.redact("It worked with Zr8mQ2vLx5, then Zr8mQ2vLx5x failed."),
+            "It worked with [REDACTED:password], then Zr8mQ2vLx5x failed."
+        );
+        // Tags go on accumulating, without duplicates.
+        assert_eq!(later.tags(), tags);
+    }
+
+    /// A short value is masked only where it stands alone; values too short to tell from a
+    /// word are not remembered.
+    #[test]
+    fn short_values_stand_alone_or_not_at_all() {
+        let mut seen = SeenSecrets::new();
+        let _ = seen.redact("password: Tr0ub4");
+        assert_eq!(
+            seen.redact("use Tr0ub4 here"),
+            "use [REDACTED:password] here"
+        );
+        assert_eq!(seen.redact("xTr0ub4y stays"), "xTr0ub4y stays");
+
+        let mut seen = SeenSecrets::new();
+        let _ = seen.redact("password: ab1");
+        assert!(seen.is_empty());
+        assert_eq!(seen.redact("tab1 and ab1"), "tab1 and ab1");
+    }
+
+    /// Garbage where tags were expected starts afresh instead of failing.
+    #[test]
+    fn numbers_that_are_not_tags_are_dropped() {
+        let seen = SeenSecrets::from_tags(&[7, u64::MAX, 0]);
+        assert!(seen.is_empty());
+        assert!(SeenSecrets::from_tags(&[]).is_empty());
+    }
+}
