@@ -152,11 +152,20 @@ pub fn one_line(text: &str, max: usize) -> String {
     truncate_chars(line, max)
 }
 
+/// At most `max` characters, with `…` when cut; a redaction marker that would be cut in half
+/// is left out whole.
 pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
     }
     let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    if let Some(open) = t.rfind('[')
+        && !t[open..].contains(']')
+        && s[open..].starts_with(cairn_redact::MARKER_PREFIX)
+    {
+        t.truncate(open);
+        t.truncate(t.trim_end().len());
+    }
     t.push('…');
     t
 }
@@ -752,6 +761,17 @@ pub fn read_workspace(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_never_splits_a_redaction_marker() {
+        let s = "the release token [REDACTED:github-token] lives in the vault";
+        assert_eq!(truncate_chars(s, 24), "the release token…");
+        assert_eq!(
+            truncate_chars(s, 42),
+            "the release token [REDACTED:github-token]…"
+        );
+        assert_eq!(truncate_chars(s, 41), "the release token…");
+    }
 
     #[test]
     fn task_groups_and_their_cwd() {

@@ -581,13 +581,15 @@ fn points_back(content: &str) -> bool {
 }
 
 /// [`EN_TRANSIENT`], compiled only for a text with one of its words.
-/// "The staging admin password is [REDACTED:password].": what it would keep is the secret,
-/// which redaction took out (a memory that only says a password exists is noise in every
-/// summary). Where the secret lives, or more about it, stays a memory.
+/// "The staging admin password is [REDACTED:password].", "Our deploy token is [REDACTED:…]
+/// for the release workflow", "ステージングのパスワードは [REDACTED:…] です", "测试服务器的密码是
+/// [REDACTED:…]": what it would keep is the secret, which redaction took out (a memory that
+/// only says a password exists is noise in every summary). Where the secret lives, or more
+/// about it, stays a memory.
 fn only_a_secret(rule: &str) -> bool {
     static ONLY_A_SECRET: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"(?i)^[^.;,]{1,60}?\s(?:is|are|was|is set to|is now)\s*:?\s*`?\[REDACTED:[a-z-]+\]`?\s*[.!]?$|^[^.;,]{1,60}?\s*[:=：]\s*`?\[REDACTED:[a-z-]+\]`?\s*[.!]?$",
+            r"(?i)^[^.;,]{1,60}?\s(?:is|are|was|is set to|is now)\s*:?\s*`?\[REDACTED:[a-z-]+\]`?(?:\s+(?:for|of|on|used for|used by)\s+[^.;,]{1,40}?)?\s*[.!]?$|^[^.;,]{1,60}?\s*[:=：]\s*`?\[REDACTED:[a-z-]+\]`?\s*[.!]?$|^[^。；;，,.]{1,40}?(?:は|が|是|为|為|：|:|＝|=)\s*`?\[REDACTED:[a-z-]+\]`?\s*(?:です|だ|である|よ|ね)?\s*[。.!！]?$",
         )
     });
     rule.contains("[REDACTED:") && ONLY_A_SECRET.is_match(rule.trim())

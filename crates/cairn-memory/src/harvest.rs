@@ -15,7 +15,7 @@ use crate::store::{Action, MemoryStore, write_new_in};
 
 /// Bumped when the extractor's rules change, so every turn is looked at again (origins keep
 /// re-runs from duplicating and from reviving forgotten memories).
-pub const EXTRACTOR_VERSION: u32 = 8;
+pub const EXTRACTOR_VERSION: u32 = 9;
 
 /// Bumped when the dedupe decision ([`crate::similar::relation`]) changes, so the live
 /// memories are compared again once (a store kept by an older build holds pairs the current

@@ -332,12 +332,19 @@ pub fn approx_tokens(s: &str) -> usize {
     cjk + latin.div_ceil(4)
 }
 
-/// At most `max` characters, cut at a word boundary when possible, with `…` when cut.
+/// At most `max` characters, cut at a word boundary when possible, with `…` when cut. A
+/// redaction marker is never cut in half: one that would be is left out whole.
 pub fn truncate_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
     }
-    let cut: String = s.chars().take(max.saturating_sub(1)).collect();
+    let mut cut: String = s.chars().take(max.saturating_sub(1)).collect();
+    if let Some(open) = cut.rfind('[')
+        && !cut[open..].contains(']')
+        && s[open..].starts_with(cairn_redact::MARKER_PREFIX)
+    {
+        cut.truncate(open);
+    }
     let trimmed = match cut.rfind(' ') {
         Some(i) if i > cut.len() / 2 => &cut[..i],
         _ => cut.as_str(),
@@ -378,6 +385,18 @@ pub fn with_full_stop(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_leaves_a_redaction_marker_whole_or_out() {
+        let s = "Deploys to staging need the token [REDACTED:github-token] from the vault";
+        for max in 20..s.len() {
+            let t = truncate_chars(s, max);
+            assert!(t.chars().count() <= max, "{t}");
+            let partial = t.contains("[RED") && !t.contains("[REDACTED:github-token]");
+            assert!(!partial, "{max}: {t}");
+        }
+        assert_eq!(truncate_chars(s, 45), "Deploys to staging need the token…");
+    }
 
     #[test]
     fn splits_sentences() {

@@ -1979,6 +1979,13 @@ fn blunt_wishes_about_answers_are_personal() {
 fn a_bare_secret_is_not_a_memory() {
     none("Remember that the staging admin password is [REDACTED:password].");
     none("remember: the Anthropic key is [REDACTED:anthropic-key]");
+    none("Remember: our deploy token is [REDACTED:github-token] for the release workflow.");
+    none("覚えて: ステージングのパスワードは [REDACTED:password] です");
+    none("覚えておいて：本番DBのパスワードは [REDACTED:password]");
+    none("记住：测试服务器的密码是 [REDACTED:password]");
+    none("記住：測試伺服器的密碼是 [REDACTED:password]。");
+    one("覚えて: ステージングのパスワードは 1Password の Staging にある");
+    one("记住：测试服务器的密码在 1Password 的 Staging 里");
     one("Remember that the staging admin password is in 1Password under Staging.");
     one(
         "Remember that the staging DB password is [REDACTED:password] and it rotates every Monday.",
