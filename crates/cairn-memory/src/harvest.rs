@@ -20,7 +20,7 @@ pub const EXTRACTOR_VERSION: u32 = 9;
 /// Bumped when the dedupe decision ([`crate::similar::relation`]) changes, so the live
 /// memories are compared again once (a store kept by an older build holds pairs the current
 /// rules would not have let stand: "We use Jest" beside "we moved from Jest to Vitest").
-pub const RELATION_VERSION: u32 = 6;
+pub const RELATION_VERSION: u32 = 7;
 
 /// The store `meta` key holding the [`RELATION_VERSION`] the live memories were compared
 /// with.

@@ -832,15 +832,45 @@ fn only_names_and_usage(text: &str, names: &[(String, Option<String>)]) -> bool 
 
 /// A bare "we use X n" in English ("We upgraded Python to 3.12.", "The Node.js version is
 /// 18."): its names (one or two words besides [`USAGE_EN`]) and its one version.
+/// The place a memory of a project already is about ("We use Node 18 for this project",
+/// "This repo uses Go 1.23", "We're on Ruby 3.3 here"): no name of what is used.
+const PLACE_EN: &[&[&str]] = &[
+    &["for", "this", "project"],
+    &["in", "this", "project"],
+    &["for", "this", "repo"],
+    &["in", "this", "repo"],
+    &["for", "this", "repository"],
+    &["in", "this", "repository"],
+    &["for", "this", "codebase"],
+    &["in", "this", "codebase"],
+    &["this", "project"],
+    &["this", "repo"],
+    &["this", "repository"],
+    &["this", "codebase"],
+    &["here"],
+];
+
 fn bare_version(text: &str) -> Option<(std::collections::BTreeSet<String>, String)> {
     let lower = text.to_lowercase().replace('’', "'");
     let mut names = std::collections::BTreeSet::new();
     let mut version = None;
-    for w in lower
+    let all: Vec<&str> = lower
         .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '.'))
         .map(|w| w.trim_matches(['.', '\'']))
         .filter(|w| !w.is_empty())
-    {
+        .collect();
+    let mut words = Vec::with_capacity(all.len());
+    let mut i = 0;
+    while i < all.len() {
+        match PLACE_EN.iter().find(|p| all[i..].starts_with(p)) {
+            Some(p) => i += p.len(),
+            None => {
+                words.push(all[i]);
+                i += 1;
+            }
+        }
+    }
+    for w in words {
         let v = w.trim_start_matches('v');
         if v.starts_with(|c: char| c.is_ascii_digit())
             && v.chars().all(|c| c.is_ascii_digit() || c == '.')
@@ -2128,6 +2158,16 @@ mod tests {
         for (new, old) in [
             ("We upgraded Python to 3.12.", "The Python version is 3.10."),
             ("We moved to k8s 1.30.", "We run Kubernetes 1.28."),
+            ("We are on Node 20 now.", "We use Node 18 for this project."),
+            ("We are on Node 20 now.", "We use Node 18."),
+            (
+                "This repo uses Go 1.23 now.",
+                "We use Go 1.21 in this repo.",
+            ),
+            (
+                "We're on Ruby 3.3 here.",
+                "Ruby version is 3.1 for this project.",
+            ),
         ] {
             assert_eq!(
                 rel(Project, new, old),
