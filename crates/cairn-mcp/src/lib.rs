@@ -329,6 +329,9 @@ impl MemoryServer {
             },
             None => match cairn_memory::candidates(&a.text).as_slice() {
                 [one] => one.memory_type,
+                _ if cairn_memory::holds_everywhere(MemoryType::Feedback, &a.text) => {
+                    MemoryType::Feedback
+                }
                 _ => classify(&a.text),
             },
         };
@@ -338,7 +341,9 @@ impl MemoryServer {
                 Ok(s) => s,
                 Err(e) => return error_result(e),
             },
-            None | Some("") if memory_type == MemoryType::User => GLOBAL.to_string(),
+            None | Some("") if cairn_memory::holds_everywhere(memory_type, &a.text) => {
+                GLOBAL.to_string()
+            }
             None | Some("") => match self.project(a.cwd.as_deref()) {
                 Ok(s) => s,
                 Err(e) => return error_result(e),

@@ -152,6 +152,15 @@ fn is_personal(rule: &str, how: Option<&str>, said: &str, why: Option<&str>) -> 
             && !ABOUT_PROJECT.is_match(rule))
 }
 
+/// Whether a memory given by hand (`cairn remember`, MCP `memory_remember`) of `memory_type`
+/// holds in every project, as extraction would keep it: a feedback or user memory said to hold
+/// everywhere ("Globally: …", "in all my projects …") or about how the agent answers.
+pub fn holds_everywhere(memory_type: MemoryType, text: &str) -> bool {
+    memory_type == MemoryType::User
+        || (memory_type == MemoryType::Feedback
+            && (candidates(text).iter().any(|c| c.personal) || is_personal(text, None, text, None)))
+}
+
 /// The person's own work wherever it is done: "my commit messages", "my PRs", "my commits".
 static MY_OWN_WORK: LazyLock<Regex> = LazyLock::new(|| {
     re(

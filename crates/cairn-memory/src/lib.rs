@@ -57,7 +57,9 @@ pub use context::{
     freshness_note, ignores_memory, neutralise,
 };
 pub use error::{MemoryError, Result};
-pub use extract::{AgentMemoryDirs, Candidate, Retraction, candidates, classify, retractions};
+pub use extract::{
+    AgentMemoryDirs, Candidate, Retraction, candidates, classify, holds_everywhere, retractions,
+};
 pub use harvest::{
     EXTRACTION_MARK, EXTRACTOR_VERSION, ExtractReport, REDACTION_MARK, RELATION_MARK,
     RELATION_VERSION,

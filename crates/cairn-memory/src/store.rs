@@ -229,10 +229,7 @@ pub fn derive_name(rule: &str) -> String {
     let line = whole
         .as_str()
         .split_once(": ")
-        .filter(|(label, rest)| {
-            LABELS.contains(&label.trim().to_lowercase().as_str())
-                && rest.trim().chars().count() >= 8
-        })
+        .filter(|(label, rest)| is_label(label) && rest.trim().chars().count() >= 8)
         .map_or(whole.as_str(), |(_, rest)| rest.trim_start());
     let t = line.trim_end_matches(['.', '。', '!', '！']);
     let cut = [" — ", " – ", " -- ", "; ", ": "]
@@ -268,8 +265,62 @@ pub fn derive_name(rule: &str) -> String {
     truncate_chars(head, if mostly_cjk(head) { 40 } else { 60 })
 }
 
+/// Whether the words before a colon only say what kind of remark follows ("Correction",
+/// "Quick rule for this app", "Globally", "Team convention"), not its subject.
+fn is_label(label: &str) -> bool {
+    let mut l = label.trim().to_lowercase();
+    for lead in [
+        "a ",
+        "one more ",
+        "another ",
+        "quick ",
+        "small ",
+        "general ",
+        "important ",
+    ] {
+        if let Some(rest) = l.strip_prefix(lead) {
+            l = rest.to_owned();
+        }
+    }
+    for place in [
+        " for this app",
+        " for this project",
+        " for this repo",
+        " for this codebase",
+        " for this team",
+        " for all projects",
+        " for all my projects",
+        " for every project",
+        " for everything",
+        " here",
+    ] {
+        if let Some(rest) = l.strip_suffix(place) {
+            l = rest.to_owned();
+        }
+    }
+    LABELS.contains(&l.as_str())
+}
+
 /// Labels a statement may open with, which say what kind of remark follows, not its subject.
 const LABELS: &[&str] = &[
+    "globally",
+    "global",
+    "global rule",
+    "house rule",
+    "team rule",
+    "project rule",
+    "team convention",
+    "convention",
+    "policy",
+    "team policy",
+    "preference",
+    "in general",
+    "generally",
+    "everywhere",
+    "in all my projects",
+    "in every project",
+    "across all projects",
+    "general",
     "correction",
     "note",
     "nb",
@@ -1412,6 +1463,19 @@ mod tests {
                 "gamma lint",
             ),
             ("Staging DB: db2.internal:5432", "Staging DB"),
+            ("Globally: answer me in English.", "answer me in English"),
+            (
+                "Quick rule for this app: money is integer cents.",
+                "money is integer cents",
+            ),
+            (
+                "Team convention: branch names are feature/<ticket>.",
+                "branch names are feature/<ticket>",
+            ),
+            (
+                "global rule: no force pushes to main",
+                "no force pushes to main",
+            ),
         ] {
             assert_eq!(derive_name(rule), name, "{rule}");
         }

@@ -741,6 +741,65 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// A rule given by hand that says it holds everywhere, or is about how the agent answers, is
+/// kept global as extraction keeps it, from the command line and through MCP; the lead-in is
+/// not its name.
+#[test]
+fn rules_said_to_hold_everywhere_are_remembered_globally() {
+    let h = TestHome::empty();
+    let proj = project(&h, "work/shop");
+    for (text, name) in [
+        ("Globally: answer me in English.", "answer me in English"),
+        (
+            "In all my projects, use pnpm.",
+            "In all my projects, use pnpm",
+        ),
+        ("Always reply in Japanese.", "Always reply in Japanese"),
+    ] {
+        let m = h.json(&["remember", text, "--cwd", s(&proj)]);
+        assert_eq!(
+            (m["type"].as_str(), m["scope"].as_str(), m["name"].as_str()),
+            (Some("feedback"), Some("global"), Some(name)),
+            "{text}"
+        );
+    }
+    // A rule of this project stays the project's; --scope still decides when given.
+    let m = h.json(&[
+        "remember",
+        "Team convention: branch names are feature/<ticket>.",
+        "--cwd",
+        s(&proj),
+    ]);
+    assert_eq!(m["scope"], s(&proj));
+    assert_eq!(m["name"], "branch names are feature/<ticket>");
+    let m = h.json(&[
+        "remember",
+        "Globally: keep commits small.",
+        "--scope",
+        "project",
+        "--cwd",
+        s(&proj),
+    ]);
+    assert_eq!(m["scope"], s(&proj));
+
+    let mut mcp = McpClient::start(&h, &proj);
+    mcp.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "cairn-test", "version": "0"}}),
+    );
+    mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let (err, m) = mcp.call(
+        "memory_remember",
+        json!({"text": "In every project, write commit messages in English."}),
+    );
+    assert!(!err, "{m}");
+    assert_eq!(m["scope"], "global", "{m}");
+    let (err, m) = mcp.call("memory_remember", json!({"text": "Use pnpm, not npm."}));
+    assert!(!err, "{m}");
+    assert_eq!(m["scope"], s(&proj), "{m}");
+}
+
 #[test]
 fn mcp_server_round_trip() {
     let h = TestHome::empty();

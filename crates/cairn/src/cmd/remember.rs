@@ -17,7 +17,8 @@ pub struct RememberArgs {
     /// user, feedback, project or reference [default: guessed from the text]
     #[arg(long = "type", value_name = "TYPE")]
     pub memory_type: Option<String>,
-    /// global or project [default: global for user memories, else the project]
+    /// global or project [default: global for user memories and for rules said to hold
+    /// everywhere or about how the agent answers you, else the project]
     #[arg(long, value_name = "SCOPE")]
     pub scope: Option<String>,
     /// The project directory [default: the current directory]
@@ -31,10 +32,12 @@ pub struct RememberArgs {
     pub how: Option<String>,
 }
 
-/// Resolves `--scope global|project` (or a literal scope) for a memory type.
+/// Resolves `--scope global|project` (or a literal scope) for a memory of `memory_type`
+/// saying `text`.
 pub fn resolve_scope(
     scope: Option<&str>,
     memory_type: MemoryType,
+    text: &str,
     cwd: Option<&std::path::Path>,
 ) -> Result<String> {
     match scope.map(str::trim) {
@@ -42,7 +45,7 @@ pub fn resolve_scope(
         Some("project") => memories::project_of(cwd),
         Some(other) if other.starts_with('/') => Ok(other.to_string()),
         Some(other) => anyhow::bail!("unknown scope {other:?}: use global or project"),
-        None if memory_type == MemoryType::User => Ok(GLOBAL.to_string()),
+        None if cairn_memory::holds_everywhere(memory_type, text) => Ok(GLOBAL.to_string()),
         None => memories::project_of(cwd),
     }
 }
@@ -53,10 +56,14 @@ pub fn run(homes: &Homes, a: &RememberArgs, json: bool) -> Result<ExitCode> {
         // A statement shaped like the ones extraction recognises is typed the same way.
         None => match cairn_memory::candidates(&a.text).as_slice() {
             [one] => one.memory_type,
+            // "In all my projects, use pnpm": a rule of the person's, wherever they work.
+            _ if cairn_memory::holds_everywhere(MemoryType::Feedback, &a.text) => {
+                MemoryType::Feedback
+            }
             _ => classify(&a.text),
         },
     };
-    let scope = resolve_scope(a.scope.as_deref(), memory_type, a.cwd.as_deref())?;
+    let scope = resolve_scope(a.scope.as_deref(), memory_type, &a.text, a.cwd.as_deref())?;
     let mut mem = memories::open(homes)?;
     let now = memories::now();
     let out = mem.remember(
