@@ -120,8 +120,8 @@ const FIELDS: &[&str] = &[
 const UNCLOSED: &str =
     "its frontmatter opens with --- but no --- line closes it (add the closing --- line)";
 /// What an edit whose frontmatter lost its opening line is told.
-const UNOPENED: &str = "its frontmatter fields come before a --- line but no --- line opens them \
-     (add --- as the first line)";
+const UNOPENED: &str = "its frontmatter fields (name:, type: …) are not opened by a --- line \
+     (put --- alone on the first line, and another after the fields)";
 
 /// A memory's view file.
 pub fn render_view(m: &Memory) -> String {
@@ -170,6 +170,8 @@ impl ViewFile {
 /// Parses a view file (frontmatter optional).
 pub fn parse_view(text: &str) -> ViewFile {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // Blank lines an editor left above the frontmatter do not hide it.
+    let text = skip_blank_lines(text);
     // Lines with their terminators, so the body starts exactly after the closing `---` line
     // whatever the line endings (`\r\n` included).
     let mut lines = text.split_inclusive('\n');
@@ -207,25 +209,44 @@ pub fn parse_view(text: &str) -> ViewFile {
         };
     }
     // Two of cairn's fields, then a `---` line: a frontmatter that lost its opening line.
+    // Three, then a blank line or the end: one that lost both.
     let mut seen = 0;
     let mut unopened = false;
+    let mut ended = true;
     for raw in text.split_inclusive('\n') {
         let line = raw.trim_end_matches(['\n', '\r']);
         if line.trim_end() == "---" {
             unopened = seen >= 2;
+            ended = false;
             break;
         }
         match line.split_once(':') {
             Some((k, _)) if FIELDS.contains(&k.trim().to_ascii_lowercase().as_str()) => seen += 1,
-            _ => break,
+            _ => {
+                ended = line.trim().is_empty();
+                break;
+            }
         }
     }
+    let unopened = unopened || (ended && seen >= 3);
     ViewFile {
         fields,
         body: text.trim().to_string(),
         unclosed: false,
         unopened,
     }
+}
+
+/// `text` from its first line that is not blank.
+fn skip_blank_lines(text: &str) -> &str {
+    let mut rest = text;
+    while let Some((line, after)) = rest.split_once('\n') {
+        if !line.trim().is_empty() {
+            break;
+        }
+        rest = after;
+    }
+    rest
 }
 
 /// How useful a memory is for the index order: type first (user, feedback, project,
@@ -1232,6 +1253,31 @@ mod tests {
             assert_eq!(view.fields.get("k").map(String::as_str), Some(v), "{line}");
             assert_eq!(view.body, "body");
         }
+    }
+
+    /// A frontmatter that lost a `---` line, or both, is told apart from a body (and so is
+    /// not read back as one); blank lines above a whole one do not hide it.
+    #[test]
+    fn a_frontmatter_missing_its_lines_is_no_body() {
+        let fields =
+            "name: Use pnpm\ndescription: Use pnpm, not npm\ntype: feedback\nid: m1234567\n";
+        for text in [
+            format!("{fields}---\n\nUse pnpm, not npm."),
+            format!("\n{fields}---\n\nUse pnpm, not npm."),
+            format!("  \n\n{fields}---\n\nUse pnpm, not npm."),
+            format!("{fields}\nUse pnpm, not npm."),
+            fields.to_string(),
+        ] {
+            let v = parse_view(&text);
+            assert_eq!(v.broken(), Some(UNOPENED), "{text:?}");
+        }
+        let v = parse_view(&format!("\n\n---\n{fields}---\n\nUse pnpm, not npm."));
+        assert_eq!(v.broken(), None);
+        assert_eq!(v.fields.get("name").map(String::as_str), Some("Use pnpm"));
+        assert_eq!(v.body, "Use pnpm, not npm.");
+        // A note that only mentions a field or two is a note.
+        let v = parse_view("Name: the ledger service\n\nOwned by payments.");
+        assert_eq!(v.broken(), None);
     }
 
     #[test]

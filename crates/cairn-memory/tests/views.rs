@@ -493,8 +493,12 @@ fn a_hand_edit_is_read_back_not_overwritten() {
             now_on_disk.replacen("\n---\n", "\n", 1).into_bytes(),
         ),
         (
-            "as the first line",
+            "on the first line",
             now_on_disk.replacen("---\n", "", 1).into_bytes(),
+        ),
+        (
+            "on the first line",
+            format!("\n{}", now_on_disk.replacen("---\n", "", 1)).into_bytes(),
         ),
         ("UTF-8", {
             let mut b = now_on_disk.clone().into_bytes();
