@@ -183,15 +183,7 @@ fn quote(text: &str) -> String {
 /// When a memory was saved, in calendar days of the local time zone: a note from 23:00 read
 /// at 09:00 the next morning was saved yesterday, not today.
 pub fn age_phrase(m: &Memory, now: i64) -> String {
-    let (saved, today) = (
-        crate::dates::anchor_date(m.updated_at),
-        crate::dates::anchor_date(now),
-    );
-    let days = saved
-        .until(today)
-        .map_or_else(|_| m.age_days(now), |span| i64::from(span.get_days()))
-        .max(0);
-    match days {
+    match m.age_days(now) {
         0 => "saved today".into(),
         1 => "saved yesterday".into(),
         n => format!("{n} days old"),
@@ -207,7 +199,7 @@ pub fn days_old(days: i64) -> String {
     }
 }
 
-/// The freshness note for a memory older than a day (24 hours or more).
+/// The freshness note for a memory saved before today ([`Memory::age_days`] of 1 or more).
 pub fn freshness_note(days: i64) -> Option<String> {
     (days >= 1).then(|| {
         format!(
@@ -1142,5 +1134,49 @@ mod tests {
         assert!(freshness_note(0).is_none());
         assert!(freshness_note(1).is_some_and(|n| n.contains("is 1 day old")));
         assert!(freshness_note(3).is_some_and(|n| n.contains("3 days old")));
+    }
+
+    /// The age a block shows and the age its freshness note gives are one number, in calendar
+    /// days: 6 days and 10 hours after 23:00 is 7 days old in UTC, 6 east of it.
+    #[test]
+    fn one_age_everywhere() {
+        let saved = 1_795_302_000; // 2026-11-21T23:00:00Z
+        for hours in [1, 10, 20, 30, 154, 160, 170] {
+            let now = saved + hours * 3600;
+            let m = Memory {
+                id: "m2345678".into(),
+                memory_type: crate::MemoryType::Feedback,
+                scope: crate::GLOBAL.into(),
+                name: "n".into(),
+                description: "d".into(),
+                body: "b".into(),
+                rule: "b".into(),
+                why: None,
+                how: None,
+                keywords: Vec::new(),
+                source: crate::Source::manual(),
+                created_at: saved,
+                updated_at: saved,
+                last_recalled_at: None,
+                recall_count: 0,
+                superseded_by: None,
+                forgotten_at: None,
+            };
+            let days = m.age_days(now);
+            let calendar = crate::dates::anchor_date(saved)
+                .until(crate::dates::anchor_date(now))
+                .map(|s| i64::from(s.get_days()))
+                .unwrap_or(-1);
+            assert_eq!(days, calendar, "{hours} h");
+            let phrase = age_phrase(&m, now);
+            match freshness_note(days) {
+                None => assert_eq!(phrase, "saved today"),
+                Some(note) if days == 1 => {
+                    assert_eq!(phrase, "saved yesterday");
+                    assert!(note.contains("is 1 day old"));
+                }
+                Some(note) => assert!(note.contains(&phrase), "{phrase} / {note}"),
+            }
+        }
     }
 }

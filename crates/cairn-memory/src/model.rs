@@ -210,9 +210,21 @@ impl Memory {
         self.forgotten_at.is_none() && self.superseded_by.is_none()
     }
 
-    /// Whole days since the last update, at `now` (never negative).
+    /// How old the memory is at `now`, in calendar days of the local time zone (0: updated
+    /// today; a note from 23:00 read at 09:00 the next morning is 1 day old), never negative.
+    /// Every age cairn shows (recall, show, list, the injected context, MCP) is this one.
     pub fn age_days(&self, now: i64) -> i64 {
-        (now - self.updated_at).max(0) / 86_400
+        let (saved, today) = (
+            crate::dates::anchor_date(self.updated_at),
+            crate::dates::anchor_date(now),
+        );
+        saved
+            .until(today)
+            .map_or_else(
+                |_| (now - self.updated_at) / 86_400,
+                |span| i64::from(span.get_days()),
+            )
+            .max(0)
     }
 }
 
