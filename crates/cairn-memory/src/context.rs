@@ -50,6 +50,9 @@ static IGNORE_MEMORY: LazyLock<Regex> = LazyLock::new(|| {
 pub fn ignores_memory(prompt: &str) -> bool {
     may_match(prompt, &["memor"])
         && IGNORE_MEMORY.find_iter(prompt).any(|m| {
+            if negated(&prompt[..m.start()], m.as_str(), &prompt[m.end()..]) {
+                return false;
+            }
             let latin = m.as_str().is_ascii();
             let next = prompt[m.end()..]
                 .trim_start_matches([' ', '\t'])
@@ -60,6 +63,32 @@ pub fn ignores_memory(prompt: &str) -> bool {
             let goes_on = prompt[m.end()..].starts_with([' ', '\t']);
             !latin || !goes_on || next.is_empty() || GOES_ON.contains(&next.as_str())
         })
+}
+
+/// "Don't ignore memory", "never ignore your memories", "メモリを無視しないで", "不要忽略记忆":
+/// the opposite of a request to leave memory out.
+fn negated(before: &str, found: &str, after: &str) -> bool {
+    if found.is_ascii() {
+        let before = before.trim_end().to_lowercase().replace('’', "'");
+        let last = before
+            .rsplit(|c: char| !(c.is_alphanumeric() || c == '\''))
+            .next()
+            .unwrap_or("");
+        matches!(
+            last,
+            "don't" | "dont" | "never" | "not" | "doesn't" | "shouldn't" | "mustn't" | "stop"
+        ) || before.ends_with("do not")
+            || before.ends_with("don't ever")
+    } else {
+        let after = after.trim_start();
+        ["しないで", "しない", "するな", "しちゃだめ", "せず"]
+            .iter()
+            .any(|w| after.starts_with(w))
+            || (found.contains('忽')
+                && ["不要", "别", "別", "不", "勿"]
+                    .iter()
+                    .any(|w| before.trim_end().ends_with(w)))
+    }
 }
 
 /// Words that may follow "ignore memory" in a request to leave it out.
@@ -1127,6 +1156,24 @@ mod tests {
         assert!(ignores_memory("Please IGNORE your memory here"));
         assert!(ignores_memory("メモリを無視して"));
         assert!(!ignores_memory("remember to run the tests"));
+        for asks_for_it in [
+            "don't ignore memory",
+            "Please do not ignore your memory this time",
+            "never ignore memories about the build",
+            "You shouldn't ignore memory, it has the deploy steps",
+            "メモリを無視しないで",
+            "不要忽略记忆",
+        ] {
+            assert!(!ignores_memory(asks_for_it), "{asks_for_it}");
+        }
+        for leaves_out in [
+            "ignore memory and start fresh",
+            "記憶を無視して",
+            "忽略记忆",
+            "not sure, ignore memory for now",
+        ] {
+            assert!(ignores_memory(leaves_out), "{leaves_out}");
+        }
     }
 
     #[test]
