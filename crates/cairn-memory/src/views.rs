@@ -1038,6 +1038,16 @@ fn remove_file(path: &Path, report: &mut ViewReport) {
     }
 }
 
+/// Whether some memory cairn keeps has `scope`.
+fn known_scope(conn: &rusqlite::Connection, scope: &str) -> bool {
+    conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM memories WHERE scope = ?1)",
+        [scope],
+        |r| r.get::<_, bool>(0),
+    )
+    .unwrap_or(false)
+}
+
 /// Reads an edited view file back into memory `id`. `Ok(false)`: nothing to change.
 fn apply_edit(
     conn: &rusqlite::Connection,
@@ -1073,10 +1083,17 @@ fn apply_edit(
             if s == GLOBAL {
                 GLOBAL.to_string()
             } else if Path::new(s).is_absolute() {
+                let s = s.trim_end_matches('/');
                 if Path::new(s).is_dir() {
                     crate::scope::project_scope(Path::new(s))
+                } else if known_scope(conn, s) {
+                    // A project cairn keeps memories of, whose directory is not here now.
+                    s.to_string()
                 } else {
-                    s.trim_end_matches('/').to_string()
+                    return Err(format!(
+                        "scope {s:?} is no directory here and no project cairn knows (a typo? \
+                         give an existing project directory, or `global`)"
+                    ));
                 }
             } else {
                 return Err(format!(

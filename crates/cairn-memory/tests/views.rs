@@ -437,6 +437,19 @@ fn an_edited_scope_moves_the_memory() {
         "{r:?}"
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), bad);
+    // A path that is no directory here and no project cairn knows (a typo) is reported too:
+    // the memory must not vanish from its project into a scope nobody works in.
+    let typo = now_text.replace(&line, &format!("{line}-typo"));
+    std::fs::write(&file, &typo).unwrap();
+    let r = mem.refresh_views(NOW + 300).unwrap();
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| p.contains("-typo") && p.contains("no directory here")),
+        "{r:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), typo);
+    assert_eq!(mem.get(&moved.id).unwrap().unwrap().scope, other_scope);
 }
 
 #[test]
