@@ -516,13 +516,13 @@ fn read_one(
     // `Some(current revision?)` when there is a cursor.
     let cursor_revision = cursor.as_ref().map(parsed_by_this_revision);
     let resume = cursor.filter(|c| !file.compressed && can_resume(&file.path, c, id));
-    if resume.is_none() && !file.compressed {
-        match &cursor_revision {
-            Some(false) => report.reparsed_files += 1,
-            Some(true) => report.restarted_files += 1,
-            None => {}
-        }
-    }
+    // Counted once the file opens: one that cannot be read is an error, not a restart (on
+    // every run it stays unreadable).
+    let read_again = if resume.is_none() && !file.compressed {
+        cursor_revision
+    } else {
+        None
+    };
     let seen = SeenScope::enter(match &resume {
         Some(c) => SeenSecrets::from_tags(&stored_seen(c.state.as_deref())),
         None => SeenSecrets::new(),
@@ -562,6 +562,11 @@ fn read_one(
             return None;
         }
     };
+    match read_again {
+        Some(false) => report.reparsed_files += 1,
+        Some(true) => report.restarted_files += 1,
+        None => {}
+    }
 
     let mut skipped = 0u64;
     let mut listed = 0usize;

@@ -337,6 +337,24 @@ impl Store {
         Ok(out)
     }
 
+    /// Codex rollouts none of whose lines was of a rollout format the parser knows (so
+    /// nothing was read from them), as their cursors say: how many, and the first `limit`
+    /// paths. They stay so until the file changes, however many runs pass.
+    pub fn unrecognised_files(&self, limit: usize) -> Result<(u64, Vec<String>)> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT path FROM files
+             WHERE agent = 'codex' AND state IS NOT NULL AND json_valid(state)
+               AND coalesce(json_extract(state, '$.unknown_format_lines'), 0) > 0
+               AND coalesce(json_extract(state, '$.known_format_lines'), 0) = 0
+             ORDER BY path",
+        )?;
+        let paths = st
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let count = paths.len() as u64;
+        Ok((count, paths.into_iter().take(limit).collect()))
+    }
+
     /// The cursor of one file.
     pub fn cursor(&self, path: &str) -> Result<Option<FileCursor>> {
         Ok(self.cursors_where(path)?.pop())

@@ -836,4 +836,35 @@ fn an_early_codex_rollout_is_read_and_an_unknown_one_reported() {
             .is_some_and(|m| m.contains("none of its 2 JSON line(s)")),
         "{r}"
     );
+    // A run that finds the file unchanged reads nothing of it, but status still says it was
+    // never read, and which it is.
+    let again = h.json(&["ingest"]);
+    assert_eq!(again["unrecognised_files"], 0, "{again}");
+    let st = h.json(&["status"]);
+    assert_eq!(st["unrecognised_rollouts"]["count"], 1, "{st}");
+    assert!(
+        st["unrecognised_rollouts"]["paths"][0]
+            .as_str()
+            .is_some_and(|p| p.ends_with("0c02.jsonl")),
+        "{st}"
+    );
+    let human = String::from_utf8_lossy(&h.cairn(&["status"]).stdout).into_owned();
+    assert!(
+        human.contains("1 Codex rollout(s) of a format cairn cannot read"),
+        "{human}"
+    );
+    let out = h.cairn(&["doctor", "--json"]);
+    assert!(!out.status.success(), "a warning fails doctor");
+    let doctor: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = doctor["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["id"] == "codex-rollouts"))
+        .unwrap_or_else(|| panic!("{doctor}"));
+    assert_eq!(check["status"], "warn", "{check}");
+    assert!(
+        check["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("0c02.jsonl")),
+        "{check}"
+    );
 }

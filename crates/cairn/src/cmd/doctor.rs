@@ -3,17 +3,21 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use cairn_interop::doctor::{self, CheckStatus, DoctorRequest};
+use cairn_interop::doctor::{self, Check, CheckStatus, DoctorRequest};
 
 use crate::homes::Homes;
 use crate::output;
 
 pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
-    let report = doctor::run(&DoctorRequest {
+    let mut report = doctor::run(&DoctorRequest {
         claude_root: homes.claude_root()?.to_path_buf(),
         home: homes.home.clone(),
         codex_home: homes.codex_home()?.to_path_buf(),
     });
+    if let Some(check) = unrecognised_rollouts(homes) {
+        report.warnings += 1;
+        report.checks.push(check);
+    }
     if json {
         output::json(&report)?;
     } else {
@@ -41,5 +45,31 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// Codex rollouts ingest found in no format it knows (nothing of them is stored), as the
+/// store's cursors say: `None` when there are none or no store to ask.
+fn unrecognised_rollouts(homes: &Homes) -> Option<Check> {
+    if !homes.db_path().is_file() {
+        return None;
+    }
+    let store = crate::cmd::ingest::open_store_for_reading(homes).ok()?;
+    let (count, paths) = store.unrecognised_files(3).ok()?;
+    let first = paths.first()?;
+    Some(Check {
+        id: "codex-rollouts",
+        status: CheckStatus::Warn,
+        message: format!(
+            "{count} Codex rollout(s) of a format cairn cannot read, so none of their sessions \
+             is remembered: {}",
+            paths.join(", ")
+        ),
+        fix: Some(
+            "a rollout of a newer Codex: update cairn and run `cairn sync`; another tool's \
+             JSONL: move it out of the sessions directory"
+                .into(),
+        ),
+        path: Some(first.clone()),
     })
 }

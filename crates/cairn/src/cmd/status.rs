@@ -35,6 +35,13 @@ struct JobError {
     at: String,
 }
 
+#[derive(Serialize, Default)]
+struct Unrecognised {
+    count: u64,
+    /// The first few, by path.
+    paths: Vec<String>,
+}
+
 #[derive(Serialize)]
 struct HookErrors {
     count: i64,
@@ -59,6 +66,8 @@ struct Status {
     job_errors: Vec<JobError>,
     worker_running: bool,
     last_ingest: Option<String>,
+    /// Codex rollouts of a format cairn cannot read: nothing of them is in the store.
+    unrecognised_rollouts: Unrecognised,
     last_worker_run: Option<String>,
     hook_errors: HookErrors,
     digests: u64,
@@ -131,6 +140,7 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
         job_errors: Vec::new(),
         worker_running: false,
         last_ingest: None,
+        unrecognised_rollouts: Unrecognised::default(),
         last_worker_run: None,
         hook_errors: HookErrors {
             count: 0,
@@ -248,6 +258,8 @@ fn fill(store: &Store, st: &mut Status) -> Result<()> {
         })
         .collect();
     st.last_ingest = iso(store.meta("last_ingest")?);
+    let (count, paths) = store.unrecognised_files(5)?;
+    st.unrecognised_rollouts = Unrecognised { count, paths };
     st.last_worker_run = iso(store.meta("last_worker_run")?);
     st.hook_errors = HookErrors {
         count: store
@@ -333,6 +345,16 @@ fn print_human(st: &Status) {
         "last ingest:  {}",
         st.last_ingest.as_deref().unwrap_or("never")
     );
+    if st.unrecognised_rollouts.count > 0 {
+        outln!(
+            "unread:       {} Codex rollout(s) of a format cairn cannot read, so nothing of them \
+             is stored (a newer Codex? update cairn; another tool's JSONL? move it out of sessions/):",
+            st.unrecognised_rollouts.count
+        );
+        for p in &st.unrecognised_rollouts.paths {
+            outln!("                {p}");
+        }
+    }
     outln!(
         "last worker:  {}",
         st.last_worker_run.as_deref().unwrap_or("never")
