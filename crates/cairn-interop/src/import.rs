@@ -452,8 +452,9 @@ pub fn run(req: &ImportRequest) -> Result<ImportReport> {
         Mode::Import
     };
     let ws = Workspace::new(&req.codex_home);
-    // Nothing is created in a Codex home that is not there (not installed, or a typo).
-    if mode == Mode::Import && !req.codex_home.is_dir() {
+    // Nothing is created in a Codex home that is not there (not installed, or a typo), and
+    // nothing planned for it either: a plan would advise edits of a config that is not there.
+    if !req.codex_home.is_dir() {
         return Err(InteropError::NoCodexHome(req.codex_home.clone()));
     }
     // Every lock first, before any change (and before reading the workspace state).

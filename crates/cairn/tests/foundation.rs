@@ -698,13 +698,29 @@ fn a_missing_agent_directory_is_named() {
 fn an_import_into_a_missing_codex_home_creates_nothing() {
     let h = TestHome::empty();
     std::fs::create_dir_all(h.claude().join("projects")).unwrap();
-    let out = h.cairn(&["import", "--from", "claude", "--to", "codex", "--all"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("is Codex installed"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // Neither an import nor a dry run nor the plan: no advice about a config that is not there.
+    for args in [
+        &["import", "--from", "claude", "--to", "codex", "--all"][..],
+        &[
+            "import",
+            "--from",
+            "claude",
+            "--to",
+            "codex",
+            "--all",
+            "--dry-run",
+        ],
+        &["import", "--from", "claude", "--to", "codex"],
+    ] {
+        let out = h.cairn(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("is Codex installed"), "{args:?}: {said}");
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("config.toml"),
+            "{args:?}"
+        );
+    }
     assert!(!h.codex().exists());
 }
 
