@@ -856,8 +856,24 @@ const STANDING_THINGS: &[&str] = &[
 /// Whether a sentence points at the thing at hand ("this file", "here", "in this handler",
 /// "apply this to prod", "use Promise.all there", "in parseCoupon").
 fn deictic(s: &str) -> bool {
+    // "in CHANGELOG.md", "to README.md": a file every change of the project goes through,
+    // not the one at hand.
+    let s = &*if s.contains(".md") {
+        EN_STANDING_FILE.replace_all(s, "the file")
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    };
     EN_DEICTIC.is_match(s) || EN_CODE_NAME.is_match(s) || there_as_place(s) || this_thing(s)
 }
+
+/// Files a project keeps for good, which a standing rule names ("Always write changelog
+/// entries in CHANGELOG.md under Unreleased", "list new env vars in README.md"); a manifest
+/// (`Cargo.toml`, `package.json`) is left out: "bump the version in Cargo.toml" is a step.
+static EN_STANDING_FILE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:CHANGELOG|CHANGES|HISTORY|NEWS|RELEASE[_-]NOTES|README|CONTRIBUTING|AGENTS|CLAUDE|SECURITY|UPGRADING|MIGRATION|ARCHITECTURE|BENCHMARKS)\.md\b",
+    )
+});
 
 /// "in/for this X" where X is not a standing scope ("for this run", not "in this repo").
 fn this_thing(s: &str) -> bool {
@@ -2691,6 +2707,16 @@ const MAX_RULE_BYTES: usize = 4_000;
 /// only such a sentence is looked at for a task spliced on (the look costs a pattern).
 fn opens_like_a_rule(s: &str) -> bool {
     let lower = s.trim_start().to_lowercase().replace('’', "'");
+    // "From now on we use pnpm, …": the marker opens the rule.
+    let lower = [
+        "from now on, ",
+        "from now on ",
+        "going forward, ",
+        "going forward ",
+    ]
+    .iter()
+    .find_map(|m| lower.strip_prefix(m))
+    .map_or(lower.as_str(), |rest| rest);
     [
         "never ",
         "always ",
@@ -2735,6 +2761,11 @@ static EN_SPLICED_TASK: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i-u)[,;]\s+(?:and\s+)?(?:then\s+|also\s+|please\s+)?(?:remove|fix|delete|clean|update|change|rename|refactor|rewrite|look|check|add|move|replace|strip|drop|convert|migrate|revert|undo|redo|tidy|sort)\s",
     )
 });
+
+/// A task that applies the rule now: "…, update the CI config accordingly", "…, fix the
+/// imports to match", "…, rename the old ones too".
+static EN_APPLY_NOW: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(?:accordingly|to match|as well|too|right away|now)\W*$"));
 
 /// What names the thing at hand: "this", "the ones", a file or a path.
 static EN_AT_HAND: LazyLock<Regex> = LazyLock::new(|| {
@@ -3048,6 +3079,7 @@ fn candidates_in(prompt: &str) -> Vec<Candidate> {
             && let Some(m) = EN_SPLICED_TASK.find(s)
             && (found.is_none()
                 || EN_AT_HAND.is_match(&s[m.end()..])
+                || EN_APPLY_NOW.is_match(&s[m.end()..])
                 || ["revert", "undo", "redo"]
                     .iter()
                     .any(|v| m.as_str().to_ascii_lowercase().contains(v)))

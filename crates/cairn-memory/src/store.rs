@@ -269,6 +269,22 @@ pub fn derive_name(rule: &str) -> String {
 /// "Quick rule for this app", "Globally", "Team convention"), not its subject.
 fn is_label(label: &str) -> bool {
     let mut l = label.trim().to_lowercase();
+    // An agent's note: "The user asked to remember: …".
+    for asked in [
+        "the user asked me to ",
+        "the user asked to ",
+        "user asked to ",
+        "the user wants me to ",
+        "the user wants you to ",
+        "the user said to ",
+        "i was asked to ",
+        "asked to ",
+    ] {
+        if let Some(rest) = l.strip_prefix(asked) {
+            l = rest.to_owned();
+            break;
+        }
+    }
     for lead in [
         "a ",
         "one more ",
@@ -1475,6 +1491,10 @@ mod tests {
             (
                 "global rule: no force pushes to main",
                 "no force pushes to main",
+            ),
+            (
+                "The user asked to remember: staging resets every Sunday.",
+                "staging resets every Sunday",
             ),
         ] {
             assert_eq!(derive_name(rule), name, "{rule}");

@@ -1099,6 +1099,37 @@ fn a_practice_given_up_is_a_rule() {
     }
 }
 
+/// A file the project keeps for good is where a standing rule applies, not the code at hand;
+/// a source file still is the code at hand.
+#[test]
+fn a_standing_file_is_no_file_at_hand() {
+    for p in [
+        "Always write changelog entries in CHANGELOG.md under Unreleased.",
+        "Always document new env vars in README.md.",
+        "Always list new env vars in CONTRIBUTING.md.",
+    ] {
+        assert_eq!(one(p).memory_type, MemoryType::Feedback, "{p}");
+    }
+    none("Always return early in parser.rs.");
+}
+
+/// A task that applies a rule now, spliced on after a comma, is not part of the rule.
+#[test]
+fn a_task_that_applies_the_rule_now_is_left_out() {
+    for (p, rule) in [
+        (
+            "From now on we use pnpm instead of npm, update the CI config accordingly.",
+            "We use pnpm instead of npm.",
+        ),
+        (
+            "Never use default exports, fix the existing ones to match.",
+            "Never use default exports.",
+        ),
+    ] {
+        assert_eq!(one(p).rule, rule, "{p}");
+    }
+}
+
 #[test]
 fn rules_that_say_nothing_and_redacted_secrets_are_not_kept() {
     for p in [
