@@ -643,6 +643,27 @@ pub fn unreadable_claude_dirs(claude_root: &Path) -> Vec<(PathBuf, String)> {
 }
 
 fn claude_checks(req: &DoctorRequest, checks: &mut Vec<Check>) {
+    // Something else where Claude Code keeps its sessions: none are read, none recorded.
+    let projects = req.claude_root.join("projects");
+    if fs::symlink_metadata(&projects).is_ok_and(|m| !m.is_dir())
+        && !fs::metadata(&projects).is_ok_and(|m| m.is_dir())
+    {
+        checks.push(
+            Check::new(
+                "claude.projects",
+                CheckStatus::Error,
+                format!(
+                    "{} is not a directory: Claude Code cannot record sessions or auto memory there, and cairn has nothing to read",
+                    projects.display()
+                ),
+            )
+            .fix(format!(
+                "move it aside (`mv {0} {0}.bak`); Claude Code makes the directory again at its next session",
+                projects.display()
+            ))
+            .path(&projects),
+        );
+    }
     for (dir, why) in unreadable_claude_dirs(&req.claude_root) {
         checks.push(
             Check::new(

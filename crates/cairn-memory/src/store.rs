@@ -382,11 +382,34 @@ pub fn derive_description(rule: &str, why: Option<&str>) -> String {
 /// transcript had broken (invalid UTF-8, half an emoji): they carry nothing to remember.
 pub(crate) fn clean(s: &str) -> String {
     let s = if s.contains('\u{FFFD}') || s.chars().any(is_control) {
-        std::borrow::Cow::Owned(printable(&s.replace('\u{FFFD}', "")))
+        std::borrow::Cow::Owned(printable(&without_broken_bytes(s)))
     } else {
         std::borrow::Cow::Borrowed(s)
     };
     cairn_redact::redact(s.trim()).into_owned()
+}
+
+/// `s` without U+FFFD, and without the space that stood before them when a space or a
+/// punctuation mark follows ("the key \u{FFFD}\u{FFFD} is" → "the key is", not "the key  is").
+fn without_broken_bytes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{FFFD}' {
+            out.push(c);
+            continue;
+        }
+        while chars.peek() == Some(&'\u{FFFD}') {
+            chars.next();
+        }
+        let next = chars.peek().copied();
+        if out.ends_with(' ')
+            && next.is_none_or(|n| n == ' ' || matches!(n, '.' | ',' | ';' | ':' | '!' | '?' | ')'))
+        {
+            out.pop();
+        }
+    }
+    out
 }
 
 /// A control character a memory never keeps: all but line break and tab (a NUL, a terminal
@@ -1463,6 +1486,23 @@ mod tests {
             ),
         ] {
             assert_eq!(derive_name(rule), name, "{rule}");
+        }
+    }
+
+    /// Bytes a transcript had broken leave no stray space behind.
+    #[test]
+    fn broken_bytes_leave_no_stray_space() {
+        for (raw, kept) in [
+            (
+                "use the key \u{FFFD}\u{FFFD} from vault",
+                "use the key from vault",
+            ),
+            ("caf\u{FFFD} menu", "caf menu"),
+            ("ends with \u{FFFD}.", "ends with."),
+            ("\u{FFFD} leading", "leading"),
+            ("a \u{FFFD}b", "a b"),
+        ] {
+            assert_eq!(clean(raw), kept, "{raw:?}");
         }
     }
 

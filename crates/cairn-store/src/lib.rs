@@ -841,7 +841,15 @@ fn create_private_dir(dir: &Path) -> Result<()> {
     }
     b.create(dir).map_err(|source| StoreError::Io {
         path: dir.to_path_buf(),
-        source,
+        // "File exists" says nothing of what is wrong: the data dir (or one above it) is a
+        // file.
+        source: match dir.ancestors().find(|a| a.exists()) {
+            Some(f) if !f.is_dir() => std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                format!("{} is a file, not a directory", f.display()),
+            ),
+            _ => source,
+        },
     })
 }
 

@@ -398,6 +398,20 @@ fn a_closed_stderr_does_not_panic() {
     }
 }
 
+/// A data dir that is a file is called a file, not "File exists".
+#[test]
+fn a_data_dir_that_is_a_file_is_named_so() {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.data().parent().unwrap()).unwrap();
+    std::fs::write(h.data(), "not a dir").unwrap();
+    let out = h.cairn(&["remember", "Use pnpm, not npm."]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is a file, not a directory"), "{err}");
+    assert!(!err.contains("File exists"), "{err}");
+    assert_eq!(std::fs::read_to_string(h.data()).unwrap(), "not a dir");
+}
+
 /// A database file that is not one (damaged, or something else's) is named as such, with
 /// what to do; nothing else is touched.
 #[test]

@@ -643,6 +643,34 @@ fn no_progress_output_when_not_a_terminal() {
 
 /// A mistyped or missing agent directory is named, with the flag that points cairn elsewhere:
 /// `scan` warns; `doctor` tells (a warning when neither agent is there).
+/// A file where Claude Code keeps its sessions is an error doctor names, with the fix.
+#[test]
+fn a_claude_projects_file_is_named_by_doctor() {
+    let h = TestHome::empty();
+    std::fs::create_dir_all(h.claude()).unwrap();
+    std::fs::create_dir_all(h.codex()).unwrap();
+    std::fs::write(h.claude().join("projects"), "").unwrap();
+    let out = h.cairn(&["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = d["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["id"] == "claude.projects"))
+        .unwrap_or_else(|| panic!("{d}"));
+    assert_eq!(check["status"], "error", "{check}");
+    assert!(
+        check["message"]
+            .as_str()
+            .unwrap()
+            .contains("is not a directory"),
+        "{check}"
+    );
+    assert!(
+        check["fix"].as_str().unwrap().contains("move it aside"),
+        "{check}"
+    );
+}
+
 #[test]
 fn a_missing_agent_directory_is_named() {
     let h = TestHome::empty();
