@@ -85,6 +85,38 @@ pub fn kept_assistant_text(s: &str) -> String {
     cairn_redact::redact(&capped).into_owned()
 }
 
+/// [`kept_assistant_text`] for the final message of `turn` (read raw from its transcript),
+/// also masking the secrets met before in the transcript (`seen`, from its cursor) and in
+/// the turn itself: "logged in with …" repeats a password only the prompt named.
+pub fn kept_final_message(
+    mut seen: cairn_redact::SeenSecrets,
+    turn: &cairn_transcript::Turn,
+    s: &str,
+) -> String {
+    use cairn_transcript::Event;
+    for text in turn.user_texts() {
+        let _ = seen.redact(text);
+    }
+    for e in &turn.events {
+        match e {
+            Event::AssistantText { text, .. } => {
+                let _ = seen.redact(text);
+            }
+            Event::ToolCall { command, args, .. } => {
+                for t in command.iter().chain(args) {
+                    let _ = seen.redact(t);
+                }
+            }
+            Event::ToolResult { output, .. } => {
+                let _ = seen.redact(output);
+            }
+            _ => {}
+        }
+    }
+    let capped = cairn_transcript::text::cap_head(s, cairn_transcript::text::MAX_ASSISTANT_TEXT);
+    seen.redact(&capped).into_owned()
+}
+
 /// Creates `dir` (0700) if missing.
 pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
     if dir.as_os_str().is_empty() || dir.is_dir() {

@@ -238,7 +238,16 @@ pub fn on_stop(
         transcript_path: path.to_owned(),
         cwd,
         project,
-        last_assistant_message: lagging.map(crate::kept_assistant_text),
+        last_assistant_message: match lagging {
+            Some(m) => {
+                let seen = store
+                    .cursor(&file.path.to_string_lossy())?
+                    .map(|c| cairn_ingest::seen_secrets(&c))
+                    .unwrap_or_default();
+                Some(crate::kept_final_message(seen, &turn, m))
+            }
+            None => None,
+        },
         forced,
         memory_only: outcome.memory_only,
         end: None,

@@ -146,6 +146,10 @@ pub fn ingest(
     let mut report = IngestReport::default();
     let files = sources.discover(&mut report.errors);
     let cursors = store.cursors()?;
+    let seed = secrets_seed(store)?;
+    // The secrets each file read in this run met (a subagent's transcript adopts its
+    // session's main transcript's, read before it).
+    let mut seen_now: std::collections::HashMap<String, Vec<u64>> = Default::default();
 
     // Plan: stat everything first so progress knows the total.
     let mut plan = Vec::new();
@@ -183,7 +187,21 @@ pub fn ingest(
     let mut batch = Vec::new();
     let mut batch_bytes = 0u64;
     for (file, cursor, id) in plan {
-        if let Some(parsed) = read_one(&file, cursor, id, &mut report, progress) {
+        let parent = main_transcript_key(&file).and_then(|k| {
+            seen_now
+                .get(&k)
+                .cloned()
+                .or_else(|| cursors.get(&k).map(|c| stored_seen(c.state.as_deref())))
+        });
+        let secrets = FileSecrets {
+            seed,
+            parent: parent.unwrap_or_default(),
+        };
+        if let Some(parsed) = read_one(&file, cursor, id, &secrets, &mut report, progress) {
+            let tags = stored_seen(parsed.cursor.state.as_deref());
+            if !tags.is_empty() {
+                seen_now.insert(parsed.cursor.path.clone(), tags);
+            }
             batch_bytes += parsed.consumed;
             batch.push(parsed);
         }
@@ -213,15 +231,67 @@ pub fn ingest_file(store: &mut Store, file: &TranscriptFile) -> Result<IngestRep
     };
     let id = Identity::of(&meta);
     let cursor = store.cursor(&path_key(&file.path))?;
-    if !cursor
+    if cursor
         .as_ref()
         .is_some_and(|c| id.same_as(c) && parsed_by_this_revision(c))
-        && let Some(parsed) = read_one(file, cursor, id, &mut report, &Quiet)
     {
+        report.turns = store.turn_count()?;
+        return Ok(report);
+    }
+    let parent = match main_transcript_key(file) {
+        Some(k) => store.cursor(&k)?.map(|c| stored_seen(c.state.as_deref())),
+        None => None,
+    };
+    let secrets = FileSecrets {
+        seed: secrets_seed(store)?,
+        parent: parent.unwrap_or_default(),
+    };
+    if let Some(parsed) = read_one(file, cursor, id, &secrets, &mut report, &Quiet) {
         write_batch(store, vec![parsed], &mut report)?;
     }
     report.turns = store.turn_count()?;
     Ok(report)
+}
+
+/// The store's meta key of the seed every file's [`SeenSecrets`] starts with.
+const SECRETS_SEED: &str = "seen_secrets_seed";
+
+/// The seed of this store's secret tags, made once (random) and kept.
+fn secrets_seed(store: &Store) -> Result<u64, IngestError> {
+    if let Some(seed) = store.meta(SECRETS_SEED)?.and_then(|s| s.parse().ok()) {
+        return Ok(seed);
+    }
+    let seed = {
+        use std::hash::{BuildHasher, Hasher};
+        std::hash::RandomState::new().build_hasher().finish()
+    };
+    store.set_meta(SECRETS_SEED, &seed.to_string())?;
+    Ok(seed)
+}
+
+/// What a file's secret masking starts from besides its own cursor.
+struct FileSecrets {
+    /// The store's seed ([`secrets_seed`]).
+    seed: u64,
+    /// The tags of the session's main transcript, for a subagent's transcript.
+    parent: Vec<u64>,
+}
+
+/// The cursor key of the main transcript of a Claude Code subagent's session:
+/// `<key>/<session>/subagents/…/agent-x.jsonl` → `<key>/<session>.jsonl`.
+fn main_transcript_key(file: &TranscriptFile) -> Option<String> {
+    if file.kind != FileKind::Subagent || file.session_hint.is_empty() {
+        return None;
+    }
+    let session_dir = file.path.ancestors().find(|a| {
+        a.file_name()
+            .is_some_and(|n| n == file.session_hint.as_str())
+    })?;
+    Some(path_key(
+        &session_dir
+            .parent()?
+            .join(format!("{}.jsonl", file.session_hint)),
+    ))
 }
 
 /// Waits for the data dir's ingest lock (an in-memory store has none). `None` when there is
@@ -470,6 +540,7 @@ fn read_one(
     file: &TranscriptFile,
     cursor: Option<FileCursor>,
     id: Identity,
+    secrets: &FileSecrets,
     report: &mut IngestReport,
     progress: &dyn Progress,
 ) -> Option<ParsedFile> {
@@ -523,10 +594,15 @@ fn read_one(
     } else {
         None
     };
-    let seen = SeenScope::enter(match &resume {
-        Some(c) => SeenSecrets::from_tags(&stored_seen(c.state.as_deref())),
-        None => SeenSecrets::new(),
-    });
+    let mut seen = match &resume {
+        Some(c) => match stored_seen(c.state.as_deref()) {
+            own if own.is_empty() => SeenSecrets::with_seed(secrets.seed),
+            own => SeenSecrets::from_tags(&own),
+        },
+        None => SeenSecrets::with_seed(secrets.seed),
+    };
+    seen.adopt(&secrets.parent);
+    let seen = SeenScope::enter(seen);
     let (offset, first_line, state, prior_skipped) = match &resume {
         Some(c) => (
             c.offset,

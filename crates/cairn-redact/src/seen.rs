@@ -46,21 +46,27 @@ pub struct SeenSecrets {
 struct Tag {
     len: u16,
     kind: u8,
+    /// The value is masked even inside a longer word ([`STRONG_VALUE`]).
+    strong: bool,
     hash: u32,
 }
 
 impl Tag {
     fn encode(self) -> u64 {
-        (u64::from(self.len) << 48) | (u64::from(self.kind) << 32) | u64::from(self.hash)
+        (u64::from(self.len) << 48)
+            | (u64::from(self.strong) << 40)
+            | (u64::from(self.kind) << 32)
+            | u64::from(self.hash)
     }
 
     fn decode(n: u64) -> Option<Tag> {
         let tag = Tag {
             len: (n >> 48) as u16,
             kind: ((n >> 32) & 0xff) as u8,
+            strong: (n >> 40) & 1 == 1,
             hash: (n & 0xffff_ffff) as u32,
         };
-        let valid = n >> 40 & 0xff == 0
+        let valid = (n >> 41) & 0x7f == 0
             && usize::from(tag.kind) < Kind::ALL.len()
             && (MIN_VALUE..=MAX_VALUE).contains(&usize::from(tag.len));
         valid.then_some(tag)
@@ -97,6 +103,29 @@ impl SeenSecrets {
             seed,
             values: Vec::new(),
             tags: Vec::new(),
+        }
+    }
+
+    /// Nothing seen yet, with the given seed: transcripts of one store share one, so that a
+    /// subagent's transcript can [`SeenSecrets::adopt`] what its session's main one met.
+    pub fn with_seed(seed: u64) -> SeenSecrets {
+        SeenSecrets {
+            seed,
+            values: Vec::new(),
+            tags: Vec::new(),
+        }
+    }
+
+    /// Also masks what another transcript's [`SeenSecrets::tags`] know (a subagent's session's
+    /// main transcript). Tags made with another seed cannot be compared and are left out.
+    pub fn adopt(&mut self, tags: &[u64]) {
+        if tags.first() != Some(&self.seed) {
+            return;
+        }
+        for tag in tags[1..].iter().filter_map(|&n| Tag::decode(n)) {
+            if !self.tags.contains(&tag) {
+                self.tags.push(tag);
+            }
         }
     }
 
@@ -161,7 +190,7 @@ impl SeenSecrets {
     fn remember(&mut self, text: &str, spans: &[Span]) {
         for s in spans {
             let value = text[s.start..s.end].trim();
-            if (MIN_VALUE..=MAX_VALUE).contains(&value.len())
+            if worth_following(value)
                 && !value.contains(MARKER_PREFIX)
                 && !self.values.iter().any(|(v, _)| v == value)
             {
@@ -177,28 +206,40 @@ impl SeenSecrets {
         Tag {
             len: value.len() as u16,
             kind: Kind::ALL.iter().position(|&k| k == kind).unwrap_or(0) as u8,
-            hash: (xxhash_rust::xxh3::xxh3_64_with_seed(value.as_bytes(), self.seed) >> 32) as u32,
+            strong: is_strong(value),
+            hash: self.hash(value.as_bytes()),
         }
+    }
+
+    fn hash(&self, bytes: &[u8]) -> u32 {
+        (xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.seed) >> 32) as u32
     }
 
     /// Where `text` holds a copy of a value seen before, sorted and without overlaps.
     fn copies(&self, text: &str) -> Vec<Span> {
         let mut found = Vec::new();
         for (value, kind) in &self.values {
-            let strong = value.len() >= STRONG_VALUE && classes(value) >= 2;
-            for (start, _) in text.match_indices(value.as_str()) {
-                let end = start + value.len();
-                if strong || stands_alone(text, start, end) {
-                    found.push(Span {
-                        start,
-                        end,
-                        kind: *kind,
-                    });
+            let strong = is_strong(value);
+            // A tool call's arguments are raw JSON: a value with a quote or a backslash is
+            // there escaped.
+            let escaped = value
+                .contains(['"', '\\'])
+                .then(|| value.replace('\\', "\\\\").replace('"', "\\\""));
+            for form in std::iter::once(value.as_str()).chain(escaped.as_deref()) {
+                for (start, _) in text.match_indices(form) {
+                    let end = start + form.len();
+                    if strong || stands_alone(text, start, end) {
+                        found.push(Span {
+                            start,
+                            end,
+                            kind: *kind,
+                        });
+                    }
                 }
             }
         }
         if !self.tags.is_empty() {
-            self.tagged_words(text, &mut found);
+            self.tagged_copies(text, &mut found);
         }
         found.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
         let mut spans: Vec<Span> = Vec::with_capacity(found.len());
@@ -213,67 +254,55 @@ impl SeenSecrets {
         spans
     }
 
-    /// Whole words of `text` whose tag is one of the tags kept.
-    fn tagged_words(&self, text: &str, out: &mut Vec<Span>) {
-        let mut start = 0;
-        for (i, c) in text
-            .char_indices()
-            .chain(std::iter::once((text.len(), ' ')))
-        {
-            if !is_word_break(c) {
-                continue;
-            }
-            let word = &text[start..i];
-            let trimmed = word.trim_end_matches(['.', ',', '!', '?', ':']);
-            for w in [word, trimmed] {
-                let len = w.len();
-                if !(MIN_VALUE..=MAX_VALUE).contains(&len) || w.starts_with(MARKER_PREFIX) {
-                    continue;
-                }
-                if !self.tags.iter().any(|t| usize::from(t.len) == len) {
-                    continue;
-                }
-                let hash = self.tag_of(w, Kind::Secret).hash;
-                if let Some(tag) = self
-                    .tags
-                    .iter()
-                    .find(|t| usize::from(t.len) == len && t.hash == hash)
-                {
-                    out.push(Span {
-                        start,
-                        end: start + len,
-                        kind: tag.kind(),
-                    });
+    /// Copies in `text` of a value known by its tag only: every stretch of text of a tag's
+    /// length is hashed (a strong value is found anywhere, glued to other text as in
+    /// `-pVALUE` or `deploy:VALUE`; a weaker one where it stands alone).
+    fn tagged_copies(&self, text: &str, out: &mut Vec<Span>) {
+        let mut lens: Vec<usize> = self.tags.iter().map(|t| usize::from(t.len)).collect();
+        lens.sort_unstable();
+        lens.dedup();
+        let bytes = text.as_bytes();
+        for (start, _) in text.char_indices() {
+            for &len in &lens {
+                let end = start + len;
+                if end > bytes.len() {
                     break;
                 }
+                if !text.is_char_boundary(end) {
+                    continue;
+                }
+                let hash = self.hash(&bytes[start..end]);
+                if let Some(tag) = self.tags.iter().find(|t| {
+                    usize::from(t.len) == len
+                        && t.hash == hash
+                        && (t.strong || stands_alone(text, start, end))
+                }) {
+                    out.push(Span {
+                        start,
+                        end,
+                        kind: tag.kind(),
+                    });
+                }
             }
-            start = i + c.len_utf8();
         }
     }
 }
 
-/// Characters that end a word for [`SeenSecrets::tagged_words`]: space, quotes, brackets and
-/// the separators of assignments and lists.
-fn is_word_break(c: char) -> bool {
-    c.is_whitespace()
-        || matches!(
-            c,
-            '"' | '\''
-                | '`'
-                | '('
-                | ')'
-                | '['
-                | ']'
-                | '{'
-                | '}'
-                | '<'
-                | '>'
-                | ','
-                | ';'
-                | '='
-                | '|'
-                | '&'
-        )
+/// Whether a value found once is worth masking wherever it comes back: long enough, and not
+/// a word ordinary text uses ("postgres" in `POSTGRES_PASSWORD=postgres`, a branch name
+/// "develop"): it has a letter and a digit or a sign, or it is long and random-looking.
+fn worth_following(value: &str) -> bool {
+    let b = value.as_bytes();
+    let letter = value.chars().any(char::is_alphabetic);
+    let digit = b.iter().any(u8::is_ascii_digit);
+    let sign = value.chars().any(|c| !c.is_alphanumeric());
+    (MIN_VALUE..=MAX_VALUE).contains(&value.len())
+        && ((letter && (digit || sign)) || (value.len() >= 16 && classes(value) >= 2))
+}
+
+/// A value masked even inside a longer word: long, of two character classes.
+fn is_strong(value: &str) -> bool {
+    value.len() >= STRONG_VALUE && classes(value) >= 2
 }
 
 /// How many of {lower case, upper case, digit, other} `s` has.
@@ -332,6 +361,19 @@ mod tests {
         assert!(matches!(seen.redact("ls -la"), Cow::Borrowed(_)));
     }
 
+    /// A value with a quote or a backslash is found escaped in a tool call's raw JSON too.
+    #[test]
+    fn a_value_is_found_escaped_in_json() {
+        let mut seen = SeenSecrets::new();
+        let said = seen.redact(r"export DB_PASSWORD='Hq4rT\z9wP!'");
+        assert_eq!(said, "export DB_PASSWORD='[REDACTED:password]'");
+        let args = seen.redact(r#"{"command":"printf '%s' 'Hq4rT\\z9wP!' > .pgpass"}"#);
+        assert_eq!(
+            args,
+            r#"{"command":"printf '%s' '[REDACTED:password]' > .pgpass"}"#
+        );
+    }
+
     /// One text that states a value and uses it again.
     #[test]
     fn a_value_stated_and_used_in_one_text() {
@@ -363,6 +405,45 @@ mod tests {
         );
         // Tags go on accumulating, without duplicates.
         assert_eq!(later.tags(), tags);
+    }
+
+    /// A later process finds a strong value glued to other text, and a value holding a sign
+    /// where it stands alone.
+    #[test]
+    fn tags_find_glued_copies_and_values_with_signs() {
+        let mut first = SeenSecrets::new();
+        let _ = first.redact("my password for the registry is Wq7Lm3Np9Xz2");
+        let _ = first.redact("the db password's Tr0ub4dor&3");
+        let mut later = SeenSecrets::from_tags(&first.tags());
+        assert_eq!(
+            later.redact("keep the registry user deploy:Wq7Lm3Np9Xz2 in mind"),
+            "keep the registry user deploy:[REDACTED:password] in mind"
+        );
+        let out =
+            later.redact("mysql -h db -u root -pWq7Lm3Np9Xz2 && mysql -u root -p'Tr0ub4dor&3'");
+        assert!(
+            !out.contains("Wq7Lm3Np9Xz2") && !out.contains("Tr0ub4dor&3"),
+            "{out}"
+        );
+        assert_eq!(
+            later.redact("connected as root with Tr0ub4dor&3."),
+            "connected as root with [REDACTED:password]."
+        );
+    }
+
+    /// A value that is an ordinary word is masked where the rules find it, and nowhere else.
+    #[test]
+    fn ordinary_words_are_not_followed() {
+        let mut seen = SeenSecrets::new();
+        let out = seen.redact(
+            "POSTGRES_PASSWORD=postgres docker compose up -d db && export REDIS_PASSWORD=develop",
+        );
+        assert!(out.contains("POSTGRES_PASSWORD=[REDACTED:"), "{out}");
+        assert!(seen.is_empty());
+        assert_eq!(
+            seen.redact("we use the postgres image 16; feature branches merge into develop"),
+            "we use the postgres image 16; feature branches merge into develop"
+        );
     }
 
     /// A short value is masked only where it stands alone; values too short to tell from a

@@ -754,12 +754,26 @@ fn a_stated_password_is_masked_wherever_the_session_reuses_it() {
             ))
             .as_bytes(),
     );
+    // The worker is held off: what the hook itself queued (the final message the file lags
+    // behind, known only from the cursor's tags and glued to other text) is masked already.
+    let lock = std::fs::File::create(h.data().join("worker.lock")).unwrap();
+    lock.lock().unwrap();
     hook(
         &h,
         "claude",
-        &stop(&format!("Wrote {pw} to .ci/registry-pass (untracked).")),
+        &stop(&format!("Wrote it; the login is ci:{pw} (untracked).")),
         &[],
     );
+    for (p, bytes) in all_bytes_under(&h.data()) {
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains(pw),
+            "the queued job holds the password: {}",
+            p.display()
+        );
+    }
+    drop(lock);
+    assert!(h.cairn(&["worker"]).status.success());
     let st = h.wait_for_worker();
     assert_eq!(st["jobs"]["done"], 2, "{st}");
 
@@ -782,6 +796,60 @@ fn a_stated_password_is_masked_wherever_the_session_reuses_it() {
         "Wrote [REDACTED:password] to .ci/registry-pass",
     ] {
         assert!(db.contains(kept), "{kept} not in the store");
+    }
+}
+
+/// A subagent's transcript of the session is masked with what the session's main transcript
+/// met: read in the same run, and in a later one.
+#[test]
+fn a_subagent_reusing_the_sessions_password_is_masked() {
+    let h = TestHome::empty();
+    let proj = project(&h, "shop");
+    let cwd = cwd_str(&proj);
+    let pw = "Zr8mQ2vLx5Kp";
+    let t = claude_transcript(&h, &proj);
+    append(
+        &t,
+        claude_prompt(
+            "u-m",
+            cwd,
+            &format!("the staging password is {pw}, have a subagent push the image"),
+            "2026-11-25T14:00:00.000Z",
+        )
+        .as_bytes(),
+    );
+    let sub = t
+        .with_extension("")
+        .join("subagents")
+        .join("agent-b1c2d3e.jsonl");
+    std::fs::create_dir_all(sub.parent().unwrap()).unwrap();
+    let push = |uuid: &str, n: &str| {
+        claude_tool_use(
+            uuid,
+            cwd,
+            &format!("ts{n}"),
+            "Bash",
+            json!({"command": format!("echo {pw} | docker login -u ci --password-stdin # {n}")}),
+        ) + &claude_reply(
+            &format!("{uuid}-r"),
+            cwd,
+            &format!("Pushed using {pw} ({n})."),
+            "2026-11-25T14:00:05.000Z",
+        )
+    };
+    append(&sub, push("u-s1", "one").as_bytes());
+    assert!(h.cairn(&["sync"]).status.success());
+    append(&sub, push("u-s2", "two").as_bytes());
+    assert!(h.cairn(&["sync"]).status.success());
+    let mut stored = String::new();
+    for (p, bytes) in all_bytes_under(&h.data()) {
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains(pw), "the password is in {}", p.display());
+        stored.push_str(&text);
+    }
+    for n in ["one", "two"] {
+        let kept = format!("echo [REDACTED:password] | docker login -u ci --password-stdin # {n}");
+        assert!(stored.contains(&kept), "{kept} not stored");
     }
 }
 
