@@ -379,6 +379,9 @@ impl MemoryServer {
                 if let Some(r) = out.replaced {
                     v["replaced"] = r.into();
                 }
+                if let Some(e) = out.views_error {
+                    v["views_error"] = e.into();
+                }
                 text_result(&v)
             }
             Err(e) => error_result(e),

@@ -41,6 +41,9 @@ pub struct WriteOutcome {
     /// statement contradicted another memory).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replaced: Option<String>,
+    /// The memory is stored, but its markdown views could not be written (why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub views_error: Option<String>,
 }
 
 /// A recall result.
@@ -806,8 +809,11 @@ impl MemoryStore {
             )));
         }
         self.recall_index()?;
-        let out = self.write_new(new, None, now)?;
-        self.refresh_scope_views(&[out.memory.scope.as_str()], now)?;
+        let mut out = self.write_new(new, None, now)?;
+        // The memory is stored: a view that cannot be written is said, not a failed write.
+        if let Err(e) = self.refresh_scope_views(&[out.memory.scope.as_str()], now) {
+            out.views_error = Some(e.to_string());
+        }
         Ok(out)
     }
 
@@ -1190,6 +1196,7 @@ pub(crate) fn write_new_in(
                 action: Action::Unchanged,
                 memory: old,
                 replaced: None,
+                views_error: None,
             });
         }
         match relation(new.memory_type, &p.rule, old.memory_type, &old.rule, cos) {
@@ -1232,6 +1239,7 @@ pub(crate) fn write_new_in(
             action: Action::Unchanged,
             memory: m,
             replaced: None,
+            views_error: None,
         });
     }
 
@@ -1275,6 +1283,7 @@ pub(crate) fn write_new_in(
             },
             memory: m,
             replaced,
+            views_error: None,
         });
     }
 
@@ -1296,6 +1305,7 @@ pub(crate) fn write_new_in(
         },
         memory: m,
         replaced,
+        views_error: None,
     })
 }
 

@@ -398,6 +398,47 @@ fn a_closed_stderr_does_not_panic() {
     }
 }
 
+/// A memory stored while its views cannot be written (the views dir is a file) is reported
+/// stored, with a warning that says what is wrong, not as a failed write.
+#[test]
+fn a_stored_memory_whose_view_cannot_be_written_is_not_a_failure() {
+    let h = TestHome::empty();
+    let proj = h.project("shop");
+    h.json(&[
+        "remember",
+        "Use pnpm, not npm.",
+        "--cwd",
+        proj.to_str().unwrap(),
+    ]);
+    let views = h.data().join("memory");
+    std::fs::remove_dir_all(&views).unwrap();
+    std::fs::write(&views, "").unwrap();
+    let out = h.cairn(&[
+        "remember",
+        "Use ruff for linting.",
+        "--cwd",
+        proj.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["action"], "created", "{v}");
+    assert!(
+        v["views_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("is a file, not a directory")),
+        "{v}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the memory is stored"), "{err}");
+    let listed = h.json(&["list", "--cwd", proj.to_str().unwrap()]);
+    assert_eq!(
+        listed["memories"].as_array().map(Vec::len),
+        Some(2),
+        "{listed}"
+    );
+}
+
 /// A database file that is not one (damaged, or something else's) is named as such, with
 /// what to do; nothing else is touched.
 #[test]
@@ -496,7 +537,10 @@ fn an_unusable_data_dir_is_reported_once() {
     let out = h.cairn(&["list", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["error"].as_str().unwrap().matches(what).count(), 1);
-    assert_eq!(std::fs::read_to_string(h.data()).unwrap(), "not a directory");
+    assert_eq!(
+        std::fs::read_to_string(h.data()).unwrap(),
+        "not a directory"
+    );
     // `status`, the command for finding out what is wrong, says it too.
     let out = h.cairn(&["status"]);
     assert_eq!(out.status.code(), Some(1));

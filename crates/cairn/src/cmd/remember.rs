@@ -88,6 +88,9 @@ pub fn run(homes: &Homes, a: &RememberArgs, json: bool) -> Result<ExitCode> {
         if let Some(r) = &out.replaced {
             v["replaced"] = r.clone().into();
         }
+        if let Some(e) = &out.views_error {
+            v["views_error"] = e.clone().into();
+        }
         output::json(&v)?;
     } else {
         let verb = match out.action {
@@ -107,6 +110,9 @@ pub fn run(homes: &Homes, a: &RememberArgs, json: bool) -> Result<ExitCode> {
         if let Some(r) = &out.replaced {
             outln!("  replaces {r}");
         }
+    }
+    if let Some(e) = &out.views_error {
+        errln!("warning: the memory is stored, but its markdown view could not be written: {e}");
     }
     Ok(ExitCode::SUCCESS)
 }
