@@ -325,6 +325,22 @@ fn polarity(text: &str) -> (HashSet<String>, HashSet<String>) {
                 continue;
             }
             preference |= PREFERENCES.iter().any(|p| w.starts_with(p));
+            // "use yarn not npm in this repo": the place after what is rejected is not
+            // rejected with it.
+            if negated
+                && i > 0
+                && matches!(
+                    w.as_str(),
+                    "in" | "across" | "throughout" | "within" | "here" | "everywhere"
+                )
+                && matches!(
+                    words.get(i + 1).map(String::as_str),
+                    None | Some("this" | "the" | "our" | "all" | "every" | "any")
+                )
+            {
+                negated = false;
+                continue;
+            }
             for cw in content_words(w) {
                 if negated {
                     neg.insert(cw);
@@ -2136,6 +2152,18 @@ mod tests {
     /// One product under another of its names is one subject: "Postgres 17" after
     /// "PostgreSQL 16" is the new version, "postgres 16" the same memory; a word that only
     /// contains an alias is left alone.
+    #[test]
+    fn the_same_rule_in_other_punctuation_is_a_duplicate() {
+        assert_eq!(
+            rel(
+                Project,
+                "we use yarn not npm in this repo!",
+                "We use Yarn, not npm, in this repo"
+            ),
+            Relation::Duplicate
+        );
+    }
+
     #[test]
     fn a_product_under_another_name_is_the_same_subject() {
         assert_eq!(
