@@ -165,6 +165,22 @@ pub fn run(req: &DoctorRequest) -> DoctorReport {
             "CODEX_HOME",
         ),
     ] {
+        // Something else where the agent's directory should be: no other check can run.
+        if there && !dir.is_dir() {
+            checks.push(
+                Check::new(
+                    id,
+                    CheckStatus::Error,
+                    format!("{} is a file, not a directory", dir.display()),
+                )
+                .fix(format!(
+                    "point cairn at {agent}'s directory with {flag} (or {var}), or move the file \
+                     aside if {agent} should make its directory there"
+                ))
+                .path(dir),
+            );
+            continue;
+        }
         if !there {
             let status = if claude_there || codex_there {
                 CheckStatus::Info
@@ -184,10 +200,10 @@ pub fn run(req: &DoctorRequest) -> DoctorReport {
             );
         }
     }
-    if codex_there {
+    if codex_there && req.codex_home.is_dir() {
         codex_checks(req, &mut checks);
     }
-    if claude_there {
+    if claude_there && req.claude_root.is_dir() {
         claude_checks(req, &mut checks);
     }
     let warnings = checks

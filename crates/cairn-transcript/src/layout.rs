@@ -97,11 +97,26 @@ fn entries(dir: &Path, problems: &mut Vec<Problem>) -> Vec<(PathBuf, fs::FileTyp
         Ok(rd) => rd,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Vec::new(),
         Err(e) => {
-            problems.push(Problem::new(
-                dir,
-                None,
-                format!("cannot list directory: {e}"),
-            ));
+            // "Not a directory" under a path that is a file: name the file, once.
+            let file = dir.ancestors().find(|a| a.is_file());
+            match file {
+                Some(f) if e.kind() == io::ErrorKind::NotADirectory => {
+                    if !problems.iter().any(|p| Path::new(&p.path) == f) {
+                        problems.push(Problem::new(
+                            f,
+                            None,
+                            "is a file, not a directory: nothing under it can be read (point \
+                             cairn at the agent's directory with --claude-dir or --codex-home)"
+                                .to_string(),
+                        ));
+                    }
+                }
+                _ => problems.push(Problem::new(
+                    dir,
+                    None,
+                    format!("cannot list directory: {e}"),
+                )),
+            }
             return Vec::new();
         }
     };

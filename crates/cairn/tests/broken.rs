@@ -439,6 +439,36 @@ fn a_stored_memory_whose_view_cannot_be_written_is_not_a_failure() {
     );
 }
 
+/// A database damaged inside (a page overwritten, its header intact) is reported by status
+/// once, with what to do.
+#[test]
+fn a_database_damaged_inside_is_reported_with_the_remedy() {
+    let h = TestHome::empty();
+    let proj = h.project("shop");
+    for i in 0..8 {
+        h.json(&[
+            "remember",
+            &format!("Rule {i}: always run the linter number {i} before pushing."),
+            "--cwd",
+            proj.to_str().unwrap(),
+        ]);
+    }
+    let db = h.data().join("cairn.db");
+    let mut bytes = std::fs::read(&db).unwrap();
+    for b in bytes.iter_mut().skip(4096) {
+        *b = 0xff;
+    }
+    std::fs::write(&db, &bytes).unwrap();
+    let out = h.cairn(&["status", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let st: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e = st["database_error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{st}"));
+    assert!(e.contains("move it aside and run `cairn sync`"), "{e}");
+    assert!(e.matches("malformed").count() <= 1, "{e}");
+}
+
 /// A database file that is not one (damaged, or something else's) is named as such, with
 /// what to do; nothing else is touched.
 #[test]

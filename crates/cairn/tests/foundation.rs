@@ -669,6 +669,35 @@ fn a_claude_projects_file_is_named_by_doctor() {
         check["fix"].as_str().unwrap().contains("move it aside"),
         "{check}"
     );
+
+    // A Codex home that is a file is named as such, not as a config that cannot be read.
+    std::fs::remove_dir_all(h.codex()).unwrap();
+    std::fs::write(h.codex(), "").unwrap();
+    let out = h.cairn(&["doctor", "--json"]);
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let checks = d["checks"].as_array().unwrap();
+    let home = checks
+        .iter()
+        .find(|c| c["id"] == "codex.home")
+        .unwrap_or_else(|| panic!("{d}"));
+    assert_eq!(home["status"], "error", "{home}");
+    assert!(
+        home["message"]
+            .as_str()
+            .unwrap()
+            .contains("is a file, not a directory")
+    );
+    assert!(!checks.iter().any(|c| c["id"] == "codex.config"), "{d}");
+    // A scan says it once per file (here `projects` and the Codex home), not of each
+    // directory below it.
+    let out = h.cairn(&["scan", "--json"]);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        said.matches("is a file, not a directory").count(),
+        2,
+        "{said}"
+    );
+    assert!(!said.contains("cannot list directory"), "{said}");
 }
 
 #[test]

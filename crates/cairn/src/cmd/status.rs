@@ -183,7 +183,7 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
             Ok(())
         });
         if let Err(e) = read {
-            st.database_error = Some(format!("{e:#}"));
+            st.database_error = Some(database_error(&e));
             st.read_only = st.read_only || may_not_write(&homes.data_dir);
         }
     } else {
@@ -202,6 +202,32 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What went wrong reading the database, each cause once (SQLite's message is repeated by
+/// the layers around it), and what to do.
+fn database_error(e: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in e.chain().map(|c| c.to_string()) {
+        // rusqlite's "Error code 11: database disk image is malformed" repeats SQLite's text.
+        let cause = match cause.strip_prefix("Error code ") {
+            Some(rest) => rest
+                .split_once(": ")
+                .map_or(cause.clone(), |(_, m)| m.to_owned()),
+            None => cause,
+        };
+        if !parts.iter().any(|p| p.contains(&cause)) {
+            parts.retain(|p| !cause.contains(p.as_str()));
+            parts.push(cause);
+        }
+    }
+    let said = parts.join(": ");
+    let advice = crate::cmd::ingest::store_advice(&said);
+    if said.contains(advice) {
+        said
+    } else {
+        format!("{said} ({advice})")
+    }
 }
 
 /// Whether this process may not create files in `dir`, or, when it is not made yet, make it
