@@ -879,6 +879,34 @@ impl MemoryStore {
                         continue;
                     }
                 }
+                // The same words forgotten in this scope after this turn was said ("always
+                // squash commits" in a session read only after the forget): still forgotten.
+                if known.is_none() {
+                    let scope = match (c.memory_type, &project) {
+                        (MemoryType::User, _) => Some(GLOBAL.to_string()),
+                        _ if c.personal => Some(GLOBAL.to_string()),
+                        (_, p) => p.clone(),
+                    };
+                    if let (Some(scope), Some(fingerprint)) =
+                        (scope, crate::store::text_fingerprint(&c.rule))
+                        && let Some(id) = tx
+                            .query_row(
+                                "SELECT memory_id FROM memory_forgotten_texts
+                                 WHERE scope = ?1 AND fingerprint = ?2 AND forgotten_at >= ?3",
+                                params![scope, fingerprint, at],
+                                |r| r.get::<_, String>(0),
+                            )
+                            .optional()?
+                    {
+                        tx.execute(
+                            "INSERT OR IGNORE INTO memory_origins(origin, memory_id) VALUES (?1, ?2)",
+                            params![origin, id],
+                        )?;
+                        report.forgotten_skipped += 1;
+                        ids.push(id);
+                        continue;
+                    }
+                }
                 if let Some((id, forgotten)) = known {
                     if forgotten.is_some() {
                         // Withdrawn when this turn's text changed, and given again now that

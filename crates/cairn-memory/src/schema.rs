@@ -127,17 +127,32 @@ const ADDED_INDEXES: [(&str, &str); 5] = [
 
 /// Tables added since version 1, by name: like [`ADDED_INDEXES`], they change nothing an
 /// earlier build reads or writes, so adding one keeps the version.
-const ADDED_TABLES: [(&str, &str); 1] = [(
-    // Memories an agent's own memory holds already for a project (Claude Code's background
-    // extraction saved the statement): not given to that agent there a second time.
-    "memory_held",
-    "CREATE TABLE IF NOT EXISTS memory_held (
-         memory_id TEXT NOT NULL,
-         agent TEXT NOT NULL,
-         scope TEXT NOT NULL,
-         PRIMARY KEY (memory_id, agent, scope)
-     )",
-)];
+const ADDED_TABLES: [(&str, &str); 2] = [
+    (
+        // Memories an agent's own memory holds already for a project (Claude Code's background
+        // extraction saved the statement): not given to that agent there a second time.
+        "memory_held",
+        "CREATE TABLE IF NOT EXISTS memory_held (
+             memory_id TEXT NOT NULL,
+             agent TEXT NOT NULL,
+             scope TEXT NOT NULL,
+             PRIMARY KEY (memory_id, agent, scope)
+         )",
+    ),
+    (
+        // What a forgotten memory said, as a hash of its words (its text is erased): the
+        // same statement in a turn from before the forget, read only later (another session,
+        // a rollout synced late), stays forgotten.
+        "memory_forgotten_texts",
+        "CREATE TABLE IF NOT EXISTS memory_forgotten_texts (
+             scope TEXT NOT NULL,
+             fingerprint TEXT NOT NULL,
+             memory_id TEXT NOT NULL,
+             forgotten_at INTEGER NOT NULL,
+             PRIMARY KEY (scope, fingerprint)
+         )",
+    ),
+];
 
 /// Creates the tables and indexes if needed and records the version; refuses a newer
 /// layout.

@@ -1058,6 +1058,24 @@ fn prepare(new: &NewMemory) -> Prepared {
 /// Forgets a memory inside a transaction: its text is erased, it leaves recall, and the
 /// row stays as a tombstone (re-extraction of its turn does not bring it back).
 pub(crate) fn forget_in(conn: &Connection, recall: &mut Recall, id: &str, now: i64) -> Result<()> {
+    let said: Option<(String, String)> = conn
+        .query_row(
+            "SELECT scope, rule FROM memories WHERE id = ?1 AND rule != ''",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    if let Some((scope, rule)) = said
+        && let Some(fingerprint) = text_fingerprint(&rule)
+    {
+        conn.execute(
+            "INSERT INTO memory_forgotten_texts(scope, fingerprint, memory_id, forgotten_at)
+             VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(scope, fingerprint) DO UPDATE SET
+                 memory_id = excluded.memory_id, forgotten_at = excluded.forgotten_at",
+            params![scope, fingerprint, id, now],
+        )?;
+    }
     conn.execute(
         "UPDATE memories SET forgotten_at = coalesce(forgotten_at, ?2), name = '(forgotten)',
             description = '', rule = '', why = NULL, how = NULL, keywords = ''
@@ -1065,6 +1083,20 @@ pub(crate) fn forget_in(conn: &Connection, recall: &mut Recall, id: &str, now: i
         params![id, now],
     )?;
     take_out_in(conn, recall, id)
+}
+
+/// A statement's words, in any order or case and whatever the punctuation, as a hash
+/// (`None` for a statement without any): what [`forget_in`] keeps of a forgotten memory.
+pub(crate) fn text_fingerprint(rule: &str) -> Option<String> {
+    let mut words: Vec<String> = crate::text::content_words(rule).into_iter().collect();
+    if words.is_empty() {
+        return None;
+    }
+    words.sort_unstable();
+    Some(format!(
+        "{:016x}",
+        xxhash_rust::xxh3::xxh3_64(words.join(" ").as_bytes())
+    ))
 }
 
 /// Takes a memory out of recall and out of what sessions were shown (it was forgotten,

@@ -1529,6 +1529,35 @@ fn forgotten_memories_never_come_back_from_the_same_turn() {
     );
     assert!(all_live(&mem).is_empty());
 
+    // The same words in another session said before the forget, read only now: still
+    // forgotten. Said after the forget, the person wants it back.
+    ingest(
+        &mut mem,
+        Agent::Codex,
+        "s10",
+        &[turn(
+            "t7",
+            "From now on use PNPM, not npm!",
+            cwd,
+            "2026-11-22T09:00:00Z",
+        )],
+    );
+    let r = mem.extract(&dirs(), NOW + 20).unwrap();
+    assert_eq!((r.created, r.forgotten_skipped), (0, 1), "{r:?}");
+    ingest(
+        &mut mem,
+        Agent::Codex,
+        "s11",
+        &[turn(
+            "t8",
+            "from now on use pnpm, not npm.",
+            cwd,
+            "2026-11-25T11:00:00Z",
+        )],
+    );
+    let r = mem.extract(&dirs(), NOW + 2 * DAY).unwrap();
+    assert_eq!((r.created, r.forgotten_skipped), (1, 0), "{r:?}");
+
     // Forgetting an unknown id is an error that says what to do.
     let e = mem.forget("mnope", NOW).unwrap_err().to_string();
     assert!(e.contains("cairn list"), "{e}");

@@ -800,6 +800,40 @@ fn rules_said_to_hold_everywhere_are_remembered_globally() {
     assert_eq!(m["scope"], s(&proj), "{m}");
 }
 
+/// A forgotten statement stays forgotten when a session from before the forget, read only
+/// after it, says it again; said again after the forget, it is a memory again.
+#[test]
+fn a_forgotten_rule_said_earlier_elsewhere_stays_forgotten() {
+    let h = TestHome::empty();
+    let repo = h.project("api");
+    let cwd = s(&repo);
+    let dir = h.claude_project(&repo);
+    std::fs::create_dir_all(&dir).unwrap();
+    let session = |n: usize, day: &str, prompt: &str| {
+        let text = common::claude_prompt("u0", cwd, prompt, &format!("{day}T09:00:00.000Z"))
+            + &common::claude_reply("a0", cwd, "OK.", &format!("{day}T09:00:30.000Z"));
+        let id = format!("00000000-0000-4000-8000-00000000000{n}");
+        let text = text.replace("11111111-2222-4333-8444-555555555555", &id);
+        std::fs::write(dir.join(format!("{id}.jsonl")), text).unwrap();
+    };
+    let squash = |h: &TestHome| {
+        memories(h, &["--scope", "all", "--cwd", cwd])
+            .into_iter()
+            .filter(|m| m["body"].as_str().unwrap_or_default().contains("squash"))
+            .collect::<Vec<_>>()
+    };
+    session(1, "2026-11-25", "Always squash commits before merging.");
+    h.json(&["sync"]);
+    let kept = squash(&h);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    h.json(&["forget", kept[0]["id"].as_str().unwrap()]);
+    // An older session, synced late, in other words' order and case.
+    session(2, "2026-11-24", "always SQUASH commits before merging!");
+    let r = h.json(&["sync"]);
+    assert!(squash(&h).is_empty(), "{r}");
+    assert_eq!(r["memories"]["forgotten_skipped"], 1, "{r}");
+}
+
 #[test]
 fn mcp_server_round_trip() {
     let h = TestHome::empty();
