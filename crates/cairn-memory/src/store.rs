@@ -674,7 +674,8 @@ impl MemoryStore {
             format!("WHERE {}", clauses.join(" AND "))
         };
         let mut st = conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM memories {filter_sql} ORDER BY updated_at DESC, id"
+            // Newest first; of the same second, the one written last first.
+            "SELECT {COLUMNS} FROM memories {filter_sql} ORDER BY updated_at DESC, rowid DESC"
         ))?;
         let rows = st.query_map(
             rusqlite::params_from_iter(filter.scopes.iter()),

@@ -643,6 +643,31 @@ fn no_progress_output_when_not_a_terminal() {
 
 /// A mistyped or missing agent directory is named, with the flag that points cairn elsewhere:
 /// `scan` warns; `doctor` tells (a warning when neither agent is there).
+/// Commands that only read make no data dir and no database to say nothing is remembered.
+#[test]
+fn reading_before_the_first_write_makes_nothing() {
+    let h = TestHome::empty();
+    let proj = h.project("shop");
+    let cwd = proj.to_str().unwrap();
+    for args in [
+        &["list"][..],
+        &["list", "--json"],
+        &["recall", "which package manager", "--cwd", cwd],
+        &["recall", "x", "--json", "--cwd", cwd],
+        &["status"],
+    ] {
+        let out = h.cairn(args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        assert!(!h.data().exists(), "{args:?} made the data dir");
+    }
+    let out = h.cairn(&["list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["memories"], serde_json::json!([]));
+    // The first write makes it.
+    h.json(&["remember", "Use pnpm, not npm.", "--cwd", cwd]);
+    assert!(h.data().join("cairn.db").is_file());
+}
+
 /// A file where Claude Code keeps its sessions is an error doctor names, with the fix.
 #[test]
 fn a_claude_projects_file_is_named_by_doctor() {

@@ -1,5 +1,6 @@
 //! `cairn ingest`: transcripts → store, incrementally.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -37,6 +38,18 @@ pub fn open_store_for_reading(homes: &Homes) -> Result<Store> {
         }
         Err(e) => Err(cannot_open(e, &path)),
     }
+}
+
+/// [`open_store_for_reading`] for the commands that only show memory (`list`, `show`,
+/// `recall`): where nothing was ever stored they find nothing, and make nothing (no data dir,
+/// no database) to tell it. (A file where the data dir should be is still an error.)
+pub fn open_existing_store_for_reading(homes: &Homes) -> Result<Store> {
+    let path = homes.db_path();
+    if !path.exists() && !path.is_symlink() && !homes.data_dir.ancestors().any(Path::is_file) {
+        return Store::empty_stand_in()
+            .with_context(|| format!("cannot open cairn's database at {}", path.display()));
+    }
+    open_store_for_reading(homes)
 }
 
 fn cannot_open(e: cairn_store::StoreError, path: &std::path::Path) -> anyhow::Error {

@@ -19,7 +19,7 @@ pub fn open(homes: &Homes) -> Result<MemoryStore> {
 /// opening the recall index skips the full agreement check that writers make (see
 /// [`MemoryStore::check_index_only_when_empty`]).
 pub fn open_for_search(homes: &Homes) -> Result<MemoryStore> {
-    let store = ingest::open_store_for_reading(homes)?;
+    let store = ingest::open_existing_store_for_reading(homes)?;
     if !store.is_read_only() {
         store.defer_checkpoint_on_close()?;
     }
@@ -31,7 +31,7 @@ pub fn open_for_search(homes: &Homes) -> Result<MemoryStore> {
 /// The memory store for a command that only reads (`list`, `show`): read-only where the
 /// data dir may not be written (see [`ingest::open_store_for_reading`]).
 pub fn open_for_reading(homes: &Homes) -> Result<MemoryStore> {
-    open_with(homes, ingest::open_store_for_reading(homes)?)
+    open_with(homes, ingest::open_existing_store_for_reading(homes)?)
 }
 
 fn open_with(homes: &Homes, store: cairn_store::Store) -> Result<MemoryStore> {
