@@ -30,6 +30,10 @@ pub const RELATION_MARK: &str = "memory_relation_mark";
 /// texts were last redacted with.
 pub const REDACTION_MARK: &str = "memory_redaction_mark";
 
+/// The store `meta` key holding the [`crate::keywords::VERSION`] the memories' keywords were
+/// derived by.
+pub const KEYWORDS_MARK: &str = "memory_keywords_mark";
+
 /// The store `meta` key of the extraction mark: `<tag>:<revision>`, where the tag is the
 /// extractor version and a hash of the agents' memory dirs (both decide what a turn yields)
 /// and the revision is the store's turn revision up to which every turn was looked at.
@@ -480,7 +484,47 @@ impl MemoryStore {
         report.superseded += retired;
         report.restored += restored;
         report.redacted += self.redact_again()?;
+        self.index_keywords_again()?;
         Ok(report)
+    }
+
+    /// Once per [`crate::keywords::VERSION`]: every memory's keywords are derived again and
+    /// the live ones indexed again, so a memory stored before a table grew is found by it.
+    fn index_keywords_again(&mut self) -> Result<()> {
+        let version = crate::keywords::VERSION.to_string();
+        if self.store.meta(KEYWORDS_MARK)?.as_deref() == Some(version.as_str()) {
+            return Ok(());
+        }
+        let all: Vec<crate::Memory> = {
+            let mut st = self.store.connection().prepare(&format!(
+                "SELECT {} FROM memories WHERE rule != ''",
+                crate::store::COLUMNS
+            ))?;
+            st.query_map([], crate::store::read_memory)?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        if !all.is_empty() {
+            let (tx, recall) = self.begin_write()?;
+            for m in &all {
+                let keywords =
+                    crate::keywords::keywords_for(m.memory_type, &format!("{} {}", m.name, m.rule));
+                if keywords == m.keywords {
+                    continue;
+                }
+                tx.execute(
+                    "UPDATE memories SET keywords = ?2 WHERE id = ?1",
+                    rusqlite::params![m.id, keywords.join("\n")],
+                )?;
+                if m.is_live()
+                    && let Some(back) = crate::store::get_memory(&tx, &m.id)?
+                {
+                    recall.upsert(&tx, &crate::store::document(&back))?;
+                }
+            }
+            tx.commit()?;
+        }
+        self.store.set_meta(KEYWORDS_MARK, &version)?;
+        Ok(())
     }
 
     /// Once per version of the redactor's rules: every memory's text is redacted again, so a

@@ -3,10 +3,35 @@
 //! A memory says "use pnpm, not npm"; the question later is "which package manager should I
 //! use". Neither BM25 nor a small static embedding links a tool's name to its category
 //! reliably, so every memory is indexed with the category words of the developer tools it
-//! names (a fixed table below), plus a few words for its type. Computed once per write; the
-//! query side is untouched.
+//! names (a fixed table below), the long or short form of the abbreviations it uses ("prod"
+//! → "production", "repo" → "repository" and back), plus a few words for its type. Computed
+//! once per write ([`VERSION`] names the table, so that stored memories are indexed again
+//! when it changes); the query side is untouched.
 
 use crate::model::MemoryType;
+
+/// Bumped whenever the tables below change: memories stored before get their keywords again.
+pub const VERSION: u32 = 2;
+
+/// Abbreviations developers write and the word they stand for, both ways ("what database
+/// does production run" finds "the prod DB is Postgres 16").
+const SHORT_FORMS: &[(&str, &str)] = &[
+    ("prod", "production"),
+    ("stg", "staging"),
+    ("dev", "development"),
+    ("env", "environment"),
+    ("envs", "environments"),
+    ("repo", "repository"),
+    ("repos", "repositories"),
+    ("config", "configuration"),
+    ("auth", "authentication"),
+    ("docs", "documentation"),
+    ("deps", "dependencies"),
+    ("perf", "performance"),
+    ("infra", "infrastructure"),
+    ("msg", "message"),
+    ("msgs", "messages"),
+];
 
 /// Tool names (lowercase, matched as whole words) → category words.
 const TOOLS: &[(&[&str], &str)] = &[
@@ -188,6 +213,10 @@ const TOOLS: &[(&[&str], &str)] = &[
     ),
     (&["slack", "discord"], "chat communication channel"),
     (
+        &["grep", "ripgrep", "rg", "ag", "ack", "fd", "fzf", "ctags"],
+        "search tool find text code",
+    ),
+    (
         &["staging", "prod", "production", "preview", "qa"],
         "environment deployment",
     ),
@@ -248,6 +277,13 @@ pub fn keywords_for(memory_type: MemoryType, text: &str) -> Vec<String> {
             push(cats);
         }
     }
+    for (short, long) in SHORT_FORMS {
+        if ws.iter().any(|w| w == short) {
+            push(long);
+        } else if ws.iter().any(|w| w == long) {
+            push(short);
+        }
+    }
     push(match memory_type {
         MemoryType::User => "user profile preference",
         MemoryType::Feedback => "rule preference convention",
@@ -268,5 +304,14 @@ mod tests {
         let k = keywords_for(MemoryType::Reference, "The staging DB is at host:5432");
         assert!(k.contains(&"database".to_string()));
         assert!(!keywords_for(MemoryType::Project, "nothing here").contains(&"package".into()));
+        let k = keywords_for(MemoryType::Project, "The prod DB is Postgres 16.");
+        assert!(k.contains(&"production".to_string()), "{k:?}");
+        let k = keywords_for(
+            MemoryType::Project,
+            "Production deploys need two approvals.",
+        );
+        assert!(k.contains(&"prod".to_string()), "{k:?}");
+        let k = keywords_for(MemoryType::Feedback, "Prefer ripgrep over grep.");
+        assert!(k.contains(&"search".to_string()), "{k:?}");
     }
 }

@@ -61,8 +61,8 @@ pub use extract::{
     AgentMemoryDirs, Candidate, Retraction, candidates, classify, holds_everywhere, retractions,
 };
 pub use harvest::{
-    EXTRACTION_MARK, EXTRACTOR_VERSION, ExtractReport, REDACTION_MARK, RELATION_MARK,
-    RELATION_VERSION,
+    EXTRACTION_MARK, EXTRACTOR_VERSION, ExtractReport, KEYWORDS_MARK, REDACTION_MARK,
+    RELATION_MARK, RELATION_VERSION,
 };
 pub use merge::{Directive, MergeAction, MergeOutcome};
 pub use model::{

@@ -2594,3 +2594,52 @@ fn the_session_summary_shows_every_link_of_a_pointer() {
         "{text}"
     );
 }
+
+/// A memory stored before the keyword tables grew ("prod" → "production") is indexed again by
+/// the next extraction, and found by the long form.
+#[test]
+fn memories_stored_before_the_keyword_tables_grew_are_indexed_again() {
+    let mut mem = store();
+    let cwd = "/home/dev/work/webshop";
+    let scope = project_scope(Path::new(cwd));
+    let id = mem
+        .remember(
+            manual(MemoryType::Project, &scope, "The prod DB is Postgres 16."),
+            NOW,
+        )
+        .unwrap()
+        .memory
+        .id;
+    // As an older build left it: no long form among its keywords, an older mark.
+    mem.store()
+        .connection()
+        .execute(
+            "UPDATE memories SET keywords = 'project' WHERE id = ?1",
+            [&id],
+        )
+        .unwrap();
+    mem.store()
+        .set_meta(cairn_memory::KEYWORDS_MARK, "1")
+        .unwrap();
+    mem.extract(&dirs(), NOW + 10).unwrap();
+    let m = mem.get(&id).unwrap().unwrap();
+    assert!(
+        m.keywords.iter().any(|k| k == "production"),
+        "{:?}",
+        m.keywords
+    );
+    assert_eq!(
+        mem.store()
+            .meta(cairn_memory::KEYWORDS_MARK)
+            .unwrap()
+            .as_deref(),
+        Some(cairn_memory::keywords::VERSION.to_string().as_str())
+    );
+    let hits = mem
+        .recall("what database does production run", cwd, 3, NOW + 20)
+        .unwrap();
+    assert_eq!(
+        hits.first().map(|h| h.memory.id.as_str()),
+        Some(id.as_str())
+    );
+}
