@@ -229,11 +229,7 @@ pub fn derive_name(rule: &str) -> String {
     }
     let whole = one_line(rule);
     // "Correction: flags are in Unleash" is named by what follows its label.
-    let line = whole
-        .as_str()
-        .split_once(": ")
-        .filter(|(label, rest)| is_label(label) && rest.trim().chars().count() >= 8)
-        .map_or(whole.as_str(), |(_, rest)| rest.trim_start());
+    let line = without_label(&whole);
     let t = line.trim_end_matches(['.', '。', '!', '！']);
     let cut = [" — ", " – ", " -- ", "; ", ": "]
         .iter()
@@ -266,6 +262,34 @@ pub fn derive_name(rule: &str) -> String {
         }
     }
     truncate_chars(head, if mostly_cjk(head) { 40 } else { 60 })
+}
+
+/// `line` without a label before a colon ("Team convention: …") or a scope before a comma
+/// ("In all my projects, use pnpm", "Globally, prefer tabs"), when enough is left.
+fn without_label(line: &str) -> &str {
+    let labelled = line
+        .split_once(": ")
+        .filter(|(label, rest)| is_label(label) && rest.trim().chars().count() >= 8)
+        .map(|(_, rest)| rest.trim_start());
+    if let Some(rest) = labelled {
+        return rest;
+    }
+    line.split_once(", ")
+        .filter(|(scope, rest)| {
+            matches!(
+                scope.trim().to_lowercase().as_str(),
+                "globally"
+                    | "in all my projects"
+                    | "in all projects"
+                    | "in every project"
+                    | "across all projects"
+                    | "across all my projects"
+                    | "everywhere"
+                    | "in general"
+                    | "generally"
+            ) && rest.trim().chars().count() >= 8
+        })
+        .map_or(line, |(_, rest)| rest.trim_start())
 }
 
 /// Whether the words before a colon only say what kind of remark follows ("Correction",
@@ -361,7 +385,12 @@ const LABELS: &[&str] = &[
 
 /// A one-line description: the rule, then its reason when there is room (≤ 150 characters).
 pub fn derive_description(rule: &str, why: Option<&str>) -> String {
-    let r = one_line(rule);
+    let whole = one_line(rule);
+    // "Team convention: …" is described by what follows its label.
+    let r = match without_label(&whole) {
+        rest if rest.len() < whole.len() => crate::text::capitalize(rest),
+        _ => whole.clone(),
+    };
     let mut d = r.trim_end_matches(['.', '。']).to_string();
     if let Some(w) = why {
         let w = one_line(w);
@@ -1575,6 +1604,11 @@ mod tests {
                 "global rule: no force pushes to main",
                 "no force pushes to main",
             ),
+            (
+                "Globally, prefer tabs over spaces.",
+                "prefer tabs over spaces",
+            ),
+            ("In all my projects, use pnpm.", "use pnpm"),
             (
                 "The user asked to remember: staging resets every Sunday.",
                 "staging resets every Sunday",

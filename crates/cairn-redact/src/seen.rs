@@ -147,9 +147,13 @@ impl SeenSecrets {
     pub fn tags(&self) -> Vec<u64> {
         let mut all = self.tags.clone();
         for (value, kind) in &self.values {
-            let tag = self.tag_of(value, *kind);
-            if !all.contains(&tag) {
-                all.push(tag);
+            // The form a tool call's raw JSON arguments hold too.
+            let escaped = json_escaped(value);
+            for form in std::iter::once(value.as_str()).chain(escaped.as_deref()) {
+                let tag = self.tag_of(form, *kind);
+                if !all.contains(&tag) {
+                    all.push(tag);
+                }
             }
         }
         let skip = all.len().saturating_sub(MAX_SEEN);
@@ -222,9 +226,7 @@ impl SeenSecrets {
             let strong = is_strong(value);
             // A tool call's arguments are raw JSON: a value with a quote or a backslash is
             // there escaped.
-            let escaped = value
-                .contains(['"', '\\'])
-                .then(|| value.replace('\\', "\\\\").replace('"', "\\\""));
+            let escaped = json_escaped(value);
             for form in std::iter::once(value.as_str()).chain(escaped.as_deref()) {
                 for (start, _) in text.match_indices(form) {
                     let end = start + form.len();
@@ -297,12 +299,37 @@ fn worth_following(value: &str) -> bool {
     let digit = b.iter().any(u8::is_ascii_digit);
     let sign = value.chars().any(|c| !c.is_alphanumeric());
     (MIN_VALUE..=MAX_VALUE).contains(&value.len())
+        && !is_version(value)
         && ((letter && (digit || sign)) || (value.len() >= 16 && classes(value) >= 2))
 }
 
-/// A value masked even inside a longer word: long, of two character classes.
+/// A value masked even inside a longer word (`-pVALUE`): long, of two character classes, or
+/// of eight characters or more with both cases and a digit or a sign (`Hq4!rTz9wP`).
 fn is_strong(value: &str) -> bool {
-    value.len() >= STRONG_VALUE && classes(value) >= 2
+    let b = value.as_bytes();
+    (value.len() >= STRONG_VALUE && classes(value) >= 2)
+        || (value.len() >= 8
+            && classes(value) >= 3
+            && b.iter().any(u8::is_ascii_uppercase)
+            && b.iter().any(u8::is_ascii_lowercase))
+}
+
+/// `value` as a JSON string holds it, when that differs (a quote or a backslash in it).
+fn json_escaped(value: &str) -> Option<String> {
+    value
+        .contains(['"', '\\'])
+        .then(|| value.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// A version (`1.2.3`, `v1.2.3-rc1`): a value the rules took for a secret that text names
+/// for other reasons.
+fn is_version(value: &str) -> bool {
+    let v = value.strip_prefix(['v', 'V']).unwrap_or(value);
+    let (core, _) = v.split_once(['-', '+']).unwrap_or((v, ""));
+    core.split('.').count() >= 2
+        && core
+            .split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// How many of {lower case, upper case, digit, other} `s` has.
@@ -319,11 +346,24 @@ fn classes(s: &str) -> usize {
     .count()
 }
 
-/// No letter, digit or `_` right before `start` or right after `end`.
+/// No letter, digit or `_` right before `start` or right after `end`, nor a `.` or `-` that
+/// goes on with one (`VALUE.txt`, `VALUE-backup`, `x.VALUE`: a longer name).
 fn stands_alone(text: &str, start: usize, end: usize) -> bool {
     let word = |c: char| c.is_alphanumeric() || c == '_';
-    !text[..start].chars().next_back().is_some_and(word)
-        && !text[end..].chars().next().is_some_and(word)
+    let joins = |c: char| matches!(c, '.' | '-');
+    let mut before = text[..start].chars().rev();
+    let mut after = text[end..].chars();
+    let glued_before = match before.next() {
+        Some(c) if word(c) => true,
+        Some(c) if joins(c) => before.next().is_some_and(word),
+        _ => false,
+    };
+    let glued_after = match after.next() {
+        Some(c) if word(c) => true,
+        Some(c) if joins(c) => after.next().is_some_and(word),
+        _ => false,
+    };
+    !glued_before && !glued_after
 }
 
 /// Whether byte `at` falls inside a `[REDACTED:…]` marker.
@@ -401,7 +441,7 @@ mod tests {
         );
         assert_eq!(
             later.redact("It worked with Zr8mQ2vLx5, then Zr8mQ2vLx5x failed."),
-            "It worked with [REDACTED:password], then Zr8mQ2vLx5x failed."
+            "It worked with [REDACTED:password], then [REDACTED:password]x failed."
         );
         // Tags go on accumulating, without duplicates.
         assert_eq!(later.tags(), tags);
@@ -429,6 +469,35 @@ mod tests {
             later.redact("connected as root with Tr0ub4dor&3."),
             "connected as root with [REDACTED:password]."
         );
+    }
+
+    /// A short password glued to a flag is masked; a weak one inside a longer name is not; a
+    /// version is not followed; an escaped copy is found in a later pass.
+    #[test]
+    fn glued_short_values_names_versions_and_escapes() {
+        let mut first = SeenSecrets::new();
+        let _ = first.redact("the db password is Hq4!rTz9wP");
+        assert!(
+            !first
+                .redact("mysql -pHq4!rTz9wP works too")
+                .contains("Hq4!rTz9wP")
+        );
+        let _ = first.redact("password: s3cretz");
+        assert_eq!(
+            first.redact("see s3cretz.txt and s3cretz-backup"),
+            "see s3cretz.txt and s3cretz-backup"
+        );
+        assert_eq!(
+            first.redact("it was s3cretz."),
+            "it was [REDACTED:password]."
+        );
+        let _ = first.redact("export DB_PASSWORD=v1.2.3-rc1");
+        assert_eq!(first.redact("tag v1.2.3-rc1.1"), "tag v1.2.3-rc1.1");
+        let _ = first.redact(r"export DB_PASSWORD='Hq4rT\z9wP!'");
+        let mut later = SeenSecrets::from_tags(&first.tags());
+        let args = later.redact(r#"{"command":"printf '%s' 'Hq4rT\\z9wP!' | login"}"#);
+        assert!(!args.contains("z9wP"), "{args}");
+        assert!(!later.redact("xHq4!rTz9wPy").contains("Hq4!rTz9wP"));
     }
 
     /// A value that is an ordinary word is masked where the rules find it, and nowhere else.

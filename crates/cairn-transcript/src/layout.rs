@@ -105,8 +105,9 @@ fn entries(dir: &Path, problems: &mut Vec<Problem>) -> Vec<(PathBuf, fs::FileTyp
                         problems.push(Problem::new(
                             f,
                             None,
-                            "is a file, not a directory: nothing under it can be read (point \
-                             cairn at the agent's directory with --claude-dir or --codex-home)"
+                            "is a file, not a directory: nothing under it can be read (move it \
+                             aside, or point cairn at the agent's directory with --claude-dir or \
+                             --codex-home)"
                                 .to_string(),
                         ));
                     }

@@ -750,10 +750,7 @@ fn rules_said_to_hold_everywhere_are_remembered_globally() {
     let proj = project(&h, "work/shop");
     for (text, name) in [
         ("Globally: answer me in English.", "answer me in English"),
-        (
-            "In all my projects, use pnpm.",
-            "In all my projects, use pnpm",
-        ),
+        ("In all my projects, use pnpm.", "use pnpm"),
         ("Always reply in Japanese.", "Always reply in Japanese"),
     ] {
         let m = h.json(&["remember", text, "--cwd", s(&proj)]);
@@ -772,6 +769,7 @@ fn rules_said_to_hold_everywhere_are_remembered_globally() {
     ]);
     assert_eq!(m["scope"], s(&proj));
     assert_eq!(m["name"], "branch names are feature/<ticket>");
+    assert_eq!(m["description"], "Branch names are feature/<ticket>");
     let m = h.json(&[
         "remember",
         "Globally: keep commits small.",
