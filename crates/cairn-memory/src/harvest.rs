@@ -324,6 +324,20 @@ fn retraction_targets(
         .collect())
 }
 
+/// Puts memory `m`, as rewritten in `tx`, back into the search index when it is live.
+fn index_again(
+    tx: &rusqlite::Connection,
+    recall: &mut cairn_recall::Recall,
+    m: &crate::Memory,
+) -> Result<()> {
+    if m.is_live()
+        && let Some(back) = crate::store::get_memory(tx, &m.id)?
+    {
+        recall.upsert(tx, &crate::store::document(&back))?;
+    }
+    Ok(())
+}
+
 /// An origin of a forgotten memory.
 struct ForgottenOrigin {
     origin: String,
@@ -488,6 +502,17 @@ impl MemoryStore {
         Ok(report)
     }
 
+    /// Every memory that still has its text (live, retired or replaced; not forgotten).
+    fn memories_with_text(&self) -> Result<Vec<crate::Memory>> {
+        let mut st = self.store.connection().prepare(&format!(
+            "SELECT {} FROM memories WHERE rule != ''",
+            crate::store::COLUMNS
+        ))?;
+        Ok(st
+            .query_map([], crate::store::read_memory)?
+            .collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Once per [`crate::keywords::VERSION`]: every memory's keywords are derived again and
     /// the live ones indexed again, so a memory stored before a table grew is found by it.
     fn index_keywords_again(&mut self) -> Result<()> {
@@ -495,14 +520,7 @@ impl MemoryStore {
         if self.store.meta(KEYWORDS_MARK)?.as_deref() == Some(version.as_str()) {
             return Ok(());
         }
-        let all: Vec<crate::Memory> = {
-            let mut st = self.store.connection().prepare(&format!(
-                "SELECT {} FROM memories WHERE rule != ''",
-                crate::store::COLUMNS
-            ))?;
-            st.query_map([], crate::store::read_memory)?
-                .collect::<rusqlite::Result<_>>()?
-        };
+        let all = self.memories_with_text()?;
         if !all.is_empty() {
             let (tx, recall) = self.begin_write()?;
             for m in &all {
@@ -515,11 +533,7 @@ impl MemoryStore {
                     "UPDATE memories SET keywords = ?2 WHERE id = ?1",
                     rusqlite::params![m.id, keywords.join("\n")],
                 )?;
-                if m.is_live()
-                    && let Some(back) = crate::store::get_memory(&tx, &m.id)?
-                {
-                    recall.upsert(&tx, &crate::store::document(&back))?;
-                }
+                index_again(&tx, recall, m)?;
             }
             tx.commit()?;
         }
@@ -535,14 +549,7 @@ impl MemoryStore {
         if self.store.meta(REDACTION_MARK)?.as_deref() == Some(version.as_str()) {
             return Ok(0);
         }
-        let all: Vec<crate::Memory> = {
-            let mut st = self.store.connection().prepare(&format!(
-                "SELECT {} FROM memories WHERE rule != ''",
-                crate::store::COLUMNS
-            ))?;
-            st.query_map([], crate::store::read_memory)?
-                .collect::<rusqlite::Result<_>>()?
-        };
+        let all = self.memories_with_text()?;
         let redact = |s: &str| cairn_redact::redact(s).into_owned();
         let changed: Vec<crate::Memory> = all
             .into_iter()
@@ -576,11 +583,7 @@ impl MemoryStore {
                         keywords.join("\n")
                     ],
                 )?;
-                if m.is_live()
-                    && let Some(back) = crate::store::get_memory(&tx, &m.id)?
-                {
-                    recall.upsert(&tx, &crate::store::document(&back))?;
-                }
+                index_again(&tx, recall, m)?;
             }
             tx.commit()?;
         }
