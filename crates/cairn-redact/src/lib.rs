@@ -193,7 +193,7 @@ pub use seen::SeenSecrets;
 
 /// Bumped whenever the rules find more than before, so that what an older build stored in
 /// clear can be redacted again (`cairn-memory` does so for the memories' texts).
-pub const RULES_VERSION: u32 = 3;
+pub const RULES_VERSION: u32 = 4;
 
 /// What a redacted secret was. The variant order is the priority used when
 /// findings overlap: earlier (more specific) kinds win.
@@ -2547,11 +2547,16 @@ fn prose_value(
         });
     }
     // `login: admin, password PurpleMonkey42x`: a value right after the word that mixes
-    // upper and lower case and digits.
+    // upper and lower case and digits; after a login named just before (`user: admin,
+    // password admin123`), one of letters and digits.
     if let Subject::Sensitive(Family::Password) = subject
         && v > end
         && let Some((vs, ve, false)) = prose_value_at(text, start, v, false)
-        && char_classes(&text[vs..ve]) == 3
+        && (char_classes(&text[vs..ve]) == 3
+            || (char_classes(&text[vs..ve]) == 2
+                && text[vs..ve].bytes().any(|b| b.is_ascii_digit())
+                && text[vs..ve].bytes().any(|b| b.is_ascii_alphabetic())
+                && login_named_before(text, start)))
         && ve - vs >= 8
         && stated_password(&text[vs..ve])
     {
@@ -2571,6 +2576,26 @@ fn prose_value(
         start: s,
         end: e,
         kind: kind_of(f),
+    })
+}
+
+/// Whether a login is named just before byte `at`, in the same line: `login: admin, `,
+/// `user=admin `, `username admin; `.
+fn login_named_before(text: &str, at: usize) -> bool {
+    let mut from = at.saturating_sub(48);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    let before = text[from..at]
+        .rsplit('\n')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    ["login", "user", "username"].iter().any(|w| {
+        before.match_indices(w).any(|(i, _)| {
+            let after = before[i + w.len()..].trim_start();
+            after.starts_with([':', '=']) || after.starts_with("is ")
+        })
     })
 }
 

@@ -1503,6 +1503,8 @@ fn passwords_said_to_be_one() {
     for (text, secret) in [
         ("my password is PurpleMonkey42x", "PurpleMonkey42x"),
         ("login: admin, password PurpleMonkey42x", "PurpleMonkey42x"),
+        ("login: admin, password admin123", "admin123"),
+        ("user=deploy password s3cr3tpw", "s3cr3tpw"),
         (
             "the wifi password is SEC07-PurpleMonkeyDishwasher",
             "SEC07-PurpleMonkeyDishwasher",
@@ -1522,6 +1524,7 @@ fn passwords_said_to_be_one() {
     }
     for text in [
         "the password is hashed with sha256 before storing",
+        "reset the password weekly12 times a year",
         "the password is stored in vault2 now",
         "the password is required for login",
         "the password field uses bcrypt12 rounds",
