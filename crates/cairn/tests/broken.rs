@@ -467,6 +467,14 @@ fn a_database_damaged_inside_is_reported_with_the_remedy() {
         .unwrap_or_else(|| panic!("{st}"));
     assert!(e.contains("move it aside and run `cairn sync`"), "{e}");
     assert!(e.matches("malformed").count() <= 1, "{e}");
+    // What it cannot read it does not report as zero.
+    let human = String::from_utf8_lossy(&h.cairn(&["status"]).stdout).into_owned();
+    assert!(human.contains("contents unknown"), "{human}");
+    assert!(human.contains("jobs:         unknown"), "{human}");
+    assert!(
+        !human.contains("0 turns") && !human.contains("never"),
+        "{human}"
+    );
 }
 
 /// A database file that is not one (damaged, or something else's) is named as such, with

@@ -325,14 +325,24 @@ fn config_for_llm(homes: &Homes) -> Config {
 }
 
 fn print_human(st: &Status) {
+    // What the store holds is not known when it cannot be read: no zeros for it.
+    let unread = st.database_error.is_some();
     outln!("data dir:     {}", st.data_dir);
-    outln!(
-        "store:        {} ({}; {} turns, {} digests)",
-        st.database,
-        output::bytes(st.store_bytes),
-        st.turns,
-        st.digests
-    );
+    if unread {
+        outln!(
+            "store:        {} ({}; contents unknown)",
+            st.database,
+            output::bytes(st.store_bytes)
+        );
+    } else {
+        outln!(
+            "store:        {} ({}; {} turns, {} digests)",
+            st.database,
+            output::bytes(st.store_bytes),
+            st.turns,
+            st.digests
+        );
+    }
     if let Some(e) = &st.database_error {
         outln!("              cannot read it: {e}");
     }
@@ -343,18 +353,22 @@ fn print_human(st: &Status) {
              need to write it: run them where the data dir is writable)"
         );
     }
-    outln!(
-        "jobs:         {} pending, {} running, {} failed, {} done{}",
-        st.jobs.pending,
-        st.jobs.running,
-        st.jobs.failed,
-        st.jobs.done,
-        if st.worker_running {
-            " (worker running)"
-        } else {
-            ""
-        }
-    );
+    if unread {
+        outln!("jobs:         unknown (the store cannot be read)");
+    } else {
+        outln!(
+            "jobs:         {} pending, {} running, {} failed, {} done{}",
+            st.jobs.pending,
+            st.jobs.running,
+            st.jobs.failed,
+            st.jobs.done,
+            if st.worker_running {
+                " (worker running)"
+            } else {
+                ""
+            }
+        );
+    }
     for e in &st.job_errors {
         outln!(
             "  job {} {} after {} attempt(s) ({} turn {}, {}): {}",
@@ -369,7 +383,9 @@ fn print_human(st: &Status) {
     }
     outln!(
         "last ingest:  {}",
-        st.last_ingest.as_deref().unwrap_or("never")
+        st.last_ingest
+            .as_deref()
+            .unwrap_or(if unread { "unknown" } else { "never" })
     );
     if st.unrecognised_rollouts.count > 0 {
         outln!(
@@ -383,7 +399,9 @@ fn print_human(st: &Status) {
     }
     outln!(
         "last worker:  {}",
-        st.last_worker_run.as_deref().unwrap_or("never")
+        st.last_worker_run
+            .as_deref()
+            .unwrap_or(if unread { "unknown" } else { "never" })
     );
     if st.hook_errors.count > 0 {
         outln!(
