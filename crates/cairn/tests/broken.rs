@@ -475,6 +475,19 @@ fn a_database_damaged_inside_is_reported_with_the_remedy() {
         !human.contains("0 turns") && !human.contains("never"),
         "{human}"
     );
+    // doctor names it too, as an error with the remedy.
+    let out = h.cairn(&["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = d["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["id"] == "cairn.store"))
+        .unwrap_or_else(|| panic!("{d}"));
+    assert_eq!(check["status"], "error", "{check}");
+    assert!(
+        check["fix"].as_str().unwrap().contains("move it aside"),
+        "{check}"
+    );
 }
 
 /// A database file that is not one (damaged, or something else's) is named as such, with

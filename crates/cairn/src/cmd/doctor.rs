@@ -14,9 +14,16 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
         home: homes.home.clone(),
         codex_home: homes.codex_home()?.to_path_buf(),
     });
-    if let Some(check) = unrecognised_rollouts(homes) {
-        report.warnings += 1;
-        report.checks.push(check);
+    match store_checks(homes) {
+        Some(check) if check.status == CheckStatus::Error => {
+            report.errors += 1;
+            report.checks.push(check);
+        }
+        Some(check) => {
+            report.warnings += 1;
+            report.checks.push(check);
+        }
+        None => {}
     }
     if json {
         output::json(&report)?;
@@ -48,13 +55,36 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
     })
 }
 
-/// Codex rollouts ingest found in no format it knows (nothing of them is stored), as the
-/// store's cursors say: `None` when there are none or no store to ask.
-fn unrecognised_rollouts(homes: &Homes) -> Option<Check> {
-    if !homes.db_path().is_file() {
+/// cairn's own store: one that cannot be read (damaged, another user's) is an error with what
+/// to do; else Codex rollouts ingest found in no format it knows (nothing of them is stored),
+/// as the store's cursors say. `None` when all is well or there is no store yet.
+fn store_checks(homes: &Homes) -> Option<Check> {
+    let db = homes.db_path();
+    if !db.is_file() {
         return None;
     }
-    let store = crate::cmd::ingest::open_store_for_reading(homes).ok()?;
+    let unreadable = |e: &dyn std::fmt::Display| {
+        let said = e.to_string();
+        Some(Check {
+            id: "cairn.store",
+            status: CheckStatus::Error,
+            message: format!("cannot read cairn's database {}: {said}", db.display()),
+            fix: Some(crate::cmd::ingest::store_advice(&said).to_owned()),
+            path: Some(db.display().to_string()),
+        })
+    };
+    let store = match crate::cmd::ingest::open_store_for_reading(homes) {
+        Ok(s) => s,
+        Err(e) => return unreadable(&format!("{e:#}")),
+    };
+    if let Err(e) = store
+        .connection()
+        .query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0))
+        .map_err(|e| e.to_string())
+        .and_then(|ok| if ok == "ok" { Ok(()) } else { Err(ok) })
+    {
+        return unreadable(&format!("database disk image is malformed ({e})"));
+    }
     let (count, paths) = store.unrecognised_files(3).ok()?;
     let first = paths.first()?;
     Some(Check {
