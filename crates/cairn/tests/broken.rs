@@ -476,13 +476,7 @@ fn a_database_damaged_inside_is_reported_with_the_remedy() {
         "{human}"
     );
     // doctor names it too, as an error with the remedy.
-    let out = h.cairn(&["doctor", "--json"]);
-    assert_eq!(out.status.code(), Some(1));
-    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let check = d["checks"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["id"] == "cairn.store"))
-        .unwrap_or_else(|| panic!("{d}"));
+    let check = failed_doctor_check(&h, "cairn.store");
     assert_eq!(check["status"], "error", "{check}");
     assert!(
         check["fix"].as_str().unwrap().contains("move it aside"),

@@ -675,13 +675,7 @@ fn a_claude_projects_file_is_named_by_doctor() {
     std::fs::create_dir_all(h.claude()).unwrap();
     std::fs::create_dir_all(h.codex()).unwrap();
     std::fs::write(h.claude().join("projects"), "").unwrap();
-    let out = h.cairn(&["doctor", "--json"]);
-    assert_eq!(out.status.code(), Some(1));
-    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let check = d["checks"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["id"] == "claude.projects"))
-        .unwrap_or_else(|| panic!("{d}"));
+    let check = failed_doctor_check(&h, "claude.projects");
     assert_eq!(check["status"], "error", "{check}");
     assert!(
         check["message"]
@@ -951,13 +945,7 @@ fn an_early_codex_rollout_is_read_and_an_unknown_one_reported() {
         human.contains("1 Codex rollout(s) of a format cairn cannot read"),
         "{human}"
     );
-    let out = h.cairn(&["doctor", "--json"]);
-    assert!(!out.status.success(), "a warning fails doctor");
-    let doctor: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let check = doctor["checks"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["id"] == "codex-rollouts"))
-        .unwrap_or_else(|| panic!("{doctor}"));
+    let check = failed_doctor_check(&h, "codex-rollouts");
     assert_eq!(check["status"], "warn", "{check}");
     assert!(
         check["message"]

@@ -101,6 +101,19 @@ impl TestHome {
     }
 }
 
+/// Runs `cairn doctor --json`, asserts it exits 1 (something needs fixing), and gives the
+/// check `id` (panics with the report when there is none).
+pub fn failed_doctor_check(h: &TestHome, id: &str) -> Value {
+    let out = h.cairn(&["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "doctor: {out:?}");
+    let d: Value = serde_json::from_slice(&out.stdout).expect("doctor JSON");
+    d["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["id"] == id))
+        .cloned()
+        .unwrap_or_else(|| panic!("no {id} check: {d}"))
+}
+
 /// Sets a file's mtime (seconds since the epoch) through `touch -d`.
 pub fn set_mtime(path: &Path, secs: i64) {
     let st = Command::new("touch")
