@@ -338,6 +338,16 @@ fn index_again(
     Ok(())
 }
 
+/// Where a statement's memory is kept: global for one about the person or said to hold
+/// everywhere, else the turn's project (`None`: a turn without one).
+fn statement_scope(c: &crate::extract::Candidate, project: Option<&String>) -> Option<String> {
+    if c.memory_type == MemoryType::User || c.personal {
+        Some(GLOBAL.to_string())
+    } else {
+        project.cloned()
+    }
+}
+
 /// An origin of a forgotten memory.
 struct ForgottenOrigin {
     origin: String,
@@ -876,11 +886,8 @@ impl MemoryStore {
             // The agent saved what was said in its own memory: cairn does not keep it again,
             // but what it replaces in cairn's memory is retired.
             for c in found {
-                let scope = match (c.memory_type, &project) {
-                    (MemoryType::User, _) => GLOBAL.to_string(),
-                    _ if c.personal => GLOBAL.to_string(),
-                    (_, Some(p)) => p.clone(),
-                    (_, None) => continue,
+                let Some(scope) = statement_scope(&c, project.as_ref()) else {
+                    continue;
                 };
                 let new = statement(t, c, scope, at);
                 report.superseded += crate::store::retire_replaced_in(&tx, recall, &new, now)?;
@@ -917,10 +924,7 @@ impl MemoryStore {
                     if known.is_none()
                         && let Some(id) = copied_statement(&tx, t, &c.rule)?
                     {
-                        tx.execute(
-                            "INSERT OR IGNORE INTO memory_origins(origin, memory_id) VALUES (?1, ?2)",
-                            params![origin, id],
-                        )?;
+                        crate::store::insert_origin(&tx, &origin, &id)?;
                         report.copied += 1;
                         ids.push(id);
                         continue;
@@ -928,31 +932,14 @@ impl MemoryStore {
                 }
                 // The same words forgotten in this scope after this turn was said ("always
                 // squash commits" in a session read only after the forget): still forgotten.
-                if known.is_none() {
-                    let scope = match (c.memory_type, &project) {
-                        (MemoryType::User, _) => Some(GLOBAL.to_string()),
-                        _ if c.personal => Some(GLOBAL.to_string()),
-                        (_, p) => p.clone(),
-                    };
-                    if let (Some(scope), Some(fingerprint)) =
-                        (scope, crate::store::text_fingerprint(&c.rule))
-                        && let Some(id) = tx
-                            .query_row(
-                                "SELECT memory_id FROM memory_forgotten_texts
-                                 WHERE scope = ?1 AND fingerprint = ?2 AND forgotten_at >= ?3",
-                                params![scope, fingerprint, at],
-                                |r| r.get::<_, String>(0),
-                            )
-                            .optional()?
-                    {
-                        tx.execute(
-                            "INSERT OR IGNORE INTO memory_origins(origin, memory_id) VALUES (?1, ?2)",
-                            params![origin, id],
-                        )?;
-                        report.forgotten_skipped += 1;
-                        ids.push(id);
-                        continue;
-                    }
+                if known.is_none()
+                    && let Some(scope) = statement_scope(&c, project.as_ref())
+                    && let Some(id) = crate::store::forgotten_since(&tx, &scope, &c.rule, at)?
+                {
+                    crate::store::insert_origin(&tx, &origin, &id)?;
+                    report.forgotten_skipped += 1;
+                    ids.push(id);
+                    continue;
                 }
                 if let Some((id, forgotten)) = known {
                     if forgotten.is_some() {
@@ -975,12 +962,7 @@ impl MemoryStore {
                         // The same words read by newer rules may belong elsewhere ("Be more
                         // terse" is the person's, in every project) or be of another type:
                         // a memory this turn alone made, unchanged since, follows them.
-                        let scope = match (c.memory_type, &project) {
-                            (MemoryType::User, _) => Some(GLOBAL.to_string()),
-                            _ if c.personal => Some(GLOBAL.to_string()),
-                            (_, p) => p.clone(),
-                        };
-                        if let Some(scope) = scope
+                        if let Some(scope) = statement_scope(&c, project.as_ref())
                             && reread_moves(
                                 &tx,
                                 recall,
@@ -997,14 +979,9 @@ impl MemoryStore {
                     ids.push(id);
                     continue;
                 }
-                let scope = match (c.memory_type, &project) {
-                    (MemoryType::User, _) => GLOBAL.to_string(),
-                    _ if c.personal => GLOBAL.to_string(),
-                    (_, Some(p)) => p.clone(),
-                    (_, None) => {
-                        report.no_project += 1;
-                        continue;
-                    }
+                let Some(scope) = statement_scope(&c, project.as_ref()) else {
+                    report.no_project += 1;
+                    continue;
                 };
                 let new = statement(t, c, scope, at);
                 let out = write_new_in(&tx, recall, new, Some(&origin), now)?;

@@ -1129,6 +1129,27 @@ pub(crate) fn text_fingerprint(rule: &str) -> Option<String> {
     ))
 }
 
+/// The forgotten memory of `scope` that said `rule`'s words, forgotten at `at` or later (the
+/// statement was made before the forget).
+pub(crate) fn forgotten_since(
+    conn: &Connection,
+    scope: &str,
+    rule: &str,
+    at: i64,
+) -> Result<Option<String>> {
+    let Some(fingerprint) = text_fingerprint(rule) else {
+        return Ok(None);
+    };
+    Ok(conn
+        .query_row(
+            "SELECT memory_id FROM memory_forgotten_texts
+             WHERE scope = ?1 AND fingerprint = ?2 AND forgotten_at >= ?3",
+            params![scope, fingerprint, at],
+            |r| r.get::<_, String>(0),
+        )
+        .optional()?)
+}
+
 /// Takes a memory out of recall and out of what sessions were shown (it was forgotten,
 /// retired or replaced), inside a transaction.
 pub(crate) fn take_out_in(conn: &Connection, recall: &mut Recall, id: &str) -> Result<()> {
