@@ -394,7 +394,7 @@ pub fn redact_detailed(text: &str) -> Redaction<'_> {
         };
     }
     let mut kinds = Vec::new();
-    let (out, count) = redact_to_fixpoint(text, spans, &mut kinds);
+    let (out, count) = redact_to_fixpoint(text, spans, &mut kinds, &mut |_, _| {});
     kinds.sort_unstable();
     kinds.dedup();
     Redaction {
@@ -412,7 +412,7 @@ pub fn redact_in_place(s: &mut String) -> usize {
     if spans.is_empty() {
         return 0;
     }
-    let (out, count) = redact_to_fixpoint(s, spans, &mut Vec::new());
+    let (out, count) = redact_to_fixpoint(s, spans, &mut Vec::new(), &mut |_, _| {});
     *s = out;
     count
 }
@@ -424,14 +424,22 @@ const MAX_PASSES: usize = 8;
 /// anything, so that `redact(redact(x)) == redact(x)` holds by construction.
 /// Replacing a secret can expose a new candidate (a token that ate a key
 /// block's END line leaves a BEGIN without END); markers themselves are never
-/// rewritten, so every pass shrinks the unmasked text and the loop ends.
-fn redact_to_fixpoint(text: &str, mut spans: Vec<Span>, kinds: &mut Vec<Kind>) -> (String, usize) {
+/// rewritten, so every pass shrinks the unmasked text and the loop ends. `found` is shown each
+/// pass's text and what is masked in it ([`SeenSecrets`] remembers the values).
+fn redact_to_fixpoint(
+    text: &str,
+    mut spans: Vec<Span>,
+    kinds: &mut Vec<Kind>,
+    found: &mut dyn FnMut(&str, &[Span]),
+) -> (String, usize) {
     let mut out = String::new();
     let mut count = 0;
     for pass in 0..MAX_PASSES {
         kinds.extend(spans.iter().map(|s| s.kind));
         count += spans.len();
-        out = apply(if pass == 0 { text } else { &out }, &spans);
+        let input = if pass == 0 { text } else { &out };
+        found(input, &spans);
+        out = apply(input, &spans);
         spans = find_spans(&out);
         if spans.is_empty() {
             break;

@@ -8,15 +8,16 @@
 //!
 //! Within one process the values themselves are kept (in memory only) and found as
 //! substrings. Between processes (a transcript read a turn at a time) only [`SeenSecrets::tags`]
-//! leave: a random seed and, per value, its length, kind and a 32-bit keyed hash. A tag tells
-//! a whole word of later text that is the same value, and nothing more: 32 bits confirm no
-//! guess of a value drawn from a large space, and nothing in a tag gives the value back.
+//! leave: a seed and, per value, its length, kind and a 32-bit keyed hash; a later process
+//! hashes every stretch of its text of a tag's length to find the copies. Nothing in a tag
+//! gives the value back, but whoever holds the tags and their seed can test a guess of a weak
+//! value against them.
 
 use std::borrow::Cow;
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 
-use crate::{Kind, MARKER_PREFIX, Span, apply, find_spans};
+use crate::{Kind, MARKER_PREFIX, Span, apply, find_spans, redact_to_fixpoint};
 
 /// Values shorter than this are not remembered: too likely to be a word of ordinary text.
 const MIN_VALUE: usize = 6;
@@ -27,8 +28,6 @@ const MAX_VALUE: usize = 4096;
 const STRONG_VALUE: usize = 12;
 /// At most this many values (and tags) are kept; the newest win.
 const MAX_SEEN: usize = 64;
-/// Upper bound on rule passes, as [`crate::redact`] has.
-const MAX_PASSES: usize = 8;
 
 /// The secrets masked so far in one transcript (see the module doc).
 ///
@@ -98,12 +97,7 @@ impl Default for SeenSecrets {
 impl SeenSecrets {
     /// Nothing seen yet, with a fresh random seed.
     pub fn new() -> SeenSecrets {
-        let seed = std::hash::RandomState::new().build_hasher().finish();
-        SeenSecrets {
-            seed,
-            values: Vec::new(),
-            tags: Vec::new(),
-        }
+        SeenSecrets::with_seed(std::hash::RandomState::new().build_hasher().finish())
     }
 
     /// Nothing seen yet, with the given seed: transcripts of one store share one, so that a
@@ -170,16 +164,13 @@ impl SeenSecrets {
     /// Like [`crate::redact`], and also masks every copy of a value seen before (in this
     /// text or an earlier one); the values the rules find here are remembered.
     pub fn redact<'a>(&mut self, text: &'a str) -> Cow<'a, str> {
-        let mut out = Cow::Borrowed(text);
-        let mut spans = find_spans(text);
-        for _ in 0..MAX_PASSES {
-            if spans.is_empty() {
-                break;
-            }
-            self.remember(&out, &spans);
-            out = Cow::Owned(apply(&out, &spans));
-            spans = find_spans(&out);
-        }
+        let spans = find_spans(text);
+        let out = if spans.is_empty() {
+            Cow::Borrowed(text)
+        } else {
+            let found = &mut |t: &str, s: &[Span]| self.remember(t, s);
+            Cow::Owned(redact_to_fixpoint(text, spans, &mut Vec::new(), found).0)
+        };
         if self.is_empty() {
             return out;
         }
