@@ -79,15 +79,12 @@ pub fn project_root(cwd: &Path) -> PathBuf {
     cwd.to_path_buf()
 }
 
-/// An assistant message as the store keeps it: capped like the parser caps it, redacted.
-pub fn kept_assistant_text(s: &str) -> String {
-    let capped = cairn_transcript::text::cap_head(s, cairn_transcript::text::MAX_ASSISTANT_TEXT);
-    cairn_redact::redact(&capped).into_owned()
-}
-
-/// [`kept_assistant_text`] for the final message of `turn` (read raw from its transcript),
-/// also masking the secrets met before in the transcript (`seen`, from its cursor) and in
-/// the turn itself: "logged in with …" repeats a password only the prompt named.
+/// An assistant's final message as the store keeps it: capped like the parser caps it, and
+/// redacted, also of the secrets met before in the transcript (`seen`, from its cursor) and in
+/// the turn itself: "logged in with …" repeats a password only the prompt named. (The Stop
+/// hook calls this when the file lags behind the message: the turn's words and commands are
+/// read for secrets, not its tool outputs; the worker masks the message again after its
+/// ingest, with all of them.)
 pub fn kept_final_message(
     mut seen: cairn_redact::SeenSecrets,
     turn: &cairn_transcript::Turn,
@@ -106,9 +103,6 @@ pub fn kept_final_message(
                 for t in command.iter().chain(args) {
                     let _ = seen.redact(t);
                 }
-            }
-            Event::ToolResult { output, .. } => {
-                let _ = seen.redact(output);
             }
             _ => {}
         }
