@@ -171,7 +171,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8], new: NewMode) -> io::Result<()> {
 }
 
 /// Creates `path` and its missing parents, each new directory with `new`'s mode (less the
-/// umask); directories that exist are left as they are.
+/// umask); directories that exist are left as they are. A file where a directory should be
+/// (`path` or one above it) is named in the error, with `NotADirectory`, not left to the
+/// system's "File exists".
 pub fn create_dir_all(path: &Path, new: NewMode) -> io::Result<()> {
     let mut b = fs::DirBuilder::new();
     b.recursive(true);
@@ -183,6 +185,13 @@ pub fn create_dir_all(path: &Path, new: NewMode) -> io::Result<()> {
     #[cfg(not(unix))]
     let _ = new;
     b.create(path)
+        .map_err(|e| match path.ancestors().find(|a| a.exists()) {
+            Some(f) if !f.is_dir() => io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("{} is a file, not a directory", f.display()),
+            ),
+            _ => e,
+        })
 }
 
 #[cfg(all(test, unix))]

@@ -445,29 +445,8 @@ fn create_private_dir(dir: &Path) -> Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
-    }
-    b.create(dir)
-        .map_err(|e| match dir.ancestors().find(|a| a.exists()) {
-            // "File exists" says nothing of what is wrong.
-            Some(f) if !f.is_dir() => MemoryError::io(
-                dir,
-                std::io::Error::new(
-                    std::io::ErrorKind::NotADirectory,
-                    format!(
-                        "{} is a file, not a directory (move it aside; cairn writes the memory \
-                     views there)",
-                        f.display()
-                    ),
-                ),
-            ),
-            _ => MemoryError::io(dir, e),
-        })
+    cairn_atomic::create_dir_all(dir, cairn_atomic::NewMode::Private)
+        .map_err(|e| MemoryError::io(dir, e))
 }
 
 /// Whether `name` is one of [`write_atomic`]'s temporary files (`cairn_atomic`'s shape, or

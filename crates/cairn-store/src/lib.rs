@@ -337,6 +337,15 @@ impl Store {
         Ok(out)
     }
 
+    /// What SQLite's quick check finds wrong in the database file (`None`: nothing). It reads
+    /// the whole file: for a diagnosis, never on a hot path.
+    pub fn quick_check(&self) -> Result<Option<String>> {
+        let first: String = self
+            .conn
+            .query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+        Ok((first != "ok").then_some(first))
+    }
+
     /// Codex rollouts none of whose lines was of a rollout format the parser knows (so
     /// nothing was read from them), as their cursors say: how many, and the first `limit`
     /// paths. They stay so until the file changes, however many runs pass.
@@ -832,24 +841,11 @@ fn create_private_dir(dir: &Path) -> Result<()> {
     if dir.as_os_str().is_empty() || dir.is_dir() {
         return Ok(());
     }
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
-    }
-    b.create(dir).map_err(|source| StoreError::Io {
-        path: dir.to_path_buf(),
-        // "File exists" says nothing of what is wrong: the data dir (or one above it) is a
-        // file.
-        source: match dir.ancestors().find(|a| a.exists()) {
-            Some(f) if !f.is_dir() => std::io::Error::new(
-                std::io::ErrorKind::NotADirectory,
-                format!("{} is a file, not a directory", f.display()),
-            ),
-            _ => source,
-        },
+    cairn_atomic::create_dir_all(dir, cairn_atomic::NewMode::Private).map_err(|source| {
+        StoreError::Io {
+            path: dir.to_path_buf(),
+            source,
+        }
     })
 }
 
