@@ -63,8 +63,7 @@ fn store_checks(homes: &Homes) -> Option<Check> {
     if !db.is_file() {
         return None;
     }
-    let unreadable = |e: &dyn std::fmt::Display| {
-        let said = e.to_string();
+    let unreadable = |said: String| {
         Some(Check {
             id: "cairn.store",
             status: CheckStatus::Error,
@@ -75,15 +74,14 @@ fn store_checks(homes: &Homes) -> Option<Check> {
     };
     let store = match crate::cmd::ingest::open_store_for_reading(homes) {
         Ok(s) => s,
-        Err(e) => return unreadable(&format!("{e:#}")),
+        Err(e) => return unreadable(format!("{e:#}")),
     };
-    if let Err(e) = store
-        .connection()
-        .query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0))
-        .map_err(|e| e.to_string())
-        .and_then(|ok| if ok == "ok" { Ok(()) } else { Err(ok) })
-    {
-        return unreadable(&format!("database disk image is malformed ({e})"));
+    match store.quick_check() {
+        Ok(None) => {}
+        Ok(Some(problem)) => {
+            return unreadable(format!("database disk image is malformed ({problem})"));
+        }
+        Err(e) => return unreadable(e.to_string()),
     }
     let (count, paths) = store.unrecognised_files(3).ok()?;
     let first = paths.first()?;
