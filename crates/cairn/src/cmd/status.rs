@@ -204,24 +204,9 @@ pub fn run(homes: &Homes, json: bool) -> Result<ExitCode> {
     })
 }
 
-/// What went wrong reading the database, each cause once (SQLite's message is repeated by
-/// the layers around it), and what to do.
+/// What went wrong reading the database, each cause once, and what to do.
 fn database_error(e: &anyhow::Error) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for cause in e.chain().map(|c| c.to_string()) {
-        // rusqlite's "Error code 11: database disk image is malformed" repeats SQLite's text.
-        let cause = match cause.strip_prefix("Error code ") {
-            Some(rest) => rest
-                .split_once(": ")
-                .map_or(cause.clone(), |(_, m)| m.to_owned()),
-            None => cause,
-        };
-        if !parts.iter().any(|p| p.contains(&cause)) {
-            parts.retain(|p| !cause.contains(p.as_str()));
-            parts.push(cause);
-        }
-    }
-    let said = parts.join(": ");
+    let said = crate::output::error_text(e.as_ref());
     let advice = crate::cmd::ingest::store_advice(&said);
     if said.contains(advice) {
         said
