@@ -261,10 +261,7 @@ fn secrets_seed(store: &Store) -> Result<u64, IngestError> {
     if let Some(seed) = store.meta(SECRETS_SEED)?.and_then(|s| s.parse().ok()) {
         return Ok(seed);
     }
-    let seed = {
-        use std::hash::{BuildHasher, Hasher};
-        std::hash::RandomState::new().build_hasher().finish()
-    };
+    let seed = SeenSecrets::new().seed();
     store.set_meta(SECRETS_SEED, &seed.to_string())?;
     Ok(seed)
 }

@@ -156,6 +156,11 @@ impl SeenSecrets {
             .collect()
     }
 
+    /// The seed its tags are made with ([`SeenSecrets::new`] draws one at random).
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
     /// True when no secret has been seen.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty() && self.tags.is_empty()
