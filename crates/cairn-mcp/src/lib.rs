@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use cairn_memory::{
-    GLOBAL, ListFilter, Memory, MemoryStore, MemoryType, NewMemory, Source, classify,
-    freshness_note, neutralise, project_scope,
+    GLOBAL, ListFilter, Memory, MemoryStore, MemoryType, NewMemory, Source, freshness_note,
+    neutralise, project_scope,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -327,13 +327,7 @@ impl MemoryServer {
                     ));
                 }
             },
-            None => match cairn_memory::candidates(&a.text).as_slice() {
-                [one] => one.memory_type,
-                _ if cairn_memory::holds_everywhere(MemoryType::Feedback, &a.text) => {
-                    MemoryType::Feedback
-                }
-                _ => classify(&a.text),
-            },
+            None => cairn_memory::guess_type(&a.text),
         };
         let scope = match a.scope.as_deref().map(str::trim) {
             Some("global") => GLOBAL.to_string(),

@@ -152,6 +152,17 @@ fn is_personal(rule: &str, how: Option<&str>, said: &str, why: Option<&str>) -> 
             && !ABOUT_PROJECT.is_match(rule))
 }
 
+/// The type of a memory given by hand without one: as extraction would type the statement,
+/// feedback for a rule of the person's wherever they work ("In all my projects, use pnpm"),
+/// else by [`classify`].
+pub fn guess_type(text: &str) -> MemoryType {
+    match candidates(text).as_slice() {
+        [one] => one.memory_type,
+        _ if is_personal(text, None, text, None) => MemoryType::Feedback,
+        _ => classify(text),
+    }
+}
+
 /// Whether a memory given by hand (`cairn remember`, MCP `memory_remember`) of `memory_type`
 /// holds in every project, as extraction would keep it: a feedback or user memory said to hold
 /// everywhere ("Globally: …", "in all my projects …") or about how the agent answers.

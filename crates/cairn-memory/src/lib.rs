@@ -58,7 +58,8 @@ pub use context::{
 };
 pub use error::{MemoryError, Result};
 pub use extract::{
-    AgentMemoryDirs, Candidate, Retraction, candidates, classify, holds_everywhere, retractions,
+    AgentMemoryDirs, Candidate, Retraction, candidates, classify, guess_type, holds_everywhere,
+    retractions,
 };
 pub use harvest::{
     EXTRACTION_MARK, EXTRACTOR_VERSION, ExtractReport, KEYWORDS_MARK, REDACTION_MARK,

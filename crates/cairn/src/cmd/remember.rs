@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use cairn_memory::{GLOBAL, MemoryType, NewMemory, Source, classify};
+use cairn_memory::{GLOBAL, MemoryType, NewMemory, Source};
 
 use crate::cmd::memories;
 use crate::homes::Homes;
@@ -54,14 +54,7 @@ pub fn run(homes: &Homes, a: &RememberArgs, json: bool) -> Result<ExitCode> {
     let memory_type = match &a.memory_type {
         Some(t) => MemoryType::parse_or_err(t)?,
         // A statement shaped like the ones extraction recognises is typed the same way.
-        None => match cairn_memory::candidates(&a.text).as_slice() {
-            [one] => one.memory_type,
-            // "In all my projects, use pnpm": a rule of the person's, wherever they work.
-            _ if cairn_memory::holds_everywhere(MemoryType::Feedback, &a.text) => {
-                MemoryType::Feedback
-            }
-            _ => classify(&a.text),
-        },
+        None => cairn_memory::guess_type(&a.text),
     };
     let scope = resolve_scope(a.scope.as_deref(), memory_type, &a.text, a.cwd.as_deref())?;
     let mut mem = memories::open(homes)?;
