@@ -16,7 +16,8 @@
 //! bytes changed; a damaged one keeps the lines that decode before the damage. One full pass
 //! runs at a time (`ingest.lock` in the data dir; a second one waits). Bad input is counted and
 //! reported, never fatal; a Codex rollout none of whose lines is of a known rollout format is
-//! reported as such (`unrecognised_files`), not read as an empty one. It must not decide where files live (callers pass the roots), print
+//! reported as such (`unrecognised_files`), not read as an empty one. Once per version of the
+//! redaction rules a full pass redacts the stored turns and digests again. It must not decide where files live (callers pass the roots), print
 //! anything, or extract memories.
 
 use std::borrow::Cow;
@@ -133,6 +134,9 @@ pub struct IngestReport {
     /// Codex rollouts none of whose lines is of a rollout format cairn knows (each also in
     /// `errors`): nothing could be read from them.
     pub unrecognised_files: u64,
+    /// Stored turns and turn digests whose text was redacted again because the redaction
+    /// rules improved since they were stored (once per [`cairn_redact::RULES_VERSION`]).
+    pub redacted_again: u64,
     pub errors: Vec<Problem>,
 }
 
@@ -144,6 +148,7 @@ pub fn ingest(
 ) -> Result<IngestReport, IngestError> {
     let _lock = lock(store, progress);
     let mut report = IngestReport::default();
+    let redaction_due = redaction_due(store)?;
     let files = sources.discover(&mut report.errors);
     let cursors = store.cursors()?;
     let seed = secrets_seed(store)?;
@@ -211,9 +216,91 @@ pub fn ingest(
         }
     }
     write_batch(store, batch, &mut report)?;
+    if redaction_due {
+        report.redacted_again = redact_stored_again(store)?;
+    }
     progress.finish();
     report.turns = store.turn_count()?;
     Ok(report)
+}
+
+/// The store `meta` key holding the [`cairn_redact::RULES_VERSION`] the stored turns and
+/// digests were last redacted with.
+pub const REDACTION_MARK: &str = "turns_redaction_mark";
+
+/// Whether the stored turns were redacted by older rules than this build's. A store with no
+/// turns yet is marked as redacted by these rules (whatever is stored next is).
+fn redaction_due(store: &Store) -> Result<bool, IngestError> {
+    let version = cairn_redact::RULES_VERSION.to_string();
+    if store.meta(REDACTION_MARK)?.as_deref() == Some(version.as_str()) {
+        return Ok(false);
+    }
+    if store.turn_count()? == 0 {
+        store.set_meta(REDACTION_MARK, &version)?;
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// Redacts every stored turn and digest again with this build's rules, and then marks the
+/// store as redacted by them; returns how many rows changed. The transcripts themselves may
+/// be gone (Claude Code deletes old ones), so the stored text is what is redacted: each
+/// session's turns in file order, with the repeated-secret masking of ingest, so a value the
+/// improved rules find is masked in every later turn of the session that repeats it too.
+/// (What was masked before stays masked: the rules only add.)
+fn redact_stored_again(store: &mut Store) -> Result<u64, IngestError> {
+    let seed = secrets_seed(store)?;
+    let mut changed = 0u64;
+    for (agent, session_key) in store.sessions_with_turns()? {
+        let mut seen = SeenSecrets::with_seed(seed);
+        let mut fixed = Vec::new();
+        for mut t in store.session_turns(agent, &session_key)? {
+            let masked = t.turn.map_texts(|text| match seen.redact(text) {
+                Cow::Owned(o) => Some(o),
+                Cow::Borrowed(_) => None,
+            });
+            if masked {
+                fixed.push(t);
+            }
+        }
+        if fixed.is_empty() {
+            continue;
+        }
+        let w = store.write()?;
+        for t in &fixed {
+            if w.upsert_turn(agent, &session_key, &t.turn, &t.source_path)? == TurnWritten::Changed
+            {
+                changed += 1;
+            }
+        }
+        w.commit()?;
+    }
+    changed += store.rewrite_digests(|body| {
+        let mut value: serde_json::Value = serde_json::from_str(body).ok()?;
+        redact_strings(&mut value).then(|| value.to_string())
+    })?;
+    store.set_meta(REDACTION_MARK, &cairn_redact::RULES_VERSION.to_string())?;
+    Ok(changed)
+}
+
+/// Redacts every string in `v` (not the keys of its objects); returns whether any changed.
+fn redact_strings(v: &mut serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::String(s) => match cairn_redact::redact(s) {
+            Cow::Owned(o) if o != *s => {
+                *s = o;
+                true
+            }
+            _ => false,
+        },
+        serde_json::Value::Array(items) => {
+            items.iter_mut().fold(false, |c, i| redact_strings(i) | c)
+        }
+        serde_json::Value::Object(map) => {
+            map.values_mut().fold(false, |c, i| redact_strings(i) | c)
+        }
+        _ => false,
+    }
 }
 
 /// Ingests one file (the hook path uses this for the transcript it is told about).

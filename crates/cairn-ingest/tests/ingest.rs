@@ -721,3 +721,86 @@ fn an_archived_rollout_is_the_same_turns_in_another_file() {
         "{r:?}"
     );
 }
+
+/// A store kept by a build whose redaction rules were older: the first pass of this build
+/// redacts the stored turns and digests again, from the store alone (the transcript may be
+/// gone, as Claude Code deletes old ones), masks a value the rules find in every later turn
+/// of the session that repeats it bare, and does it once.
+#[test]
+fn stored_turns_are_redacted_again_when_the_rules_improve() {
+    let h = Home::new();
+    let plain = h.rollout(ID);
+    fs::write(&plain, meta("/work/p", 200) + &turns(0..3)).unwrap();
+    let r = h.ingest();
+    assert_eq!((r.new_turns, r.redacted_again), (3, 0));
+    let store = h.store();
+    assert_eq!(
+        store.meta(cairn_ingest::REDACTION_MARK).unwrap().as_deref(),
+        Some(cairn_redact::RULES_VERSION.to_string().as_str()),
+        "a store whose first turns this build wrote is marked as redacted by its rules"
+    );
+
+    // What an older build's rules let through: a password stated in one turn and repeated
+    // bare in the next, and a digest quoting it.
+    let secret = "Tr0ub4dor-x9q";
+    let db = store.connection();
+    db.execute(
+        "UPDATE turns SET body = replace(body, 'prompt 0001', ?1),
+                          prompt = replace(prompt, 'prompt 0001', ?1)",
+        [format!("export DB_PASSWORD={secret}")],
+    )
+    .unwrap();
+    db.execute(
+        "UPDATE turns SET body = replace(body, 'prompt 0002', ?1),
+                          prompt = replace(prompt, 'prompt 0002', ?1)",
+        [format!("try {secret} again")],
+    )
+    .unwrap();
+    store
+        .upsert_digest(
+            "codex",
+            "k",
+            "turn-0001",
+            Some("/work/p"),
+            &serde_json::json!({"requirements": format!("export DB_PASSWORD={secret}"), "changes": ["none"]})
+                .to_string(),
+            1,
+        )
+        .unwrap();
+    store.set_meta(cairn_ingest::REDACTION_MARK, "0").unwrap();
+    let revision = store.max_turn_revision().unwrap();
+    drop(store);
+    fs::remove_file(&plain).unwrap();
+
+    let r = h.ingest();
+    assert_eq!(r.redacted_again, 3, "two turns and the digest");
+    let store = h.store();
+    let everything: Vec<String> = store
+        .all_turns()
+        .unwrap()
+        .into_iter()
+        .map(|t| serde_json::to_string(&t.turn).unwrap())
+        .chain(std::iter::once(
+            store
+                .digest("codex", "k", "turn-0001")
+                .unwrap()
+                .unwrap()
+                .body,
+        ))
+        .collect();
+    assert!(
+        everything.iter().all(|t| !t.contains(secret)),
+        "{everything:#?}"
+    );
+    assert!(h.prompts().iter().any(|p| p.starts_with("try [REDACTED")));
+    assert!(
+        store.max_turn_revision().unwrap() > revision,
+        "what follows the turns reads the changed ones again"
+    );
+    drop(store);
+    assert_eq!(
+        h.ingest().redacted_again,
+        0,
+        "once per version of the rules"
+    );
+}

@@ -414,6 +414,23 @@ impl Store {
         collect_turns(rows)
     }
 
+    /// Every session that has stored turns, as (agent, session key), in a stable order. A
+    /// row of an agent this build does not know is left out.
+    pub fn sessions_with_turns(&self) -> Result<Vec<(Agent, String)>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT DISTINCT agent, session_key FROM turns ORDER BY agent, session_key")?;
+        let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (agent, key) = row?;
+            if let Some(agent) = Agent::parse(&agent) {
+                out.push((agent, key));
+            }
+        }
+        Ok(out)
+    }
+
     /// Whether a stored turn of the session belongs to a Codex thread whose memory generation
     /// is off ([`Turn::memory_mode`]; every turn of a session carries the same mode). A body
     /// that is not JSON counts as not saying so.

@@ -198,6 +198,37 @@ impl Turn {
         out
     }
 
+    /// Passes every text the parser's filter saw when it read the turn (the prompt, what
+    /// the user and the agent said, commands, tool arguments and outputs, edited paths) through
+    /// `f`, in file order, prompt first; returns whether any changed. Keys, times and
+    /// identifiers are left alone. (A store redacts turns it kept again with this when its
+    /// redaction rules improve.)
+    pub fn map_texts(&mut self, mut f: impl FnMut(&str) -> Option<String>) -> bool {
+        let mut changed = false;
+        let mut apply = |s: &mut String| {
+            if let Some(new) = f(s).filter(|n| n != s) {
+                *s = new;
+                changed = true;
+            }
+        };
+        apply(&mut self.prompt);
+        for ev in &mut self.events {
+            match ev {
+                Event::UserPrompt { text, .. } | Event::AssistantText { text, .. } => apply(text),
+                Event::ToolCall { command, args, .. } => command
+                    .iter_mut()
+                    .chain(args.iter_mut())
+                    .for_each(&mut apply),
+                Event::ToolResult { output, .. } => apply(output),
+                Event::FileEdit { paths, .. } | Event::PatchApplied { paths, .. } => {
+                    paths.iter_mut().for_each(&mut apply)
+                }
+                Event::Compacted { .. } | Event::Aborted { .. } => {}
+            }
+        }
+        changed
+    }
+
     /// The last assistant text of the turn, if any.
     pub fn last_assistant_text(&self) -> Option<&str> {
         self.events.iter().rev().find_map(|e| match e {

@@ -140,7 +140,7 @@ pub fn print_human(r: &IngestReport) {
         r.turns
     );
     // Each count that is not zero gets one line saying what those files, lines or turns are.
-    let notes: [(u64, &str); 6] = [
+    let notes: [(u64, &str); 7] = [
         (
             r.restarted_files,
             "file(s) were truncated or replaced and read again from the start",
@@ -159,6 +159,11 @@ pub fn print_human(r: &IngestReport) {
         (
             r.unrecognised_files,
             "file(s) not read: no line of a Codex rollout format cairn knows (see below)",
+        ),
+        (
+            r.redacted_again,
+            "stored turn(s) and digest(s) redacted again: this version's redaction rules find \
+             secrets the earlier ones let through",
         ),
         (
             r.memory_disabled_turns,
