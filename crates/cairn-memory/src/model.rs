@@ -127,6 +127,54 @@ impl Source {
         }
     }
 
+    /// The provenance a view file's `source:` line states (what [`Source::describe`] wrote),
+    /// for a memory the database lost: its kind, and for a transcript memory the agent,
+    /// session, turn, file and line. `None` for anything else (a hand-written line).
+    pub fn from_description(line: &str) -> Option<Source> {
+        let line = line.trim();
+        if matches!(line, "manual" | "mcp" | "model" | "codex-note") {
+            return Some(Source {
+                kind: line.into(),
+                ..Source::default()
+            });
+        }
+        let (agent, rest) = line.split_once(" session ")?;
+        if !matches!(agent, "claude" | "codex") {
+            return None;
+        }
+        // Keys hold no spaces; a path may hold anything, so it is what the first " (" opens.
+        let (keys, file) = match rest.split_once(" (") {
+            Some((keys, file)) => (keys, Some(file.strip_suffix(')')?)),
+            None => (rest, None),
+        };
+        let (session, turn) = match keys.split_once(", turn ") {
+            Some((s, t)) => (s, Some(t)),
+            None => (keys, None),
+        };
+        let no_space = |k: &str| !k.is_empty() && !k.contains(char::is_whitespace);
+        if !no_space(session) || !turn.is_none_or(no_space) {
+            return None;
+        }
+        let (path, line) = match file {
+            Some(f) => match f.rsplit_once(':') {
+                Some((p, l)) if !p.is_empty() && l.parse::<u64>().is_ok() => {
+                    (Some(p.to_string()), l.parse().ok())
+                }
+                _ => (Some(f.to_string()), None),
+            },
+            None => (None, None),
+        };
+        Some(Source {
+            kind: "transcript".into(),
+            agent: Some(agent.into()),
+            session: Some(session.into()),
+            turn: turn.map(str::to_string),
+            path,
+            line,
+            at: None,
+        })
+    }
+
     /// A short form for context framing: `claude session 5f3c9a2e, 2026-11-23`.
     pub fn short(&self) -> String {
         match self.kind.as_str() {
@@ -361,5 +409,36 @@ mod tests {
     fn times_format() {
         assert_eq!(format_time(0), "1970-01-01T00:00:00Z");
         assert_eq!(parse_time("2026-11-23T09:13:42.818Z"), Some(1_795_425_222));
+    }
+
+    /// What a view's `source:` line says gives back the provenance it was written from.
+    #[test]
+    fn a_described_source_reads_back() {
+        let full = Source {
+            kind: "transcript".into(),
+            agent: Some("codex".into()),
+            session: Some("019a-77e".into()),
+            turn: Some("turn-3".into()),
+            path: Some("/home/dev/my (old) rollouts/rollout-1.jsonl".into()),
+            line: Some(42),
+            at: None,
+        };
+        let bare = Source {
+            turn: None,
+            path: None,
+            line: None,
+            ..full.clone()
+        };
+        for s in [full, bare, Source::manual()] {
+            assert_eq!(Source::from_description(&s.describe()), Some(s));
+        }
+        for line in [
+            "written by hand in the memory views",
+            "agent session x",
+            "me",
+            "",
+        ] {
+            assert_eq!(Source::from_description(line), None, "{line}");
+        }
     }
 }

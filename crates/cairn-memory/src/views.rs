@@ -761,6 +761,25 @@ impl MemoryStore {
                         )
                     })
                 });
+                // The file of a memory the database lost (moved aside and rebuilt) says
+                // where the memory came from and when it was last changed: it keeps both, so
+                // it is not "hand-written, saved today".
+                let lost = match view.fields.get("id").filter(|id| is_memory_id(id)) {
+                    Some(id) => get_memory(&tx, id)?.is_none(),
+                    None => false,
+                };
+                let restored_source = view
+                    .fields
+                    .get("source")
+                    .filter(|_| lost)
+                    .and_then(|s| Source::from_description(s));
+                let restored_at = view
+                    .fields
+                    .get("updated")
+                    .filter(|_| lost)
+                    .and_then(|t| crate::model::parse_time(t))
+                    .filter(|&t| t > 0)
+                    .map(|t| t.min(now));
                 let new = NewMemory {
                     memory_type,
                     scope: scope.clone(),
@@ -769,12 +788,12 @@ impl MemoryStore {
                     how,
                     name,
                     description,
-                    source: Source {
+                    source: restored_source.unwrap_or_else(|| Source {
                         kind: "view".into(),
                         path: Some(rel.clone()),
                         ..Source::default()
-                    },
-                    at: now,
+                    }),
+                    at: restored_at.unwrap_or(now),
                 };
                 let out = write_new_in(&tx, recall, new, None, now)?;
                 // A file the views kept of a memory the database lost (it was moved aside

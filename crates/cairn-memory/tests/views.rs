@@ -608,36 +608,65 @@ fn a_hand_edit_is_read_back_not_overwritten() {
 }
 
 /// A lost database (deleted, or replaced by an empty one) is rebuilt from the views: each
-/// file's own `scope` names its project, and nothing on disk is overwritten or removed.
+/// file's own `scope` names its project, its `source` where it came from and its `updated`
+/// when (not "hand-written, saved today"), and nothing on disk is overwritten or removed.
 #[test]
 fn the_views_bring_back_the_memories_of_a_lost_database() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("memory");
     // (Each with its id: what names a memory still finds it.)
-    let before: Vec<(String, MemoryType, String, String)> = {
-        let mem = fixture(&root);
+    type Kept = (String, MemoryType, String, String, String, i64);
+    let before: Vec<Kept> = {
+        let mut mem = fixture(&root);
+        mem.remember(
+            cairn_memory::NewMemory {
+                memory_type: MemoryType::Feedback,
+                scope: SCOPE.into(),
+                rule: "Always use ruff for linting.".into(),
+                why: None,
+                how: None,
+                name: None,
+                description: None,
+                source: cairn_memory::Source::manual(),
+                at: NOW - 86_400 * 3,
+            },
+            NOW - 86_400 * 3,
+        )
+        .unwrap();
         let mut v: Vec<_> = mem
             .list(&ListFilter::default())
             .unwrap()
             .into_iter()
-            .map(|m| (m.rule, m.memory_type, m.scope, m.id))
+            .map(|m| {
+                let source = m.source.describe();
+                (m.rule, m.memory_type, m.scope, m.id, source, m.updated_at)
+            })
             .collect();
         v.sort();
         v
     };
+    assert!(
+        before.iter().any(|m| m.4 == "manual") && before.iter().any(|m| m.4.contains("session")),
+        "{before:?}"
+    );
     assert!(before.len() >= 3, "{before:?}");
     // A new, empty database with the same views directory.
     let mut mem = MemoryStore::open(Store::open_in_memory().unwrap())
         .unwrap()
         .with_views(&root);
-    let r = mem.refresh_views(NOW + 100).unwrap();
+    // (A month later: every file's `updated` is in the past.)
+    let later = NOW + 86_400 * 30;
+    let r = mem.refresh_views(later).unwrap();
     assert!(r.problems.is_empty(), "{r:?}");
     assert_eq!(r.imported, before.len(), "{r:?}");
-    let mut after: Vec<_> = mem
+    let mut after: Vec<Kept> = mem
         .list(&ListFilter::default())
         .unwrap()
         .into_iter()
-        .map(|m| (m.rule, m.memory_type, m.scope, m.id))
+        .map(|m| {
+            let source = m.source.describe();
+            (m.rule, m.memory_type, m.scope, m.id, source, m.updated_at)
+        })
         .collect();
     after.sort();
     assert_eq!(after, before);
@@ -650,7 +679,7 @@ fn the_views_bring_back_the_memories_of_a_lost_database() {
         "---\nname: Stray\nscope: /elsewhere/else\n---\n\nA stray note.\n",
     )
     .unwrap();
-    let r = mem.refresh_views(NOW + 200).unwrap();
+    let r = mem.refresh_views(later + 100).unwrap();
     assert!(
         r.problems.iter().any(|p| p.contains("no known project")),
         "{r:?}"
